@@ -1,0 +1,28 @@
+// Conversion of a backend::Status into an api Error (internal to api/).
+#pragma once
+
+#include "api/error.hpp"
+#include "backend/status.hpp"
+
+#include <string_view>
+
+namespace dnngraph::detail {
+
+[[nodiscard]] inline Error cudnn_error(const backend::Status& status, std::string_view doing) {
+  return Error{ErrorCode::CudnnFailure, std::string(doing) + ": " + status.to_string()};
+}
+
+// Expected<T> from backend → Result<T>, naming what the api was doing.
+template <class T>
+[[nodiscard]] Result<T> lift(backend::Expected<T>&& value, std::string_view doing) {
+  if (!value) {
+    return std::unexpected(cudnn_error(value.error(), doing));
+  }
+  if constexpr (std::is_void_v<T>) {
+    return {};
+  } else {
+    return std::move(*value);
+  }
+}
+
+}  // namespace dnngraph::detail

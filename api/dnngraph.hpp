@@ -1,0 +1,11 @@
+// The whole public API of dnngraph for code that includes headers instead of `import dnngraph;`.
+#pragma once
+
+#include "api/error.hpp"
+#include "api/graph.hpp"
+#include "api/handle.hpp"
+#include "api/node_attributes.hpp"
+#include "api/plan.hpp"
+#include "api/tensor_attributes.hpp"
+#include "api/types.hpp"
+#include "api/version.hpp"

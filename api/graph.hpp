@@ -1,0 +1,107 @@
+// dnngraph::Graph: describe a fused operation graph, validate it, build it once with a cuDNN
+// handle, then execute it many times. Mistakes come back as Error values from validate(),
+// lower(), build() and execute(); nothing here throws or aborts on user input.
+#pragma once
+
+#include "api/error.hpp"
+#include "api/handle.hpp"
+#include "api/node_attributes.hpp"
+#include "api/plan.hpp"
+#include "api/tensor_attributes.hpp"
+#include "api/types.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace dnngraph {
+
+namespace detail {
+class Node;
+struct BuiltGraph;
+}  // namespace detail
+
+// What lower() made: backend descriptors, all finalized without a GPU.
+struct LoweringSummary {
+  std::size_t tensor_count = 0;
+  std::size_t operation_count = 0;
+  bool all_finalized = false;  // every backend tensor and operation descriptor finalized
+  std::vector<std::string> operations;  // "matmul 'mm'", in graph order
+};
+
+class Graph {
+ public:
+  Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  Graph(Graph&&) noexcept;
+  Graph& operator=(Graph&&) noexcept;
+  ~Graph();
+
+  Graph& set_name(std::string name);
+  // Type of non-virtual tensors that set none.
+  Graph& set_io_data_type(DataType type);
+  // Type of virtual tensors that set none (Float if unset).
+  Graph& set_intermediate_data_type(DataType type);
+  // Math type of nodes that set none (Float if unset).
+  Graph& set_compute_data_type(DataType type);
+  // Marks the operation graph dynamic (CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED).
+  Graph& set_dynamic_shape_enabled(bool enabled);
+
+  // Adds a graph input; the graph keeps the returned tensor.
+  std::shared_ptr<TensorAttributes> tensor(const TensorAttributes& attributes);
+  // C = A x B. The result is virtual until set_output(true).
+  std::shared_ptr<TensorAttributes> matmul(const std::shared_ptr<TensorAttributes>& a,
+                                           const std::shared_ptr<TensorAttributes>& b,
+                                           MatmulAttributes attributes = {});
+  // Y = mode(X).
+  std::shared_ptr<TensorAttributes> pointwise(const std::shared_ptr<TensorAttributes>& x,
+                                              PointwiseAttributes attributes);
+  // Y = mode(X, B), broadcasting size-1 dims.
+  std::shared_ptr<TensorAttributes> pointwise(const std::shared_ptr<TensorAttributes>& x,
+                                              const std::shared_ptr<TensorAttributes>& b,
+                                              PointwiseAttributes attributes);
+
+  // Checks every tensor and node, infers node outputs, assigns uids to tensors without one.
+  [[nodiscard]] Result<void> validate();
+  // validate(), then creates and finalizes the backend tensor and operation descriptors.
+  // Needs no GPU.
+  [[nodiscard]] Result<LoweringSummary> lower();
+  // lower(), then the operation graph, heuristics in the given order, and the first execution
+  // plan that finalizes.
+  [[nodiscard]] Result<void> build(const Handle& handle, const std::vector<HeuristicMode>& modes);
+
+  [[nodiscard]] bool is_built() const noexcept { return built_ != nullptr; }
+  [[nodiscard]] Result<std::int64_t> get_workspace_size() const;
+  [[nodiscard]] Result<PlanInfo> plan_info() const;
+
+  // Runs the built plan. variant_pack maps the uid of every non-virtual tensor to its device
+  // buffer; workspace holds at least get_workspace_size() bytes (may be null when that is 0).
+  [[nodiscard]] Result<void> execute(const Handle& handle,
+                                     const std::unordered_map<std::int64_t, void*>& variant_pack,
+                                     void* workspace) const;
+
+ private:
+  std::shared_ptr<TensorAttributes> add_output(const std::string& node_name, const char* port);
+  bool check_inputs(std::string_view node, std::initializer_list<const TensorAttributes*> inputs);
+  void record(Error error);
+  void invalidate() noexcept;
+
+  std::string name_;
+  std::optional<DataType> io_type_;
+  std::optional<DataType> intermediate_type_;
+  std::optional<DataType> compute_type_;
+  bool dynamic_shape_ = false;
+
+  std::vector<std::shared_ptr<TensorAttributes>> tensors_;   // inputs and node outputs
+  std::unordered_set<const TensorAttributes*> owned_;        // tensors_, for ownership checks
+  std::vector<std::unique_ptr<detail::Node>> nodes_;         // in creation (= topological) order
+  std::optional<Error> deferred_error_;  // first mistake made while adding nodes
+  std::unique_ptr<detail::BuiltGraph> built_;  // null until build() succeeds
+};
+
+}  // namespace dnngraph

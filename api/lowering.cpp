@@ -1,0 +1,100 @@
+// Lowering support implementation.
+#include "api/lowering.hpp"
+
+#include "api/cudnn_error.hpp"
+
+namespace dnngraph::detail {
+
+cudnnDataType_t to_cudnn(DataType type) noexcept {
+  switch (type) {
+    case DataType::Half: return CUDNN_DATA_HALF;
+    case DataType::BFloat16: return CUDNN_DATA_BFLOAT16;
+    case DataType::Float: return CUDNN_DATA_FLOAT;
+    case DataType::Double: return CUDNN_DATA_DOUBLE;
+    case DataType::Int8: return CUDNN_DATA_INT8;
+    case DataType::Int32: return CUDNN_DATA_INT32;
+    case DataType::Int64: return CUDNN_DATA_INT64;
+    case DataType::Uint8: return CUDNN_DATA_UINT8;
+    case DataType::Boolean: return CUDNN_DATA_BOOLEAN;
+    case DataType::Fp8E4M3: return CUDNN_DATA_FP8_E4M3;
+    case DataType::Fp8E5M2: return CUDNN_DATA_FP8_E5M2;
+  }
+  return CUDNN_DATA_FLOAT;
+}
+
+cudnnPointwiseMode_t to_cudnn(PointwiseMode mode) noexcept {
+  switch (mode) {
+    case PointwiseMode::Add: return CUDNN_POINTWISE_ADD;
+    case PointwiseMode::Sub: return CUDNN_POINTWISE_SUB;
+    case PointwiseMode::Mul: return CUDNN_POINTWISE_MUL;
+    case PointwiseMode::Div: return CUDNN_POINTWISE_DIV;
+    case PointwiseMode::Max: return CUDNN_POINTWISE_MAX;
+    case PointwiseMode::Min: return CUDNN_POINTWISE_MIN;
+    case PointwiseMode::ReluFwd: return CUDNN_POINTWISE_RELU_FWD;
+    case PointwiseMode::GeluFwd: return CUDNN_POINTWISE_GELU_FWD;
+    case PointwiseMode::SigmoidFwd: return CUDNN_POINTWISE_SIGMOID_FWD;
+    case PointwiseMode::TanhFwd: return CUDNN_POINTWISE_TANH_FWD;
+    case PointwiseMode::SwishFwd: return CUDNN_POINTWISE_SWISH_FWD;
+    case PointwiseMode::Identity: return CUDNN_POINTWISE_IDENTITY;
+  }
+  return CUDNN_POINTWISE_IDENTITY;
+}
+
+cudnnBackendHeurMode_t to_cudnn(HeuristicMode mode) noexcept {
+  switch (mode) {
+    case HeuristicMode::A: return CUDNN_HEUR_MODE_A;
+    case HeuristicMode::B: return CUDNN_HEUR_MODE_B;
+    case HeuristicMode::Fallback: return CUDNN_HEUR_MODE_FALLBACK;
+  }
+  return CUDNN_HEUR_MODE_A;
+}
+
+namespace {
+
+backend::Expected<backend::Tensor> make_tensor(const TensorAttributes& t) {
+  auto tensor = backend::Tensor::create();
+  if (!tensor) {
+    return tensor;
+  }
+  // cuDNN wants 16-byte aligned device buffers for vectorized loads; cudaMalloc gives 256.
+  constexpr std::int64_t alignment = 16;
+  // Each step runs only if the one before succeeded; the first failure is reported.
+  auto ok = tensor->set_data_type(to_cudnn(*t.data_type()));
+  if (ok) ok = tensor->set_dimensions(t.dim());
+  if (ok) ok = tensor->set_strides(t.stride());
+  if (ok) ok = tensor->set_unique_id(*t.uid());
+  if (ok) ok = tensor->set_byte_alignment(alignment);
+  if (ok) ok = tensor->set_is_virtual(t.is_virtual());
+  if (ok) ok = tensor->finalize();
+  if (!ok) {
+    return std::unexpected(std::move(ok.error()));
+  }
+  return tensor;
+}
+
+}  // namespace
+
+Result<void> TensorTable::add(const TensorAttributes& t) {
+  auto tensor = make_tensor(t);
+  if (!tensor) {
+    return std::unexpected(cudnn_error(tensor.error(), "lower tensor " + t.describe()));
+  }
+  tensors_.insert_or_assign(*t.uid(), std::move(*tensor));
+  return {};
+}
+
+const backend::Tensor* TensorTable::find(std::int64_t uid) const {
+  auto it = tensors_.find(uid);
+  return it == tensors_.end() ? nullptr : &it->second;
+}
+
+bool TensorTable::all_finalized() const noexcept {
+  for (const auto& [uid, tensor] : tensors_) {
+    if (!tensor.is_finalized()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace dnngraph::detail

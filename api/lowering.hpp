@@ -1,0 +1,52 @@
+// Lowering support (internal to api/): enum conversions to cuDNN, the graph context nodes read,
+// and the table of finalized backend tensors that node lowering wires operations to.
+#pragma once
+
+#include "api/error.hpp"
+#include "api/tensor_attributes.hpp"
+#include "api/types.hpp"
+#include "backend/descriptor.hpp"
+#include "backend/tensor.hpp"
+
+#include <cudnn.h>
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace dnngraph::detail {
+
+[[nodiscard]] cudnnDataType_t to_cudnn(DataType type) noexcept;
+[[nodiscard]] cudnnPointwiseMode_t to_cudnn(PointwiseMode mode) noexcept;
+[[nodiscard]] cudnnBackendHeurMode_t to_cudnn(HeuristicMode mode) noexcept;
+
+// The graph-wide defaults a node falls back to.
+struct GraphContext {
+  std::optional<DataType> io;
+  std::optional<DataType> intermediate;
+  std::optional<DataType> compute;
+};
+
+// An operation descriptor and the attribute descriptors (matmul, pointwise, ...) it was made
+// from, kept alive together.
+struct LoweredOperation {
+  backend::Descriptor operation;
+  std::vector<backend::Descriptor> parts;
+};
+
+// Finalized backend tensors by uid.
+class TensorTable {
+ public:
+  // Creates and finalizes the backend tensor of t (which has a uid, dims, strides, data type).
+  [[nodiscard]] Result<void> add(const TensorAttributes& t);
+  // nullptr if the uid is not in the table.
+  [[nodiscard]] const backend::Tensor* find(std::int64_t uid) const;
+  [[nodiscard]] std::size_t size() const noexcept { return tensors_.size(); }
+  [[nodiscard]] bool all_finalized() const noexcept;
+
+ private:
+  std::unordered_map<std::int64_t, backend::Tensor> tensors_;
+};
+
+}  // namespace dnngraph::detail

@@ -1,0 +1,105 @@
+// Matmul node: checks, shape inference and lowering to OperationMatmul.
+#include "api/nodes/matmul.hpp"
+
+#include "api/cudnn_error.hpp"
+#include "backend/matmul.hpp"
+#include "backend/operation_matmul.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace dnngraph::detail {
+
+namespace {
+
+// Input types cuDNN's matmul engines take (cuDNN 9 backend docs, matmul operation).
+constexpr std::array matmul_input_types{DataType::Half,    DataType::BFloat16, DataType::Float,
+                                        DataType::Int8,    DataType::Fp8E4M3,  DataType::Fp8E5M2};
+
+bool is_matmul_input_type(DataType type) {
+  return std::ranges::find(matmul_input_types, type) != matmul_input_types.end();
+}
+
+}  // namespace
+
+Result<void> MatmulNode::infer(const GraphContext& context) {
+  const TensorAttributes& a = *inputs()[0];
+  const TensorAttributes& b = *inputs()[1];
+  const std::size_t rank = a.dim().size();
+  if (rank < 3 || b.dim().size() != rank) {
+    return make_error(ErrorCode::ShapeMismatch,
+                      describe() + ": A " + a.describe() + " has dims " + to_string(a.dim()) +
+                          " and B " + b.describe() + " has dims " + to_string(b.dim()) +
+                          "; both need the same rank, at least 3 ([batch..., M, K] and "
+                          "[batch..., K, N])");
+  }
+  const std::int64_t k_a = a.dim()[rank - 1];
+  const std::int64_t k_b = b.dim()[rank - 2];
+  if (k_a != k_b) {
+    return make_error(ErrorCode::ShapeMismatch,
+                      describe() + ": K of A " + a.describe() + " (dim " +
+                          std::to_string(rank - 1) + ") is " + std::to_string(k_a) +
+                          ", but K of B " + b.describe() + " (dim " + std::to_string(rank - 2) +
+                          ") is " + std::to_string(k_b));
+  }
+  std::vector<std::int64_t> c_dims(rank);
+  for (std::size_t i = 0; i + 2 < rank; ++i) {
+    const std::int64_t da = a.dim()[i];
+    const std::int64_t db = b.dim()[i];
+    if (da != db && da != 1 && db != 1) {
+      return make_error(ErrorCode::ShapeMismatch,
+                        describe() + ": batch dim " + std::to_string(i) + " of A " +
+                            a.describe() + " is " + std::to_string(da) + " and of B " +
+                            b.describe() + " is " + std::to_string(db) +
+                            "; they must be equal or one of them 1");
+    }
+    c_dims[i] = std::max(da, db);
+  }
+  c_dims[rank - 2] = a.dim()[rank - 2];
+  c_dims[rank - 1] = b.dim()[rank - 1];
+  for (const TensorAttributes* t : {&a, &b}) {
+    if (!is_matmul_input_type(*t->data_type())) {
+      return make_error(ErrorCode::UnsupportedDataType,
+                        describe() + ": input " + t->describe() + " has data type " +
+                            std::string(to_string(*t->data_type())) +
+                            "; matmul takes Half, BFloat16, Float, Int8, Fp8E4M3 or Fp8E5M2");
+    }
+  }
+  const DataType compute = compute_type(context);
+  if (compute != DataType::Float && compute != DataType::Int32 && compute != DataType::Half) {
+    return make_error(ErrorCode::UnsupportedDataType,
+                      describe() + ": compute data type " + std::string(to_string(compute)) +
+                          " is not supported; use Float (or Int32 for Int8 inputs)");
+  }
+  return settle_output(*outputs()[0], c_dims, context);
+}
+
+Result<LoweredOperation> MatmulNode::lower(const TensorTable& tensors,
+                                           const GraphContext& context) const {
+  auto a = lowered(tensors, *inputs()[0]);
+  auto b = lowered(tensors, *inputs()[1]);
+  auto c = lowered(tensors, *outputs()[0]);
+  if (!a || !b || !c) {
+    return std::unexpected(!a ? a.error() : !b ? b.error() : c.error());
+  }
+  auto desc = backend::Matmul::create();
+  auto op = backend::OperationMatmul::create();
+  if (!desc || !op) {
+    return std::unexpected(cudnn_error(!desc ? desc.error() : op.error(), "lower " + describe()));
+  }
+  auto ok = desc->set_compute_type(to_cudnn(compute_type(context)));
+  if (ok) ok = desc->finalize();
+  if (ok) ok = op->set_a(**a);
+  if (ok) ok = op->set_b(**b);
+  if (ok) ok = op->set_c(**c);
+  if (ok) ok = op->set_matmul(*desc);
+  if (ok) ok = op->finalize();
+  if (!ok) {
+    return std::unexpected(cudnn_error(ok.error(), "lower " + describe()));
+  }
+  LoweredOperation lowered_op{std::move(*op), {}};
+  lowered_op.parts.push_back(std::move(*desc));
+  return lowered_op;
+}
+
+}  // namespace dnngraph::detail

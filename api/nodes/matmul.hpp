@@ -1,0 +1,27 @@
+// Matmul node: C[..., M, N] = A[..., M, K] x B[..., K, N]; batch dims broadcast where one is 1.
+#pragma once
+
+#include "api/node_attributes.hpp"
+#include "api/nodes/node.hpp"
+
+namespace dnngraph::detail {
+
+class MatmulNode final : public Node {
+ public:
+  MatmulNode(MatmulAttributes attributes, TensorPtr a, TensorPtr b, TensorPtr c)
+      : Node(attributes.name(), {std::move(a), std::move(b)}, {std::move(c)}),
+        attributes_(std::move(attributes)) {}
+
+  [[nodiscard]] std::string_view kind() const noexcept override { return "matmul"; }
+  [[nodiscard]] Result<void> infer(const GraphContext& context) override;
+  [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
+                                               const GraphContext& context) const override;
+
+ private:
+  [[nodiscard]] DataType compute_type(const GraphContext& context) const {
+    return attributes_.compute_data_type().value_or(context.compute.value_or(DataType::Float));
+  }
+  MatmulAttributes attributes_;
+};
+
+}  // namespace dnngraph::detail

@@ -1,0 +1,52 @@
+// detail::Node shared helpers.
+#include "api/nodes/node.hpp"
+
+namespace dnngraph::detail {
+
+std::string Node::describe() const { return std::string(kind()) + " '" + name_ + "'"; }
+
+Result<void> Node::settle_output(TensorAttributes& out,
+                                 const std::vector<std::int64_t>& inferred_dims,
+                                 const GraphContext& context) const {
+  if (out.dim().empty()) {
+    out.set_dim(inferred_dims);
+  } else if (out.dim() != inferred_dims) {
+    return make_error(ErrorCode::ShapeMismatch,
+                      describe() + ": output " + out.describe() + " was given dims " +
+                          to_string(out.dim()) + ", but the inputs give " +
+                          to_string(inferred_dims));
+  }
+  if (out.stride().empty()) {
+    out.set_stride(packed_strides(out.dim()));
+  } else if (out.stride().size() != out.dim().size()) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      describe() + ": output " + out.describe() + " has " +
+                          std::to_string(out.dim().size()) + " dims but " +
+                          std::to_string(out.stride().size()) + " strides " +
+                          to_string(out.stride()));
+  }
+  if (!out.data_type()) {
+    if (out.is_virtual()) {
+      out.set_data_type(context.intermediate.value_or(DataType::Float));
+    } else if (context.io) {
+      out.set_data_type(*context.io);
+    } else {
+      return make_error(ErrorCode::UnsupportedDataType,
+                        describe() + ": output " + out.describe() +
+                            " has no data type and the graph has no io data type");
+    }
+  }
+  return {};
+}
+
+Result<const backend::Tensor*> Node::lowered(const TensorTable& tensors,
+                                             const TensorAttributes& t) const {
+  const backend::Tensor* found = t.uid() ? tensors.find(*t.uid()) : nullptr;
+  if (found == nullptr) {
+    return make_error(ErrorCode::InvalidState,
+                      describe() + ": tensor " + t.describe() + " was not lowered");
+  }
+  return found;
+}
+
+}  // namespace dnngraph::detail

@@ -1,0 +1,55 @@
+// detail::Node: one operation of a Graph. A node checks its own attributes and inputs, infers
+// its outputs (dims, strides, data type) and lowers itself to backend operation descriptors.
+#pragma once
+
+#include "api/error.hpp"
+#include "api/lowering.hpp"
+#include "api/tensor_attributes.hpp"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dnngraph::detail {
+
+using TensorPtr = std::shared_ptr<TensorAttributes>;
+
+class Node {
+ public:
+  Node(std::string name, std::vector<TensorPtr> inputs, std::vector<TensorPtr> outputs)
+      : name_(std::move(name)), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  virtual ~Node() = default;
+
+  [[nodiscard]] virtual std::string_view kind() const noexcept = 0;
+  // Checks attributes and inputs (which are settled), then settles the outputs.
+  [[nodiscard]] virtual Result<void> infer(const GraphContext& context) = 0;
+  // Needs every input and output in `tensors`.
+  [[nodiscard]] virtual Result<LoweredOperation> lower(const TensorTable& tensors,
+                                                       const GraphContext& context) const = 0;
+
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] const std::vector<TensorPtr>& inputs() const noexcept { return inputs_; }
+  [[nodiscard]] const std::vector<TensorPtr>& outputs() const noexcept { return outputs_; }
+  // "matmul 'mm'", for error messages.
+  [[nodiscard]] std::string describe() const;
+
+ protected:
+  // Gives an output the inferred dims (or checks the dims the user set), packed strides if none
+  // were set, and a data type: virtual → intermediate (Float if unset), else the io type.
+  [[nodiscard]] Result<void> settle_output(TensorAttributes& out,
+                                           const std::vector<std::int64_t>& inferred_dims,
+                                           const GraphContext& context) const;
+  // The finalized backend tensor of t; an InvalidState error if lowering skipped it.
+  [[nodiscard]] Result<const backend::Tensor*> lowered(const TensorTable& tensors,
+                                                       const TensorAttributes& t) const;
+
+ private:
+  std::string name_;
+  std::vector<TensorPtr> inputs_;
+  std::vector<TensorPtr> outputs_;
+};
+
+}  // namespace dnngraph::detail

@@ -1,0 +1,24 @@
+// Pointwise node: Y = mode(X) or Y = mode(X, B); a binary mode broadcasts size-1 dims.
+#pragma once
+
+#include "api/node_attributes.hpp"
+#include "api/nodes/node.hpp"
+
+namespace dnngraph::detail {
+
+class PointwiseNode final : public Node {
+ public:
+  PointwiseNode(PointwiseAttributes attributes, std::vector<TensorPtr> inputs, TensorPtr y)
+      : Node(attributes.name(), std::move(inputs), {std::move(y)}),
+        attributes_(std::move(attributes)) {}
+
+  [[nodiscard]] std::string_view kind() const noexcept override { return "pointwise"; }
+  [[nodiscard]] Result<void> infer(const GraphContext& context) override;
+  [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
+                                               const GraphContext& context) const override;
+
+ private:
+  PointwiseAttributes attributes_;
+};
+
+}  // namespace dnngraph::detail

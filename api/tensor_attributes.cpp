@@ -1,0 +1,28 @@
+// TensorAttributes helpers.
+#include "api/tensor_attributes.hpp"
+
+namespace dnngraph {
+
+std::string TensorAttributes::describe() const {
+  std::string out = "'" + name_ + "'";
+  out += uid_ ? " (uid " + std::to_string(*uid_) + ")" : std::string(" (no uid yet)");
+  return out;
+}
+
+std::vector<std::int64_t> packed_strides(const std::vector<std::int64_t>& dims) {
+  std::vector<std::int64_t> strides(dims.size(), 1);
+  for (std::size_t i = dims.size(); i > 1; --i) {
+    strides[i - 2] = strides[i - 1] * dims[i - 1];
+  }
+  return strides;
+}
+
+std::string to_string(const std::vector<std::int64_t>& values) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    out += (i == 0 ? "" : ", ") + std::to_string(values[i]);
+  }
+  return out + "]";
+}
+
+}  // namespace dnngraph

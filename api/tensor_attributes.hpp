@@ -1,0 +1,69 @@
+// TensorAttributes: what the user says about a tensor (uid, name, dims, strides, type, virtual).
+// Plain data with chainable setters; the Graph checks it in validate()/build().
+#pragma once
+
+#include "api/types.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dnngraph {
+
+class TensorAttributes {
+ public:
+  TensorAttributes& set_name(std::string name) {
+    name_ = std::move(name);
+    return *this;
+  }
+  TensorAttributes& set_uid(std::int64_t uid) {
+    uid_ = uid;
+    return *this;
+  }
+  TensorAttributes& set_dim(std::vector<std::int64_t> dims) {
+    dims_ = std::move(dims);
+    return *this;
+  }
+  TensorAttributes& set_stride(std::vector<std::int64_t> strides) {
+    strides_ = std::move(strides);
+    return *this;
+  }
+  TensorAttributes& set_data_type(DataType type) {
+    data_type_ = type;
+    return *this;
+  }
+  // A virtual tensor lives only inside the fused kernel: it has no device memory.
+  TensorAttributes& set_is_virtual(bool is_virtual) {
+    is_virtual_ = is_virtual;
+    return *this;
+  }
+  // An output is a non-virtual node result the user reads back.
+  TensorAttributes& set_output(bool is_output) { return set_is_virtual(!is_output); }
+
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] std::optional<std::int64_t> uid() const noexcept { return uid_; }
+  [[nodiscard]] const std::vector<std::int64_t>& dim() const noexcept { return dims_; }
+  [[nodiscard]] const std::vector<std::int64_t>& stride() const noexcept { return strides_; }
+  [[nodiscard]] std::optional<DataType> data_type() const noexcept { return data_type_; }
+  [[nodiscard]] bool is_virtual() const noexcept { return is_virtual_; }
+
+  // "'A' (uid 1)" or "'A' (no uid yet)", for error messages.
+  [[nodiscard]] std::string describe() const;
+
+ private:
+  std::string name_;
+  std::optional<std::int64_t> uid_;
+  std::vector<std::int64_t> dims_;
+  std::vector<std::int64_t> strides_;
+  std::optional<DataType> data_type_;
+  bool is_virtual_ = false;
+};
+
+// Packed row-major strides for dims: the last dimension is contiguous.
+[[nodiscard]] std::vector<std::int64_t> packed_strides(const std::vector<std::int64_t>& dims);
+
+// "[2, 3, 4]" for error messages.
+[[nodiscard]] std::string to_string(const std::vector<std::int64_t>& values);
+
+}  // namespace dnngraph

@@ -1,0 +1,79 @@
+// Names and sizes of the API enums.
+#include "api/types.hpp"
+
+namespace dnngraph {
+
+std::string_view to_string(DataType type) noexcept {
+  switch (type) {
+    case DataType::Half: return "Half";
+    case DataType::BFloat16: return "BFloat16";
+    case DataType::Float: return "Float";
+    case DataType::Double: return "Double";
+    case DataType::Int8: return "Int8";
+    case DataType::Int32: return "Int32";
+    case DataType::Int64: return "Int64";
+    case DataType::Uint8: return "Uint8";
+    case DataType::Boolean: return "Boolean";
+    case DataType::Fp8E4M3: return "Fp8E4M3";
+    case DataType::Fp8E5M2: return "Fp8E5M2";
+  }
+  return "Unknown";
+}
+
+std::string_view to_string(HeuristicMode mode) noexcept {
+  switch (mode) {
+    case HeuristicMode::A: return "A";
+    case HeuristicMode::B: return "B";
+    case HeuristicMode::Fallback: return "Fallback";
+  }
+  return "Unknown";
+}
+
+std::string_view to_string(PointwiseMode mode) noexcept {
+  switch (mode) {
+    case PointwiseMode::Add: return "Add";
+    case PointwiseMode::Sub: return "Sub";
+    case PointwiseMode::Mul: return "Mul";
+    case PointwiseMode::Div: return "Div";
+    case PointwiseMode::Max: return "Max";
+    case PointwiseMode::Min: return "Min";
+    case PointwiseMode::ReluFwd: return "ReluFwd";
+    case PointwiseMode::GeluFwd: return "GeluFwd";
+    case PointwiseMode::SigmoidFwd: return "SigmoidFwd";
+    case PointwiseMode::TanhFwd: return "TanhFwd";
+    case PointwiseMode::SwishFwd: return "SwishFwd";
+    case PointwiseMode::Identity: return "Identity";
+  }
+  return "Unknown";
+}
+
+std::int64_t size_of(DataType type) noexcept {
+  switch (type) {
+    case DataType::Half:
+    case DataType::BFloat16: return 2;
+    case DataType::Float:
+    case DataType::Int32: return 4;
+    case DataType::Double:
+    case DataType::Int64: return 8;
+    case DataType::Int8:
+    case DataType::Uint8:
+    case DataType::Boolean:
+    case DataType::Fp8E4M3:
+    case DataType::Fp8E5M2: return 1;
+  }
+  return 0;
+}
+
+int arity(PointwiseMode mode) noexcept {
+  switch (mode) {
+    case PointwiseMode::Add:
+    case PointwiseMode::Sub:
+    case PointwiseMode::Mul:
+    case PointwiseMode::Div:
+    case PointwiseMode::Max:
+    case PointwiseMode::Min: return 2;
+    default: return 1;
+  }
+}
+
+}  // namespace dnngraph

@@ -1,0 +1,111 @@
+// backend::Descriptor implementation.
+#include "backend/descriptor.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dnngraph::backend {
+
+std::string_view descriptor_type_name(cudnnBackendDescriptorType_t type) noexcept {
+  switch (type) {
+    case CUDNN_BACKEND_TENSOR_DESCRIPTOR: return "Tensor";
+    case CUDNN_BACKEND_MATMUL_DESCRIPTOR: return "Matmul";
+    case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: return "OperationMatmul";
+    case CUDNN_BACKEND_POINTWISE_DESCRIPTOR: return "Pointwise";
+    case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: return "OperationPointwise";
+    case CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR: return "OperationGraph";
+    case CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR: return "EngineHeuristics";
+    case CUDNN_BACKEND_ENGINE_DESCRIPTOR: return "Engine";
+    case CUDNN_BACKEND_ENGINECFG_DESCRIPTOR: return "EngineConfig";
+    case CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR: return "KnobChoice";
+    case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: return "ExecutionPlan";
+    case CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR: return "VariantPack";
+    case CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR: return "KernelCache";
+    default: return "Descriptor";
+  }
+}
+
+Expected<Descriptor> Descriptor::create(cudnnBackendDescriptorType_t type) {
+  cudnnBackendDescriptor_t raw = nullptr;
+  auto ok = check(cudnnBackendCreateDescriptor(type, &raw),
+                  "cudnnBackendCreateDescriptor(" + std::string(descriptor_type_name(type)) + ")");
+  if (!ok) {
+    return std::unexpected(std::move(ok.error()));
+  }
+  return Descriptor(raw, type);
+}
+
+Descriptor::Descriptor(Descriptor&& other) noexcept
+    : raw_(std::exchange(other.raw_, nullptr)),
+      type_(other.type_),
+      finalized_(std::exchange(other.finalized_, false)) {}
+
+Descriptor& Descriptor::operator=(Descriptor&& other) noexcept {
+  if (this != &other) {
+    reset();
+    raw_ = std::exchange(other.raw_, nullptr);
+    type_ = other.type_;
+    finalized_ = std::exchange(other.finalized_, false);
+  }
+  return *this;
+}
+
+Descriptor::~Descriptor() { reset(); }
+
+void Descriptor::reset() noexcept {
+  if (raw_ != nullptr) {
+    // A destroy failure leaves nothing to recover; the descriptor is gone either way.
+    (void)cudnnBackendDestroyDescriptor(raw_);
+    raw_ = nullptr;
+  }
+  finalized_ = false;
+}
+
+Expected<void> Descriptor::finalize() {
+  auto ok = check(cudnnBackendFinalize(raw_),
+                  "cudnnBackendFinalize(" + std::string(descriptor_type_name(type_)) + ")");
+  if (ok) {
+    finalized_ = true;
+  }
+  return ok;
+}
+
+Expected<void> Descriptor::set_raw(cudnnBackendAttributeName_t name, std::string_view what,
+                                   cudnnBackendAttributeType_t type, std::int64_t count,
+                                   const void* values) {
+  return check(cudnnBackendSetAttribute(raw_, name, type, count, values),
+               "set " + std::string(what) + " on " + std::string(descriptor_type_name(type_)));
+}
+
+Expected<std::int64_t> Descriptor::get_raw(cudnnBackendAttributeName_t name, std::string_view what,
+                                           cudnnBackendAttributeType_t type,
+                                           std::int64_t requested, void* out) const {
+  std::int64_t count = 0;
+  auto ok = check(cudnnBackendGetAttribute(raw_, name, type, requested, &count, out),
+                  "get " + std::string(what) + " of " + std::string(descriptor_type_name(type_)));
+  if (!ok) {
+    return std::unexpected(std::move(ok.error()));
+  }
+  return count;
+}
+
+}  // namespace dnngraph::backend
+
+namespace dnngraph::backend {
+
+Expected<std::string> Descriptor::get_string(cudnnBackendAttributeName_t name,
+                                             std::string_view what) const {
+  auto size = get_raw(name, what, CUDNN_TYPE_CHAR, 0, nullptr);
+  if (!size) {
+    return std::unexpected(std::move(size.error()));
+  }
+  std::vector<char> text(static_cast<std::size_t>(*size) + 1, '\0');
+  auto got = get(name, what, std::span<char>(text));
+  if (!got) {
+    return std::unexpected(std::move(got.error()));
+  }
+  return std::string(text.data());
+}
+
+}  // namespace dnngraph::backend

@@ -1,0 +1,40 @@
+// backend::ExecutionPlan: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, and cudnnBackendExecute.
+#pragma once
+
+#include "backend/descriptor.hpp"
+#include "backend/engine_config.hpp"
+
+#include <string>
+
+namespace dnngraph::backend {
+
+class ExecutionPlan : public Descriptor {
+ public:
+  explicit ExecutionPlan(Descriptor&& d) noexcept : Descriptor(std::move(d)) {}
+  [[nodiscard]] static Expected<ExecutionPlan> create() {
+    return create_as<ExecutionPlan>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  }
+
+  [[nodiscard]] Expected<void> set_handle(cudnnHandle_t handle) {
+    return set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, "CUDNN_ATTR_EXECUTION_PLAN_HANDLE", handle);
+  }
+  [[nodiscard]] Expected<void> set_engine_config(const EngineConfig& config) {
+    return set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, "CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG", config);
+  }
+  // The kernel cache descriptor (CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR) the plan stores into
+  // and looks up in; only for dynamic-shape operation graphs.
+  [[nodiscard]] Expected<void> set_kernel_cache(const Descriptor& cache) {
+    return set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE, "CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE", cache);
+  }
+  [[nodiscard]] Expected<std::int64_t> workspace_size() const;
+  // CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION of a finalized plan.
+  [[nodiscard]] Expected<std::string> json() const {
+    return get_string(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, "CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION");
+  }
+};
+
+// cudnnBackendExecute(handle, plan, variant pack).
+[[nodiscard]] Expected<void> execute(cudnnHandle_t handle, const ExecutionPlan& plan,
+                                     const Descriptor& variant_pack);
+
+}  // namespace dnngraph::backend

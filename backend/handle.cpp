@@ -1,0 +1,40 @@
+// backend::Handle implementation.
+#include "backend/handle.hpp"
+
+#include <utility>
+
+namespace dnngraph::backend {
+
+Expected<Handle> Handle::create() {
+  cudnnHandle_t raw = nullptr;
+  auto ok = check(cudnnCreate(&raw), "cudnnCreate");
+  if (!ok) {
+    return std::unexpected(std::move(ok.error()));
+  }
+  return Handle(raw);
+}
+
+Handle::Handle(Handle&& other) noexcept : raw_(std::exchange(other.raw_, nullptr)) {}
+
+Handle& Handle::operator=(Handle&& other) noexcept {
+  if (this != &other) {
+    reset();
+    raw_ = std::exchange(other.raw_, nullptr);
+  }
+  return *this;
+}
+
+Handle::~Handle() { reset(); }
+
+void Handle::reset() noexcept {
+  if (raw_ != nullptr) {
+    (void)cudnnDestroy(raw_);
+    raw_ = nullptr;
+  }
+}
+
+Expected<void> Handle::set_stream(cudaStream_t stream) {
+  return check(cudnnSetStream(raw_, stream), "cudnnSetStream");
+}
+
+}  // namespace dnngraph::backend

@@ -1,0 +1,20 @@
+// backend::Matmul: CUDNN_BACKEND_MATMUL_DESCRIPTOR (the math settings of a matmul).
+#pragma once
+
+#include "backend/descriptor.hpp"
+
+namespace dnngraph::backend {
+
+class Matmul : public Descriptor {
+ public:
+  explicit Matmul(Descriptor&& d) noexcept : Descriptor(std::move(d)) {}
+  [[nodiscard]] static Expected<Matmul> create() {
+    return create_as<Matmul>(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+  }
+
+  [[nodiscard]] Expected<void> set_compute_type(cudnnDataType_t type) {
+    return set(CUDNN_ATTR_MATMUL_COMP_TYPE, "CUDNN_ATTR_MATMUL_COMP_TYPE", type);
+  }
+};
+
+}  // namespace dnngraph::backend

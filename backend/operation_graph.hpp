@@ -1,0 +1,39 @@
+// backend::OperationGraph: CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR (ops + handle [+ dynamic flag]).
+#pragma once
+
+#include "backend/descriptor.hpp"
+
+#include <vector>
+
+namespace dnngraph::backend {
+
+class OperationGraph : public Descriptor {
+ public:
+  explicit OperationGraph(Descriptor&& d) noexcept : Descriptor(std::move(d)) {}
+  [[nodiscard]] static Expected<OperationGraph> create() {
+    return create_as<OperationGraph>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  }
+
+  [[nodiscard]] Expected<void> set_handle(cudnnHandle_t handle) {
+    return set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, "CUDNN_ATTR_OPERATIONGRAPH_HANDLE", handle);
+  }
+  // The operations, in any order; cuDNN wires them by their tensors' unique ids.
+  [[nodiscard]] Expected<void> set_ops(std::span<const cudnnBackendDescriptor_t> ops) {
+    return set_descriptors(CUDNN_ATTR_OPERATIONGRAPH_OPS, "CUDNN_ATTR_OPERATIONGRAPH_OPS", ops);
+  }
+  [[nodiscard]] Expected<void> set_dynamic_shape_enabled(bool enabled) {
+    return set(CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED,
+               "CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED", enabled);
+  }
+  [[nodiscard]] Expected<std::int64_t> engine_global_count() const {
+    std::int64_t count = 0;
+    auto got = get(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT,
+                   "CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT", std::span<std::int64_t>(&count, 1));
+    if (!got) {
+      return std::unexpected(std::move(got.error()));
+    }
+    return count;
+  }
+};
+
+}  // namespace dnngraph::backend

@@ -1,0 +1,31 @@
+// The C++20 module `dnngraph`: the api headers in the global module fragment, then the public
+// names exported. No logic lives here.
+module;
+
+#include "api/dnngraph.hpp"
+
+export module dnngraph;
+
+export namespace dnngraph {
+using dnngraph::cudnn_compiled_version;
+using dnngraph::cudnn_runtime_version;
+using dnngraph::cudnn_version_string;
+using dnngraph::DataType;
+using dnngraph::Error;
+using dnngraph::ErrorCode;
+using dnngraph::Graph;
+using dnngraph::Handle;
+using dnngraph::HeuristicMode;
+using dnngraph::LoweringSummary;
+using dnngraph::make_error;
+using dnngraph::MatmulAttributes;
+using dnngraph::packed_strides;
+using dnngraph::PlanInfo;
+using dnngraph::PointwiseAttributes;
+using dnngraph::PointwiseMode;
+using dnngraph::Result;
+using dnngraph::size_of;
+using dnngraph::TensorAttributes;
+using dnngraph::to_string;
+using dnngraph::arity;
+}  // namespace dnngraph
