@@ -23,8 +23,8 @@ struct BuiltGraph {
   backend::OperationGraph operation_graph;
   backend::ExecutionPlan plan;
   PlanInfo info;
-  std::vector<std::int64_t> io_uids;    // uids of non-virtual tensors, sorted: the variant pack
-  std::vector<std::string> io_names;    // describe() of the same tensors, same order
+  std::vector<std::int64_t> io_uids;  // uids of non-virtual tensors, sorted: the variant pack
+  std::vector<std::string> io_names;  // describe() of the same tensors, same order
 };
 
 }  // namespace dnngraph::detail

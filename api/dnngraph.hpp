@@ -4,6 +4,7 @@
 #include "api/error.hpp"
 #include "api/graph.hpp"
 #include "api/handle.hpp"
+#include "api/kernel_cache.hpp"
 #include "api/node_attributes.hpp"
 #include "api/plan.hpp"
 #include "api/tensor_attributes.hpp"

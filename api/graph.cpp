@@ -9,6 +9,7 @@
 #include "backend/variant_pack.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 namespace dnngraph {
@@ -43,6 +44,17 @@ Graph& Graph::set_dynamic_shape_enabled(bool enabled) {
   return *this;
 }
 
+Graph& Graph::set_kernel_cache(std::shared_ptr<KernelCache> cache) {
+  kernel_cache_ = std::move(cache);
+  invalidate();
+  return *this;
+}
+Graph& Graph::set_cache_first_plan_choice(bool enabled) {
+  cache_first_ = enabled;
+  invalidate();
+  return *this;
+}
+
 void Graph::invalidate() noexcept { built_.reset(); }
 
 void Graph::record(Error error) {
@@ -68,16 +80,17 @@ std::shared_ptr<TensorAttributes> Graph::add_output(const std::string& node_name
   return t;
 }
 
-bool Graph::check_inputs(std::string_view node,
-                         std::initializer_list<const TensorAttributes*> inputs) {
-  for (const TensorAttributes* t : inputs) {
+bool Graph::check_inputs(
+    std::string_view node,
+    std::initializer_list<std::pair<const char*, const TensorAttributes*>> inputs) {
+  for (const auto& [port, t] : inputs) {
     if (t == nullptr) {
-      record(Error{ErrorCode::ForeignTensor, std::string(node) + ": an input tensor is null"});
+      record(Error{ErrorCode::ForeignTensor, std::string(node) + ": input " + port + " is null"});
       return false;
     }
     if (!owned_.contains(t)) {
       record(Error{ErrorCode::ForeignTensor,
-                   std::string(node) + ": input " + t->describe() +
+                   std::string(node) + ": input " + port + " " + t->describe() +
                        " does not belong to this graph; create it with this graph's tensor() "
                        "or take it from one of this graph's nodes"});
       return false;
@@ -94,7 +107,7 @@ std::shared_ptr<TensorAttributes> Graph::matmul(const std::shared_ptr<TensorAttr
     attributes.set_name("matmul_" + std::to_string(nodes_.size()));
   }
   auto c = add_output(attributes.name(), "C");
-  if (check_inputs("matmul '" + attributes.name() + "'", {a.get(), b.get()})) {
+  if (check_inputs("matmul '" + attributes.name() + "'", {{"A", a.get()}, {"B", b.get()}})) {
     nodes_.push_back(std::make_unique<detail::MatmulNode>(std::move(attributes), a, b, c));
   }
   return c;
@@ -107,7 +120,7 @@ std::shared_ptr<TensorAttributes> Graph::pointwise(const std::shared_ptr<TensorA
     attributes.set_name("pointwise_" + std::to_string(nodes_.size()));
   }
   auto y = add_output(attributes.name(), "Y");
-  if (check_inputs("pointwise '" + attributes.name() + "'", {x.get()})) {
+  if (check_inputs("pointwise '" + attributes.name() + "'", {{"X", x.get()}})) {
     nodes_.push_back(
         std::make_unique<detail::PointwiseNode>(std::move(attributes), std::vector{x}, y));
   }
@@ -122,7 +135,7 @@ std::shared_ptr<TensorAttributes> Graph::pointwise(const std::shared_ptr<TensorA
     attributes.set_name("pointwise_" + std::to_string(nodes_.size()));
   }
   auto y = add_output(attributes.name(), "Y");
-  if (check_inputs("pointwise '" + attributes.name() + "'", {x.get(), b.get()})) {
+  if (check_inputs("pointwise '" + attributes.name() + "'", {{"X", x.get()}, {"B", b.get()}})) {
     nodes_.push_back(
         std::make_unique<detail::PointwiseNode>(std::move(attributes), std::vector{x, b}, y));
   }
@@ -143,6 +156,11 @@ Result<void> check_layout(const TensorAttributes& t) {
                             to_string(t.dim()) + ")");
     }
   }
+  if (!element_count(t.dim())) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      "tensor " + t.describe() + " has dims " + to_string(t.dim()) +
+                          ", whose element count does not fit in int64");
+  }
   if (t.stride().empty()) {
     return {};
   }
@@ -150,8 +168,7 @@ Result<void> check_layout(const TensorAttributes& t) {
     return make_error(ErrorCode::InvalidAttribute,
                       "tensor " + t.describe() + " has " + std::to_string(t.dim().size()) +
                           " dims " + to_string(t.dim()) + " but " +
-                          std::to_string(t.stride().size()) + " strides " +
-                          to_string(t.stride()));
+                          std::to_string(t.stride().size()) + " strides " + to_string(t.stride()));
   }
   for (std::size_t i = 0; i < t.stride().size(); ++i) {
     if (t.stride()[i] <= 0) {
@@ -189,9 +206,9 @@ Result<void> Graph::validate() {
       return ok;
     }
     if (!t->data_type() && !io_type_) {
-      return make_error(ErrorCode::UnsupportedDataType,
-                        "tensor " + t->describe() +
-                            " has no data type and the graph has no io data type");
+      return make_error(
+          ErrorCode::UnsupportedDataType,
+          "tensor " + t->describe() + " has no data type and the graph has no io data type");
     }
   }
   const detail::GraphContext context{io_type_, intermediate_type_, compute_type_};
@@ -229,6 +246,19 @@ Result<void> Graph::validate() {
                                                      t->describe() + " have the same uid");
     }
     largest = std::max(largest, *t->uid());
+  }
+  // Room is checked before any uid is assigned, so ++largest cannot overflow and a failed
+  // validate() leaves every uid as it was.
+  const auto has_no_uid = [](const auto& t) { return !t->uid(); };
+  const auto missing = std::ranges::count_if(tensors_, has_no_uid);
+  const std::int64_t room = std::numeric_limits<std::int64_t>::max() - largest;
+  if (missing > room) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      "tensor " + (*std::ranges::find_if(tensors_, has_no_uid))->describe() +
+                          " needs a uid, but tensor " + by_uid.at(largest)->describe() +
+                          " has the largest uid, which leaves " + std::to_string(room) +
+                          " above it for " + std::to_string(missing) +
+                          " tensor(s) without one; set their uids or use smaller ones");
   }
   for (const auto& t : tensors_) {
     if (!t->uid()) {
@@ -283,6 +313,11 @@ Result<LoweringSummary> Graph::lower() {
 }
 
 Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>& modes) {
+  if (kernel_cache_ && !dynamic_shape_) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      "build: a kernel cache applies only to dynamic-shape graphs; call "
+                      "set_dynamic_shape_enabled(true) or remove the cache");
+  }
   if (handle.empty()) {
     return make_error(ErrorCode::InvalidHandle,
                       "build: the Handle is empty; create one with Handle::create()");
@@ -313,7 +348,13 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
   if (!ok) {
     return std::unexpected(detail::cudnn_error(ok.error(), "build: operation graph"));
   }
-  auto chosen = detail::choose_plan(*op_graph, handle.native(), modes, nullptr);
+  if (kernel_cache_) {
+    if (auto ok = kernel_cache_->build(*op_graph); !ok) {
+      return ok;
+    }
+  }
+  auto chosen =
+      detail::choose_plan({*op_graph, handle.native(), modes, kernel_cache_.get(), cache_first_});
   if (!chosen) {
     return std::unexpected(chosen.error());
   }
@@ -324,9 +365,12 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
     }
   }
   std::ranges::sort(io);
-  auto built = std::make_unique<detail::BuiltGraph>(detail::BuiltGraph{
-      std::move(*lowered), std::move(*op_graph), std::move(chosen->plan), std::move(chosen->info),
-      {}, {}});
+  auto built = std::make_unique<detail::BuiltGraph>(detail::BuiltGraph{std::move(*lowered),
+                                                                       std::move(*op_graph),
+                                                                       std::move(chosen->plan),
+                                                                       std::move(chosen->info),
+                                                                       {},
+                                                                       {}});
   for (auto& [uid, name] : io) {
     built->io_uids.push_back(uid);
     built->io_names.push_back(std::move(name));
@@ -361,7 +405,7 @@ Result<void> Graph::execute(const Handle& handle,
   const auto& uids = built_->io_uids;
   for (const auto& [uid, pointer] : variant_pack) {
     if (!std::ranges::binary_search(uids, uid)) {
-      return make_error(ErrorCode::MissingTensor,
+      return make_error(ErrorCode::InvalidAttribute,
                         "execute: the variant pack names uid " + std::to_string(uid) +
                             ", which is no non-virtual tensor of this graph");
     }
@@ -371,9 +415,10 @@ Result<void> Graph::execute(const Handle& handle,
   for (std::size_t i = 0; i < uids.size(); ++i) {
     auto it = variant_pack.find(uids[i]);
     if (it == variant_pack.end()) {
-      return make_error(ErrorCode::MissingTensor, "execute: the variant pack has no device "
-                                                  "pointer for tensor " +
-                                                      built_->io_names[i]);
+      return make_error(ErrorCode::MissingTensor,
+                        "execute: the variant pack has no device "
+                        "pointer for tensor " +
+                            built_->io_names[i]);
     }
     if (it->second == nullptr) {
       return make_error(ErrorCode::NullPointer, "execute: the device pointer for tensor " +
@@ -382,10 +427,9 @@ Result<void> Graph::execute(const Handle& handle,
     pointers.push_back(it->second);
   }
   if (workspace == nullptr && built_->info.workspace_size > 0) {
-    return make_error(ErrorCode::NullPointer,
-                      "execute: the plan needs a workspace of " +
-                          std::to_string(built_->info.workspace_size) +
-                          " bytes, but the workspace pointer is null");
+    return make_error(ErrorCode::NullPointer, "execute: the plan needs a workspace of " +
+                                                  std::to_string(built_->info.workspace_size) +
+                                                  " bytes, but the workspace pointer is null");
   }
   auto pack = backend::VariantPack::create();
   if (!pack) {

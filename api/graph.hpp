@@ -5,6 +5,7 @@
 
 #include "api/error.hpp"
 #include "api/handle.hpp"
+#include "api/kernel_cache.hpp"
 #include "api/node_attributes.hpp"
 #include "api/plan.hpp"
 #include "api/tensor_attributes.hpp"
@@ -16,6 +17,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace dnngraph {
@@ -29,7 +31,7 @@ struct BuiltGraph;
 struct LoweringSummary {
   std::size_t tensor_count = 0;
   std::size_t operation_count = 0;
-  bool all_finalized = false;  // every backend tensor and operation descriptor finalized
+  bool all_finalized = false;           // every backend tensor and operation descriptor finalized
   std::vector<std::string> operations;  // "matmul 'mm'", in graph order
 };
 
@@ -51,6 +53,13 @@ class Graph {
   Graph& set_compute_data_type(DataType type);
   // Marks the operation graph dynamic (CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED).
   Graph& set_dynamic_shape_enabled(bool enabled);
+  // Plans of this (dynamic-shape) graph store their compiled kernels in `cache` and reuse the
+  // kernels of earlier graphs of the same topology. A cache on a graph without dynamic shapes is
+  // an error at build. Share one cache between graphs and threads with std::shared_ptr.
+  Graph& set_kernel_cache(std::shared_ptr<KernelCache> cache);
+  // With a kernel cache: try configs the cache already compiled before the heuristics' order
+  // (default on). Off: plain heuristics order, the cache only stores and looks up.
+  Graph& set_cache_first_plan_choice(bool enabled);
 
   // Adds a graph input; the graph keeps the returned tensor.
   std::shared_ptr<TensorAttributes> tensor(const TensorAttributes& attributes);
@@ -87,7 +96,9 @@ class Graph {
 
  private:
   std::shared_ptr<TensorAttributes> add_output(const std::string& node_name, const char* port);
-  bool check_inputs(std::string_view node, std::initializer_list<const TensorAttributes*> inputs);
+  // inputs: (port name, tensor) pairs, e.g. {"A", a.get()}; the port names the input in errors.
+  bool check_inputs(std::string_view node,
+                    std::initializer_list<std::pair<const char*, const TensorAttributes*>> inputs);
   void record(Error error);
   void invalidate() noexcept;
 
@@ -96,12 +107,14 @@ class Graph {
   std::optional<DataType> intermediate_type_;
   std::optional<DataType> compute_type_;
   bool dynamic_shape_ = false;
+  std::shared_ptr<KernelCache> kernel_cache_;
+  bool cache_first_ = true;
 
-  std::vector<std::shared_ptr<TensorAttributes>> tensors_;   // inputs and node outputs
-  std::unordered_set<const TensorAttributes*> owned_;        // tensors_, for ownership checks
-  std::vector<std::unique_ptr<detail::Node>> nodes_;         // in creation (= topological) order
-  std::optional<Error> deferred_error_;  // first mistake made while adding nodes
-  std::unique_ptr<detail::BuiltGraph> built_;  // null until build() succeeds
+  std::vector<std::shared_ptr<TensorAttributes>> tensors_;  // inputs and node outputs
+  std::unordered_set<const TensorAttributes*> owned_;       // tensors_, for ownership checks
+  std::vector<std::unique_ptr<detail::Node>> nodes_;        // in creation (= topological) order
+  std::optional<Error> deferred_error_;                     // first mistake made while adding nodes
+  std::unique_ptr<detail::BuiltGraph> built_;               // null until build() succeeds
 };
 
 }  // namespace dnngraph

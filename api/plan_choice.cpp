@@ -5,7 +5,9 @@
 #include "api/lowering.hpp"
 #include "backend/engine_heuristics.hpp"
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace dnngraph {
 
@@ -38,7 +40,14 @@ std::string PlanInfo::describe() const {
   for (std::size_t i = 0; i < knobs.size(); ++i) {
     out += (i == 0 ? "" : ", ") + knob_name(knobs[i].first) + "=" + std::to_string(knobs[i].second);
   }
-  out += "}), workspace " + std::to_string(workspace_size) + " B, " +
+  out += "})";
+  if (from_cached_config) {
+    out += ", from the kernel cache's known configs";
+  }
+  if (kernel_cache_hit) {
+    out += ", kernel cache hit";
+  }
+  out += ", workspace " + std::to_string(workspace_size) + " B, " +
          std::to_string(candidates_tried) + " candidate(s) tried";
   return out;
 }
@@ -48,20 +57,60 @@ namespace detail {
 namespace {
 
 // Engine id and knobs of a config; a config that cannot describe itself gets id -1.
-void describe_config(const backend::EngineConfig& config, PlanInfo& info) {
+EngineChoice describe_config(const backend::EngineConfig& config) {
+  EngineChoice choice;
   if (auto engine = config.engine()) {
-    info.engine_id = engine->global_index().value_or(-1);
+    choice.engine_id = engine->global_index().value_or(-1);
   }
-  info.knobs.clear();
   if (auto knobs = config.knob_choices()) {
     for (const auto& knob : *knobs) {
       auto type = knob.knob_type();
       auto value = knob.knob_value();
       if (type && value) {
-        info.knobs.emplace_back(static_cast<std::int64_t>(*type), *value);
+        choice.knobs.emplace_back(static_cast<std::int64_t>(*type), *value);
       }
     }
   }
+  return choice;
+}
+
+// The same engine and knobs on another operation graph of the topology.
+backend::Expected<backend::EngineConfig> make_config(const backend::OperationGraph& graph,
+                                                     const EngineChoice& choice) {
+  auto engine = backend::Engine::create();
+  if (!engine) {
+    return std::unexpected(std::move(engine.error()));
+  }
+  auto ok = engine->set_operation_graph(graph);
+  if (ok) ok = engine->set_global_index(choice.engine_id);
+  if (ok) ok = engine->finalize();
+  std::vector<backend::KnobChoice> knobs;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (const auto& [type, value] : choice.knobs) {
+    if (!ok) {
+      break;
+    }
+    auto knob = backend::KnobChoice::create();
+    if (!knob) {
+      return std::unexpected(std::move(knob.error()));
+    }
+    ok = knob->set_knob_type(static_cast<cudnnBackendKnobType_t>(type));
+    if (ok) ok = knob->set_knob_value(value);
+    if (ok) ok = knob->finalize();
+    raw.push_back(knob->native());
+    knobs.push_back(std::move(*knob));
+  }
+  auto config = backend::EngineConfig::create();
+  if (!config) {
+    return std::unexpected(std::move(config.error()));
+  }
+  if (ok) ok = config->set_engine(*engine);
+  if (ok && !raw.empty()) ok = config->set_knob_choices(raw);
+  if (ok) ok = config->finalize();
+  if (!ok) {
+    return std::unexpected(std::move(ok.error()));
+  }
+  return config;
 }
 
 backend::Expected<backend::ExecutionPlan> make_plan(cudnnHandle_t handle,
@@ -96,48 +145,136 @@ backend::Expected<std::vector<backend::EngineConfig>> ranked_configs(
   return heuristics->results();
 }
 
+// Tries candidates in order and keeps the first plan that finalizes; remembers what failed.
+class PlanSearch {
+ public:
+  explicit PlanSearch(const PlanRequest& request) : request_(request) {
+    if (request.cache != nullptr) {
+      cache_descriptor_ = request.cache->descriptor().value_or(nullptr);
+    }
+  }
+
+  // Whether the cache holds the config's kernel (false without a cache or when unknown).
+  [[nodiscard]] bool held(const backend::EngineConfig& config) const {
+    return request_.cache != nullptr && request_.cache->holds(config).value_or(false);
+  }
+
+  // A plan from config, or nullopt (the failure is noted). Errors that are not about this
+  // candidate (reading the workspace size, updating the cache's bookkeeping) are returned.
+  [[nodiscard]] Result<std::optional<ChosenPlan>> attempt(const backend::EngineConfig& config,
+                                                          PlanInfo info, std::string_view origin) {
+    ++attempts_;
+    const EngineChoice choice = info.from_cached_config ? EngineChoice{info.engine_id, info.knobs}
+                                                        : describe_config(config);
+    info.engine_id = choice.engine_id;
+    info.knobs = choice.knobs;
+    info.kernel_cache_hit = held(config);
+    auto plan = make_plan(request_.handle, config, cache_descriptor_);
+    if (!plan) {
+      tried_ += "\n  " + std::string(origin) + ", engine " + std::to_string(choice.engine_id) +
+                ": " + plan.error().to_string();
+      return std::optional<ChosenPlan>{};
+    }
+    auto workspace = plan->workspace_size();
+    if (!workspace) {
+      return std::unexpected(cudnn_error(workspace.error(), "build: workspace size"));
+    }
+    info.workspace_size = *workspace;
+    info.candidates_tried = attempts_;
+    if (request_.cache != nullptr) {
+      // A miss may have compiled and changed the cache; a hit is a lookup and changes nothing.
+      if (!info.kernel_cache_hit) {
+        if (auto ok = request_.cache->refresh(); !ok) {
+          return std::unexpected(ok.error());
+        }
+      }
+      request_.cache->remember(choice);
+    }
+    return std::optional<ChosenPlan>{ChosenPlan{std::move(*plan), std::move(info)}};
+  }
+
+  void note(std::string_view line) { tried_ += "\n  " + std::string(line); }
+  [[nodiscard]] Error no_engine() const {
+    return Error{ErrorCode::NoEngine, "build: no execution plan could be built for this graph (" +
+                                          std::to_string(attempts_) +
+                                          " engine config(s) tried):" + tried_};
+  }
+
+ private:
+  const PlanRequest& request_;
+  const backend::KernelCache* cache_descriptor_ = nullptr;
+  std::string tried_;  // one line per failed candidate, for the NoEngine error
+  std::int64_t attempts_ = 0;
+};
+
 }  // namespace
 
-Result<ChosenPlan> choose_plan(const backend::OperationGraph& graph, cudnnHandle_t handle,
-                               const std::vector<HeuristicMode>& modes,
-                               const backend::Descriptor* kernel_cache) {
-  if (modes.empty()) {
+Result<ChosenPlan> choose_plan(const PlanRequest& request) {
+  if (request.modes.empty()) {
     return make_error(ErrorCode::InvalidAttribute, "build: no heuristic mode given");
   }
-  std::string tried;  // one line per failed candidate, for the NoEngine error
-  std::int64_t attempts = 0;
-  for (HeuristicMode mode : modes) {
-    auto configs = ranked_configs(graph, mode);
+  PlanSearch search(request);
+  const bool cache_first = request.cache != nullptr && request.cache_first;
+  if (cache_first) {
+    // Known configs whose kernel the cache holds for this graph: no heuristics, no compile.
+    for (const EngineChoice& known : request.cache->known_configs()) {
+      auto config = make_config(request.graph, known);
+      if (!config || !search.held(*config)) {
+        continue;  // not applicable to this shape, or would compile: let heuristics rank it
+      }
+      PlanInfo info;
+      info.mode = request.modes.front();
+      info.engine_id = known.engine_id;
+      info.knobs = known.knobs;
+      info.from_cached_config = true;
+      auto chosen = search.attempt(*config, std::move(info), "cached config");
+      if (!chosen) {
+        return std::unexpected(chosen.error());
+      }
+      if (*chosen) {
+        return std::move(**chosen);
+      }
+    }
+  }
+  for (HeuristicMode mode : request.modes) {
+    const std::string origin = "heuristics " + std::string(to_string(mode));
+    auto configs = ranked_configs(request.graph, mode);
     if (!configs) {
-      tried += "\n  heuristics " + std::string(to_string(mode)) + ": " + configs.error().to_string();
+      search.note(origin + ": " + configs.error().to_string());
       continue;
     }
     if (configs->empty()) {
-      tried += "\n  heuristics " + std::string(to_string(mode)) + ": no engine config";
+      search.note(origin + ": no engine config");
     }
-    for (const backend::EngineConfig& config : *configs) {
-      ++attempts;
+    // With cache_first, configs whose kernel the cache holds go first, each group in
+    // heuristics order.
+    std::vector<const backend::EngineConfig*> order;
+    order.reserve(configs->size());
+    std::vector<bool> held(configs->size(), false);
+    for (std::size_t i = 0; i < configs->size(); ++i) {
+      held[i] = cache_first && search.held((*configs)[i]);
+      if (held[i]) {
+        order.push_back(&(*configs)[i]);
+      }
+    }
+    for (std::size_t i = 0; i < configs->size(); ++i) {
+      if (!held[i]) {
+        order.push_back(&(*configs)[i]);
+      }
+    }
+    for (const backend::EngineConfig* config : order) {
       PlanInfo info;
       info.mode = mode;
-      describe_config(config, info);
-      auto plan = make_plan(handle, config, kernel_cache);
-      if (!plan) {
-        tried += "\n  heuristics " + std::string(to_string(mode)) + ", engine " +
-                 std::to_string(info.engine_id) + ": " + plan.error().to_string();
-        continue;
+      auto chosen = search.attempt(*config, std::move(info), origin);
+      if (!chosen) {
+        return std::unexpected(chosen.error());
       }
-      auto workspace = plan->workspace_size();
-      if (!workspace) {
-        return std::unexpected(cudnn_error(workspace.error(), "build: workspace size"));
+      if (*chosen) {
+        return std::move(**chosen);
       }
-      info.workspace_size = *workspace;
-      info.candidates_tried = attempts;
-      return ChosenPlan{std::move(*plan), std::move(info)};
     }
   }
-  return make_error(ErrorCode::NoEngine,
-                    "build: no execution plan could be built for this graph (" +
-                        std::to_string(attempts) + " engine config(s) tried):" + tried);
+  return std::unexpected(search.no_engine());
 }
 
 }  // namespace detail

@@ -1,8 +1,12 @@
-// Plan choice (internal to api/): heuristics → engine configs → the first execution plan that
-// finalizes. On failure the Error lists what each candidate said.
+// Plan choice (internal to api/): engine configs -> the first execution plan that finalizes.
+// With a kernel cache and cache_first, configs the cache already compiled come first: the
+// cache's known configs rebuilt on the new graph (no heuristics query), then the heuristics'
+// configs the cache holds, then the rest in heuristics order. On failure the Error lists what
+// each candidate said.
 #pragma once
 
 #include "api/error.hpp"
+#include "api/kernel_cache.hpp"
 #include "api/plan.hpp"
 #include "backend/execution_plan.hpp"
 #include "backend/operation_graph.hpp"
@@ -11,14 +15,19 @@
 
 namespace dnngraph::detail {
 
+struct PlanRequest {
+  const backend::OperationGraph& graph;
+  cudnnHandle_t handle;
+  const std::vector<HeuristicMode>& modes;
+  KernelCache* cache = nullptr;  // built already; plans attach to it
+  bool cache_first = true;
+};
+
 struct ChosenPlan {
   backend::ExecutionPlan plan;
   PlanInfo info;
 };
 
-[[nodiscard]] Result<ChosenPlan> choose_plan(const backend::OperationGraph& graph,
-                                             cudnnHandle_t handle,
-                                             const std::vector<HeuristicMode>& modes,
-                                             const backend::Descriptor* kernel_cache);
+[[nodiscard]] Result<ChosenPlan> choose_plan(const PlanRequest& request);
 
 }  // namespace dnngraph::detail

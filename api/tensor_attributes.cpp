@@ -1,6 +1,8 @@
 // TensorAttributes helpers.
 #include "api/tensor_attributes.hpp"
 
+#include <limits>
+
 namespace dnngraph {
 
 std::string TensorAttributes::describe() const {
@@ -15,6 +17,17 @@ std::vector<std::int64_t> packed_strides(const std::vector<std::int64_t>& dims) 
     strides[i - 2] = strides[i - 1] * dims[i - 1];
   }
   return strides;
+}
+
+std::optional<std::int64_t> element_count(const std::vector<std::int64_t>& dims) {
+  std::int64_t count = 1;
+  for (const std::int64_t d : dims) {
+    if (d <= 0 || count > std::numeric_limits<std::int64_t>::max() / d) {
+      return std::nullopt;
+    }
+    count *= d;
+  }
+  return count;
 }
 
 std::string to_string(const std::vector<std::int64_t>& values) {

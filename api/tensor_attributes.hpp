@@ -60,8 +60,13 @@ class TensorAttributes {
   bool is_virtual_ = false;
 };
 
-// Packed row-major strides for dims: the last dimension is contiguous.
+// Packed row-major strides for dims: the last dimension is contiguous. Needs dims whose
+// element_count() fits in int64.
 [[nodiscard]] std::vector<std::int64_t> packed_strides(const std::vector<std::int64_t>& dims);
+
+// The product of dims, or nullopt where a dim is not positive or the product does not fit in
+// int64.
+[[nodiscard]] std::optional<std::int64_t> element_count(const std::vector<std::int64_t>& dims);
 
 // "[2, 3, 4]" for error messages.
 [[nodiscard]] std::string to_string(const std::vector<std::int64_t>& values);

@@ -79,8 +79,8 @@ Expected<void> Descriptor::set_raw(cudnnBackendAttributeName_t name, std::string
 }
 
 Expected<std::int64_t> Descriptor::get_raw(cudnnBackendAttributeName_t name, std::string_view what,
-                                           cudnnBackendAttributeType_t type,
-                                           std::int64_t requested, void* out) const {
+                                           cudnnBackendAttributeType_t type, std::int64_t requested,
+                                           void* out) const {
   std::int64_t count = 0;
   auto ok = check(cudnnBackendGetAttribute(raw_, name, type, requested, &count, out),
                   "get " + std::string(what) + " of " + std::string(descriptor_type_name(type_)));
@@ -100,12 +100,28 @@ Expected<std::string> Descriptor::get_string(cudnnBackendAttributeName_t name,
   if (!size) {
     return std::unexpected(std::move(size.error()));
   }
-  std::vector<char> text(static_cast<std::size_t>(*size) + 1, '\0');
-  auto got = get(name, what, std::span<char>(text));
-  if (!got) {
-    return std::unexpected(std::move(got.error()));
+  // Another thread can grow the text (a kernel cache) between the size query and the read:
+  // cuDNN then answers BAD_PARAM_SIZE_INSUFFICIENT with the size now needed (9.27 docs).
+  constexpr int attempts = 4;
+  for (int i = 0; i < attempts; ++i) {
+    std::vector<char> text(static_cast<std::size_t>(*size) + 1, '\0');
+    std::int64_t count = 0;
+    const cudnnStatus_t status =
+        cudnnBackendGetAttribute(native(), name, CUDNN_TYPE_CHAR,
+                                 static_cast<std::int64_t>(text.size()), &count, text.data());
+    if (status == CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT && count > *size) {
+      *size = count;
+      continue;
+    }
+    auto ok = check(status,
+                    "get " + std::string(what) + " of " + std::string(descriptor_type_name(type_)));
+    if (!ok) {
+      return std::unexpected(std::move(ok.error()));
+    }
+    return std::string(text.data());  // the buffer has one more '\0' than cuDNN writes
   }
-  return std::string(text.data());
+  return std::unexpected(Status{CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT,
+                                "get " + std::string(what) + " (kept growing while read)", ""});
 }
 
 }  // namespace dnngraph::backend

@@ -19,18 +19,54 @@ namespace dnngraph::backend {
 // Maps a C++ element type to the cudnnBackendAttributeType_t cuDNN expects for it.
 template <class T>
 struct AttributeType;
-template <> struct AttributeType<std::int64_t> { static constexpr auto value = CUDNN_TYPE_INT64; };
-template <> struct AttributeType<double> { static constexpr auto value = CUDNN_TYPE_DOUBLE; };
-template <> struct AttributeType<float> { static constexpr auto value = CUDNN_TYPE_FLOAT; };
-template <> struct AttributeType<bool> { static constexpr auto value = CUDNN_TYPE_BOOLEAN; };
-template <> struct AttributeType<char> { static constexpr auto value = CUDNN_TYPE_CHAR; };
-template <> struct AttributeType<void*> { static constexpr auto value = CUDNN_TYPE_VOID_PTR; };
-template <> struct AttributeType<cudnnHandle_t> { static constexpr auto value = CUDNN_TYPE_HANDLE; };
-template <> struct AttributeType<cudnnDataType_t> { static constexpr auto value = CUDNN_TYPE_DATA_TYPE; };
-template <> struct AttributeType<cudnnPointwiseMode_t> { static constexpr auto value = CUDNN_TYPE_POINTWISE_MODE; };
-template <> struct AttributeType<cudnnBackendHeurMode_t> { static constexpr auto value = CUDNN_TYPE_HEUR_MODE; };
-template <> struct AttributeType<cudnnBackendKnobType_t> { static constexpr auto value = CUDNN_TYPE_KNOB_TYPE; };
-template <> struct AttributeType<cudnnNanPropagation_t> { static constexpr auto value = CUDNN_TYPE_NAN_PROPOGATION; };
+template <>
+struct AttributeType<std::int64_t> {
+  static constexpr auto value = CUDNN_TYPE_INT64;
+};
+template <>
+struct AttributeType<double> {
+  static constexpr auto value = CUDNN_TYPE_DOUBLE;
+};
+template <>
+struct AttributeType<float> {
+  static constexpr auto value = CUDNN_TYPE_FLOAT;
+};
+template <>
+struct AttributeType<bool> {
+  static constexpr auto value = CUDNN_TYPE_BOOLEAN;
+};
+template <>
+struct AttributeType<char> {
+  static constexpr auto value = CUDNN_TYPE_CHAR;
+};
+template <>
+struct AttributeType<void*> {
+  static constexpr auto value = CUDNN_TYPE_VOID_PTR;
+};
+template <>
+struct AttributeType<cudnnHandle_t> {
+  static constexpr auto value = CUDNN_TYPE_HANDLE;
+};
+template <>
+struct AttributeType<cudnnDataType_t> {
+  static constexpr auto value = CUDNN_TYPE_DATA_TYPE;
+};
+template <>
+struct AttributeType<cudnnPointwiseMode_t> {
+  static constexpr auto value = CUDNN_TYPE_POINTWISE_MODE;
+};
+template <>
+struct AttributeType<cudnnBackendHeurMode_t> {
+  static constexpr auto value = CUDNN_TYPE_HEUR_MODE;
+};
+template <>
+struct AttributeType<cudnnBackendKnobType_t> {
+  static constexpr auto value = CUDNN_TYPE_KNOB_TYPE;
+};
+template <>
+struct AttributeType<cudnnNanPropagation_t> {
+  static constexpr auto value = CUDNN_TYPE_NAN_PROPOGATION;
+};
 
 // "OperationGraph" for CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, used in error contexts.
 [[nodiscard]] std::string_view descriptor_type_name(cudnnBackendDescriptorType_t type) noexcept;
@@ -66,6 +102,17 @@ class Descriptor {
     return set(name, what, std::span<const T>(&value, 1));
   }
 
+  // A one-element attribute read as T.
+  template <class T>
+  [[nodiscard]] Expected<T> get_one(cudnnBackendAttributeName_t name, std::string_view what) const {
+    T value{};
+    auto got = get(name, what, std::span<T>(&value, 1));
+    if (!got) {
+      return std::unexpected(std::move(got.error()));
+    }
+    return value;
+  }
+
   // cudnnBackendGetAttribute; returns the element count cuDNN reports (may exceed out.size()).
   template <class T>
   [[nodiscard]] Expected<std::int64_t> get(cudnnBackendAttributeName_t name, std::string_view what,
@@ -87,9 +134,9 @@ class Descriptor {
     return set_descriptors(name, what, std::span<const cudnnBackendDescriptor_t>(&raw, 1));
   }
   // Fills the given (created, not finalized) descriptors; returns the count cuDNN reports.
-  [[nodiscard]] Expected<std::int64_t> get_descriptors(cudnnBackendAttributeName_t name,
-                                                       std::string_view what,
-                                                       std::span<cudnnBackendDescriptor_t> out) const {
+  [[nodiscard]] Expected<std::int64_t> get_descriptors(
+      cudnnBackendAttributeName_t name, std::string_view what,
+      std::span<cudnnBackendDescriptor_t> out) const {
     return get_raw(name, what, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<std::int64_t>(out.size()),
                    out.data());
   }

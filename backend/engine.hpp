@@ -13,19 +13,14 @@ class Engine : public Descriptor {
   }
 
   [[nodiscard]] Expected<void> set_operation_graph(const Descriptor& graph) {
-    return set_descriptor(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, "CUDNN_ATTR_ENGINE_OPERATION_GRAPH", graph);
+    return set_descriptor(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, "CUDNN_ATTR_ENGINE_OPERATION_GRAPH",
+                          graph);
   }
   [[nodiscard]] Expected<void> set_global_index(std::int64_t index) {
     return set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, "CUDNN_ATTR_ENGINE_GLOBAL_INDEX", index);
   }
   [[nodiscard]] Expected<std::int64_t> global_index() const {
-    std::int64_t index = -1;
-    auto got = get(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, "CUDNN_ATTR_ENGINE_GLOBAL_INDEX",
-                   std::span<std::int64_t>(&index, 1));
-    if (!got) {
-      return std::unexpected(std::move(got.error()));
-    }
-    return index;
+    return get_one<std::int64_t>(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, "CUDNN_ATTR_ENGINE_GLOBAL_INDEX");
   }
 };
 

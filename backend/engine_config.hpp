@@ -20,7 +20,8 @@ class EngineConfig : public Descriptor {
     return set_descriptor(CUDNN_ATTR_ENGINECFG_ENGINE, "CUDNN_ATTR_ENGINECFG_ENGINE", engine);
   }
   [[nodiscard]] Expected<void> set_knob_choices(std::span<const cudnnBackendDescriptor_t> knobs) {
-    return set_descriptors(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, "CUDNN_ATTR_ENGINECFG_KNOB_CHOICES", knobs);
+    return set_descriptors(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, "CUDNN_ATTR_ENGINECFG_KNOB_CHOICES",
+                           knobs);
   }
   // A copy of the engine this config uses.
   [[nodiscard]] Expected<Engine> engine() const;

@@ -23,7 +23,8 @@ Expected<std::vector<EngineConfig>> EngineHeuristics::results() const {
     raw.push_back(config->native());
     configs.push_back(std::move(*config));
   }
-  auto filled = get_descriptors(CUDNN_ATTR_ENGINEHEUR_RESULTS, "CUDNN_ATTR_ENGINEHEUR_RESULTS", std::span<cudnnBackendDescriptor_t>(raw));
+  auto filled = get_descriptors(CUDNN_ATTR_ENGINEHEUR_RESULTS, "CUDNN_ATTR_ENGINEHEUR_RESULTS",
+                                std::span<cudnnBackendDescriptor_t>(raw));
   if (!filled) {
     return std::unexpected(std::move(filled.error()));
   }

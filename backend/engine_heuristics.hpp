@@ -1,4 +1,5 @@
-// backend::EngineHeuristics: CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR (ranked engine configs of a graph).
+// backend::EngineHeuristics: CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR (ranked engine configs of a
+// graph).
 #pragma once
 
 #include "backend/descriptor.hpp"
@@ -16,12 +17,14 @@ class EngineHeuristics : public Descriptor {
   }
 
   [[nodiscard]] Expected<void> set_operation_graph(const Descriptor& graph) {
-    return set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, "CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH", graph);
+    return set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+                          "CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH", graph);
   }
   [[nodiscard]] Expected<void> set_mode(cudnnBackendHeurMode_t mode) {
     return set(CUDNN_ATTR_ENGINEHEUR_MODE, "CUDNN_ATTR_ENGINEHEUR_MODE", mode);
   }
-  // The finalized engine configs cuDNN ranks for the graph, best first (CUDNN_ATTR_ENGINEHEUR_RESULTS).
+  // The finalized engine configs cuDNN ranks for the graph, best first
+  // (CUDNN_ATTR_ENGINEHEUR_RESULTS).
   [[nodiscard]] Expected<std::vector<EngineConfig>> results() const;
 };
 

@@ -4,13 +4,8 @@
 namespace dnngraph::backend {
 
 Expected<std::int64_t> ExecutionPlan::workspace_size() const {
-  std::int64_t bytes = 0;
-  auto got = get(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, "CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE",
-                 std::span<std::int64_t>(&bytes, 1));
-  if (!got) {
-    return std::unexpected(std::move(got.error()));
-  }
-  return bytes;
+  return get_one<std::int64_t>(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                               "CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE");
 }
 
 Expected<void> execute(cudnnHandle_t handle, const ExecutionPlan& plan,

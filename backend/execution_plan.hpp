@@ -19,17 +19,20 @@ class ExecutionPlan : public Descriptor {
     return set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, "CUDNN_ATTR_EXECUTION_PLAN_HANDLE", handle);
   }
   [[nodiscard]] Expected<void> set_engine_config(const EngineConfig& config) {
-    return set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, "CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG", config);
+    return set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                          "CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG", config);
   }
   // The kernel cache descriptor (CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR) the plan stores into
   // and looks up in; only for dynamic-shape operation graphs.
   [[nodiscard]] Expected<void> set_kernel_cache(const Descriptor& cache) {
-    return set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE, "CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE", cache);
+    return set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE,
+                          "CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE", cache);
   }
   [[nodiscard]] Expected<std::int64_t> workspace_size() const;
   // CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION of a finalized plan.
   [[nodiscard]] Expected<std::string> json() const {
-    return get_string(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, "CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION");
+    return get_string(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
+                      "CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION");
   }
 };
 

@@ -16,15 +16,29 @@ class KernelCache : public Descriptor {
   }
 
   [[nodiscard]] Expected<void> set_operation_graph(const Descriptor& graph) {
-    return set_descriptor(CUDNN_ATTR_KERNEL_CACHE_OPERATION_GRAPH, "CUDNN_ATTR_KERNEL_CACHE_OPERATION_GRAPH", graph);
+    return set_descriptor(CUDNN_ATTR_KERNEL_CACHE_OPERATION_GRAPH,
+                          "CUDNN_ATTR_KERNEL_CACHE_OPERATION_GRAPH", graph);
   }
   // CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION, CUDNN_TYPE_CHAR.
   [[nodiscard]] Expected<void> set_json(std::string_view json) {
     return set(CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION,
                "CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION", std::span<const char>(json));
   }
+#if CUDNN_VERSION >= 92700
+  // Read-only counters cuDNN keeps from 9.27 on: one per insertion, replacement, removal or
+  // eviction (lookups do not count; a JSON write starts a new count), and the entry count.
+  [[nodiscard]] Expected<std::int64_t> revision() const {
+    return get_one<std::int64_t>(CUDNN_ATTR_KERNEL_CACHE_REVISION,
+                                 "CUDNN_ATTR_KERNEL_CACHE_REVISION");
+  }
+  [[nodiscard]] Expected<std::int64_t> entry_count() const {
+    return get_one<std::int64_t>(CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT,
+                                 "CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT");
+  }
+#endif
   [[nodiscard]] Expected<std::string> json() const {
-    return get_string(CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION, "CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION");
+    return get_string(CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION,
+                      "CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION");
   }
 };
 

@@ -19,22 +19,12 @@ class KnobChoice : public Descriptor {
     return set(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, "CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE", value);
   }
   [[nodiscard]] Expected<cudnnBackendKnobType_t> knob_type() const {
-    cudnnBackendKnobType_t type{};
-    auto got = get(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, "CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE",
-                   std::span<cudnnBackendKnobType_t>(&type, 1));
-    if (!got) {
-      return std::unexpected(std::move(got.error()));
-    }
-    return type;
+    return get_one<cudnnBackendKnobType_t>(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
+                                           "CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE");
   }
   [[nodiscard]] Expected<std::int64_t> knob_value() const {
-    std::int64_t value = 0;
-    auto got = get(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, "CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE",
-                   std::span<std::int64_t>(&value, 1));
-    if (!got) {
-      return std::unexpected(std::move(got.error()));
-    }
-    return value;
+    return get_one<std::int64_t>(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
+                                 "CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE");
   }
 };
 

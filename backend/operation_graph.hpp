@@ -26,13 +26,8 @@ class OperationGraph : public Descriptor {
                "CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED", enabled);
   }
   [[nodiscard]] Expected<std::int64_t> engine_global_count() const {
-    std::int64_t count = 0;
-    auto got = get(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT,
-                   "CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT", std::span<std::int64_t>(&count, 1));
-    if (!got) {
-      return std::unexpected(std::move(got.error()));
-    }
-    return count;
+    return get_one<std::int64_t>(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT,
+                                 "CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT");
   }
 };
 

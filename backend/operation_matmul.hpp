@@ -13,16 +13,20 @@ class OperationMatmul : public Descriptor {
   }
 
   [[nodiscard]] Expected<void> set_a(const Descriptor& tensor) {
-    return set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_ADESC, "CUDNN_ATTR_OPERATION_MATMUL_ADESC", tensor);
+    return set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_ADESC, "CUDNN_ATTR_OPERATION_MATMUL_ADESC",
+                          tensor);
   }
   [[nodiscard]] Expected<void> set_b(const Descriptor& tensor) {
-    return set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_BDESC, "CUDNN_ATTR_OPERATION_MATMUL_BDESC", tensor);
+    return set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_BDESC, "CUDNN_ATTR_OPERATION_MATMUL_BDESC",
+                          tensor);
   }
   [[nodiscard]] Expected<void> set_c(const Descriptor& tensor) {
-    return set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_CDESC, "CUDNN_ATTR_OPERATION_MATMUL_CDESC", tensor);
+    return set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_CDESC, "CUDNN_ATTR_OPERATION_MATMUL_CDESC",
+                          tensor);
   }
   [[nodiscard]] Expected<void> set_matmul(const Descriptor& matmul) {
-    return set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_DESC, "CUDNN_ATTR_OPERATION_MATMUL_DESC", matmul);
+    return set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_DESC, "CUDNN_ATTR_OPERATION_MATMUL_DESC",
+                          matmul);
   }
 };
 

@@ -13,16 +13,20 @@ class OperationPointwise : public Descriptor {
   }
 
   [[nodiscard]] Expected<void> set_pointwise(const Descriptor& pointwise) {
-    return set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, "CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR", pointwise);
+    return set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
+                          "CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR", pointwise);
   }
   [[nodiscard]] Expected<void> set_x(const Descriptor& tensor) {
-    return set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, "CUDNN_ATTR_OPERATION_POINTWISE_XDESC", tensor);
+    return set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
+                          "CUDNN_ATTR_OPERATION_POINTWISE_XDESC", tensor);
   }
   [[nodiscard]] Expected<void> set_b(const Descriptor& tensor) {
-    return set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, "CUDNN_ATTR_OPERATION_POINTWISE_BDESC", tensor);
+    return set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
+                          "CUDNN_ATTR_OPERATION_POINTWISE_BDESC", tensor);
   }
   [[nodiscard]] Expected<void> set_y(const Descriptor& tensor) {
-    return set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, "CUDNN_ATTR_OPERATION_POINTWISE_YDESC", tensor);
+    return set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
+                          "CUDNN_ATTR_OPERATION_POINTWISE_YDESC", tensor);
   }
   [[nodiscard]] Expected<void> set_alpha1(float value) {
     return set(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, "CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1",

@@ -22,12 +22,10 @@ class Pointwise : public Descriptor {
     return set(CUDNN_ATTR_POINTWISE_NAN_PROPAGATION, "CUDNN_ATTR_POINTWISE_NAN_PROPAGATION", nan);
   }
   [[nodiscard]] Expected<void> set_relu_lower_clip(double value) {
-    return set(CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, "CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP",
-               value);
+    return set(CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, "CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP", value);
   }
   [[nodiscard]] Expected<void> set_relu_upper_clip(double value) {
-    return set(CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, "CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP",
-               value);
+    return set(CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, "CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP", value);
   }
   [[nodiscard]] Expected<void> set_relu_lower_clip_slope(double value) {
     return set(CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE,

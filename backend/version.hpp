@@ -1,4 +1,5 @@
-// cuDNN versions: the one we compiled against and the one loaded at run time (e.g. 91900 for 9.19.0).
+// cuDNN versions: the one we compiled against and the one loaded at run time (e.g. 91900
+// for 9.19.0).
 #pragma once
 
 #include <cudnn.h>

@@ -7,6 +7,7 @@ module;
 export module dnngraph;
 
 export namespace dnngraph {
+using dnngraph::arity;
 using dnngraph::cudnn_compiled_version;
 using dnngraph::cudnn_runtime_version;
 using dnngraph::cudnn_version_string;
@@ -16,6 +17,7 @@ using dnngraph::ErrorCode;
 using dnngraph::Graph;
 using dnngraph::Handle;
 using dnngraph::HeuristicMode;
+using dnngraph::KernelCache;
 using dnngraph::LoweringSummary;
 using dnngraph::make_error;
 using dnngraph::MatmulAttributes;
@@ -27,5 +29,4 @@ using dnngraph::Result;
 using dnngraph::size_of;
 using dnngraph::TensorAttributes;
 using dnngraph::to_string;
-using dnngraph::arity;
 }  // namespace dnngraph

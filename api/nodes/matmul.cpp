@@ -13,8 +13,8 @@ namespace dnngraph::detail {
 namespace {
 
 // Input types cuDNN's matmul engines take (cuDNN 9 backend docs, matmul operation).
-constexpr std::array matmul_input_types{DataType::Half,    DataType::BFloat16, DataType::Float,
-                                        DataType::Int8,    DataType::Fp8E4M3,  DataType::Fp8E5M2};
+constexpr std::array matmul_input_types{DataType::Half, DataType::BFloat16, DataType::Float,
+                                        DataType::Int8, DataType::Fp8E4M3,  DataType::Fp8E5M2};
 
 bool is_matmul_input_type(DataType type) {
   return std::ranges::find(matmul_input_types, type) != matmul_input_types.end();
@@ -48,10 +48,9 @@ Result<void> MatmulNode::infer(const GraphContext& context) {
     const std::int64_t db = b.dim()[i];
     if (da != db && da != 1 && db != 1) {
       return make_error(ErrorCode::ShapeMismatch,
-                        describe() + ": batch dim " + std::to_string(i) + " of A " +
-                            a.describe() + " is " + std::to_string(da) + " and of B " +
-                            b.describe() + " is " + std::to_string(db) +
-                            "; they must be equal or one of them 1");
+                        describe() + ": batch dim " + std::to_string(i) + " of A " + a.describe() +
+                            " is " + std::to_string(da) + " and of B " + b.describe() + " is " +
+                            std::to_string(db) + "; they must be equal or one of them 1");
     }
     c_dims[i] = std::max(da, db);
   }

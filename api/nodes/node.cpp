@@ -11,19 +11,25 @@ Result<void> Node::settle_output(TensorAttributes& out,
   if (out.dim().empty()) {
     out.set_dim(inferred_dims);
   } else if (out.dim() != inferred_dims) {
-    return make_error(ErrorCode::ShapeMismatch,
-                      describe() + ": output " + out.describe() + " was given dims " +
-                          to_string(out.dim()) + ", but the inputs give " +
-                          to_string(inferred_dims));
+    return make_error(ErrorCode::ShapeMismatch, describe() + ": output " + out.describe() +
+                                                    " was given dims " + to_string(out.dim()) +
+                                                    ", but the inputs give " +
+                                                    to_string(inferred_dims));
+  }
+  // Inputs fit, but M of A times N of B may not; packed_strides would overflow.
+  if (!element_count(out.dim())) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      describe() + ": output " + out.describe() + " has dims " +
+                          to_string(out.dim()) + ", whose element count does not fit in int64");
   }
   if (out.stride().empty()) {
     out.set_stride(packed_strides(out.dim()));
   } else if (out.stride().size() != out.dim().size()) {
-    return make_error(ErrorCode::InvalidAttribute,
-                      describe() + ": output " + out.describe() + " has " +
-                          std::to_string(out.dim().size()) + " dims but " +
-                          std::to_string(out.stride().size()) + " strides " +
-                          to_string(out.stride()));
+    return make_error(ErrorCode::InvalidAttribute, describe() + ": output " + out.describe() +
+                                                       " has " + std::to_string(out.dim().size()) +
+                                                       " dims but " +
+                                                       std::to_string(out.stride().size()) +
+                                                       " strides " + to_string(out.stride()));
   }
   if (!out.data_type()) {
     if (out.is_virtual()) {

@@ -52,10 +52,10 @@ Result<void> PointwiseNode::infer(const GraphContext& context) {
     const TensorAttributes& x = *inputs()[0];
     const TensorAttributes& b = *inputs()[1];
     if (b.dim().size() != x.dim().size()) {
-      return make_error(ErrorCode::ShapeMismatch,
-                        describe() + ": " + x.describe() + " has dims " + to_string(x.dim()) +
-                            " and " + b.describe() + " has dims " + to_string(b.dim()) +
-                            "; broadcasting needs the same rank");
+      return make_error(ErrorCode::ShapeMismatch, describe() + ": " + x.describe() + " has dims " +
+                                                      to_string(x.dim()) + " and " + b.describe() +
+                                                      " has dims " + to_string(b.dim()) +
+                                                      "; broadcasting needs the same rank");
     }
     for (std::size_t i = 0; i < y_dims.size(); ++i) {
       const std::int64_t dx = x.dim()[i];

@@ -62,14 +62,15 @@ int main() {
 
   Graph g;
   g.set_io_data_type(DataType::BFloat16).set_compute_data_type(DataType::Float);
-  auto A = g.tensor(TensorAttributes().set_name("A").set_uid(1).set_dim({b, m, k}).set_stride(
-      {m * k, k, 1}));
-  auto B = g.tensor(TensorAttributes().set_name("B").set_uid(2).set_dim({b, k, n}).set_stride(
-      {k * n, n, 1}));
+  auto A = g.tensor(
+      TensorAttributes().set_name("A").set_uid(1).set_dim({b, m, k}).set_stride({m * k, k, 1}));
+  auto B = g.tensor(
+      TensorAttributes().set_name("B").set_uid(2).set_dim({b, k, n}).set_stride({k * n, n, 1}));
   auto bias = g.tensor(
       TensorAttributes().set_name("bias").set_uid(4).set_dim({1, 1, n}).set_stride({n, n, 1}));
   auto C = g.matmul(A, B, MatmulAttributes().set_name("mm").set_compute_data_type(DataType::Float));
-  auto D = g.pointwise(C, bias, PointwiseAttributes().set_name("bias_add").set_mode(PointwiseMode::Add));
+  auto D =
+      g.pointwise(C, bias, PointwiseAttributes().set_name("bias_add").set_mode(PointwiseMode::Add));
   auto Y = g.pointwise(D, PointwiseAttributes().set_name("relu").set_mode(PointwiseMode::ReluFwd));
   Y->set_output(true).set_uid(3).set_data_type(DataType::BFloat16);
 
@@ -125,15 +126,16 @@ int main() {
   void* y_dev = nullptr;
   void* ws_dev = nullptr;
   const std::int64_t ws = g.get_workspace_size().value_or(0);
-  bool ok = cuda_ok(cudaMalloc(&a_dev, a.size() * 2), "cudaMalloc") &&
-            cuda_ok(cudaMalloc(&b_dev, bm.size() * 2), "cudaMalloc") &&
-            cuda_ok(cudaMalloc(&bias_dev, bias_h.size() * 2), "cudaMalloc") &&
-            cuda_ok(cudaMalloc(&y_dev, y.size() * 2), "cudaMalloc") &&
-            (ws == 0 || cuda_ok(cudaMalloc(&ws_dev, static_cast<std::size_t>(ws)), "cudaMalloc")) &&
-            cuda_ok(cudaMemcpy(a_dev, a.data(), a.size() * 2, cudaMemcpyHostToDevice), "copy A") &&
-            cuda_ok(cudaMemcpy(b_dev, bm.data(), bm.size() * 2, cudaMemcpyHostToDevice), "copy B") &&
-            cuda_ok(cudaMemcpy(bias_dev, bias_h.data(), bias_h.size() * 2, cudaMemcpyHostToDevice),
-                    "copy bias");
+  bool ok =
+      cuda_ok(cudaMalloc(&a_dev, a.size() * 2), "cudaMalloc") &&
+      cuda_ok(cudaMalloc(&b_dev, bm.size() * 2), "cudaMalloc") &&
+      cuda_ok(cudaMalloc(&bias_dev, bias_h.size() * 2), "cudaMalloc") &&
+      cuda_ok(cudaMalloc(&y_dev, y.size() * 2), "cudaMalloc") &&
+      (ws == 0 || cuda_ok(cudaMalloc(&ws_dev, static_cast<std::size_t>(ws)), "cudaMalloc")) &&
+      cuda_ok(cudaMemcpy(a_dev, a.data(), a.size() * 2, cudaMemcpyHostToDevice), "copy A") &&
+      cuda_ok(cudaMemcpy(b_dev, bm.data(), bm.size() * 2, cudaMemcpyHostToDevice), "copy B") &&
+      cuda_ok(cudaMemcpy(bias_dev, bias_h.data(), bias_h.size() * 2, cudaMemcpyHostToDevice),
+              "copy bias");
   std::unordered_map<std::int64_t, void*> pack{{1, a_dev}, {2, b_dev}, {4, bias_dev}, {3, y_dev}};
   double exec_us = 0;
   if (ok) {

@@ -1,0 +1,226 @@
+// dnngraph::KernelCache. Every public method locks mutex_ for its whole body; no cuDNN call on
+// the descriptor happens outside it.
+#include "api/kernel_cache.hpp"
+
+#include "api/cudnn_error.hpp"
+#include "api/kernel_cache_json.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace dnngraph {
+
+namespace {
+
+// cuDNN counts revision and entries itself from 9.27 (CUDNN_ATTR_KERNEL_CACHE_REVISION and
+// _ENTRY_COUNT); both the headers compiled against and the library loaded must have them.
+bool native_introspection() noexcept {
+#if CUDNN_VERSION >= 92700
+  return backend::runtime_version() >= 92700;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+std::string_view KernelCache::introspection_path() noexcept {
+  // Before 9.27 dnngraph derives both from the entries of
+  // CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION, read after each plan that may have compiled.
+  return native_introspection() ? "native" : "library";
+}
+
+Result<void> KernelCache::build(const backend::OperationGraph& graph) {
+  std::scoped_lock lock(mutex_);
+  if (built_) {
+    return {};
+  }
+  if (!descriptor_) {
+    auto created = backend::KernelCache::create();
+    if (!created) {
+      return std::unexpected(detail::cudnn_error(created.error(), "kernel cache: create"));
+    }
+    descriptor_.emplace(std::move(*created));
+    ++descriptors_created_;
+  }
+  // A loaded cache already knows its topology: cuDNN requires the operation graph only when
+  // the descriptor was not populated from JSON (cuDNN 9.27 header notes).
+  backend::Expected<void> ok;
+  if (!loaded_) ok = descriptor_->set_operation_graph(graph);
+  if (ok) ok = descriptor_->finalize();
+  if (!ok) {
+    return std::unexpected(detail::cudnn_error(ok.error(), "kernel cache: build"));
+  }
+  built_ = true;
+  if (native_introspection()) {
+    return {};
+  }
+  // A loaded cache starts with the loaded entries; they are not changes of this process.
+  auto entries = read_entries_locked();
+  if (!entries) {
+    return std::unexpected(entries.error());
+  }
+  entries_ = std::move(*entries);
+  return {};
+}
+
+bool KernelCache::is_built() const {
+  std::scoped_lock lock(mutex_);
+  return built_;
+}
+
+Result<void> KernelCache::require_built_locked(std::string_view what) const {
+  if (!built_) {
+    return make_error(ErrorCode::InvalidState,
+                      "kernel cache: " + std::string(what) +
+                          " before the cache is built (it is built by the first "
+                          "Graph::build that uses it)");
+  }
+  return {};
+}
+
+Result<std::int64_t> KernelCache::revision() const {
+  std::scoped_lock lock(mutex_);
+  if (auto ok = require_built_locked("revision()"); !ok) {
+    return std::unexpected(ok.error());
+  }
+#if CUDNN_VERSION >= 92700
+  if (native_introspection()) {
+    return detail::lift(descriptor_->revision(), "kernel cache: revision");
+  }
+#endif
+  return revision_;
+}
+
+Result<std::int64_t> KernelCache::size() const {
+  std::scoped_lock lock(mutex_);
+  if (auto ok = require_built_locked("size()"); !ok) {
+    return std::unexpected(ok.error());
+  }
+#if CUDNN_VERSION >= 92700
+  if (native_introspection()) {
+    return detail::lift(descriptor_->entry_count(), "kernel cache: size");
+  }
+#endif
+  return static_cast<std::int64_t>(entries_.size());
+}
+
+Result<std::string> KernelCache::to_json() const {
+  std::scoped_lock lock(mutex_);
+  if (auto ok = require_built_locked("to_json()"); !ok) {
+    return std::unexpected(ok.error());
+  }
+  return detail::lift(descriptor_->json(), "kernel cache: to_json");
+}
+
+Result<void> KernelCache::from_json(std::string_view json) {
+  std::scoped_lock lock(mutex_);
+  if (descriptor_) {
+    return make_error(ErrorCode::InvalidState,
+                      built_ ? "kernel cache: from_json on a cache that is already built"
+                             : "kernel cache: from_json on a cache that is already loaded");
+  }
+  if (json.size() > max_json_bytes) {
+    return make_error(ErrorCode::InvalidJson,
+                      "kernel cache: from_json document of " + std::to_string(json.size()) +
+                          " bytes is larger than the limit of " + std::to_string(max_json_bytes));
+  }
+  if (auto entries = detail::parse_cache_entries(json); !entries) {
+    return std::unexpected(entries.error());
+  }
+  // Built aside and kept only when cuDNN took the document: a failure leaves the cache as it was.
+  auto created = backend::KernelCache::create();
+  if (!created) {
+    return std::unexpected(detail::cudnn_error(created.error(), "kernel cache: from_json"));
+  }
+  if (auto ok = created->set_json(json); !ok) {
+    return std::unexpected(detail::cudnn_error(ok.error(), "kernel cache: from_json"));
+  }
+  descriptor_.emplace(std::move(*created));
+  ++descriptors_created_;
+  loaded_ = true;
+  revision_ = 0;
+  return {};
+}
+
+Result<bool> KernelCache::holds(const backend::EngineConfig& config) const {
+  std::scoped_lock lock(mutex_);
+  if (auto ok = require_built_locked("holds()"); !ok) {
+    return std::unexpected(ok.error());
+  }
+  // Asked with the config as the single element, cuDNN answers in the element count: 1 when the
+  // config's kernel is cached, 0 when not (cuDNN 9.19; as BOOLEAN it is BAD_PARAM_ATTRIBUTE_TYPE).
+  std::array<cudnnBackendDescriptor_t, 1> element{config.native()};
+  auto count =
+      descriptor_->get_descriptors(CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED,
+                                   "CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED", element);
+  if (!count) {
+    return std::unexpected(detail::cudnn_error(count.error(), "kernel cache: lookup"));
+  }
+  return *count > 0;
+}
+
+Result<const backend::KernelCache*> KernelCache::descriptor() const {
+  std::scoped_lock lock(mutex_);
+  if (auto ok = require_built_locked("attach to a plan"); !ok) {
+    return std::unexpected(ok.error());
+  }
+  return &*descriptor_;
+}
+
+Result<KernelCache::Entries> KernelCache::read_entries_locked() const {
+  auto json = descriptor_->json();
+  if (!json) {
+    return std::unexpected(detail::cudnn_error(json.error(), "kernel cache: read entries"));
+  }
+  return detail::parse_cache_entries(*json);
+}
+
+Result<void> KernelCache::refresh() {
+  std::scoped_lock lock(mutex_);
+  if (auto ok = require_built_locked("refresh()"); !ok) {
+    return ok;
+  }
+  if (native_introspection()) {
+    return {};  // cuDNN keeps the counts
+  }
+  auto now = read_entries_locked();
+  if (!now) {
+    return std::unexpected(now.error());
+  }
+  std::int64_t changes = 0;
+  for (const auto& [key, fingerprint] : *now) {
+    auto before = entries_.find(key);
+    changes +=
+        (before == entries_.end() || before->second != fingerprint) ? 1 : 0;  // insert/replace
+  }
+  for (const auto& [key, fingerprint] : entries_) {
+    changes += now->contains(key) ? 0 : 1;  // removal or eviction
+  }
+  revision_ += changes;
+  entries_ = std::move(*now);
+  return {};
+}
+
+std::int64_t KernelCache::descriptors_created() const {
+  std::scoped_lock lock(mutex_);
+  return descriptors_created_;
+}
+
+std::vector<EngineChoice> KernelCache::known_configs() const {
+  std::scoped_lock lock(mutex_);
+  return known_;
+}
+
+void KernelCache::remember(const EngineChoice& choice) {
+  // A handful covers the configs one topology uses; older ones fall off the end.
+  constexpr std::size_t max_known = 8;
+  std::scoped_lock lock(mutex_);
+  std::erase(known_, choice);
+  known_.insert(known_.begin(), choice);
+  if (known_.size() > max_known) {
+    known_.resize(max_known);
+  }
+}
+
+}  // namespace dnngraph

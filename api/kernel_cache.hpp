@@ -1,0 +1,90 @@
+// dnngraph::KernelCache: compiled kernels of dynamic-shape graphs, shared by graphs of one
+// topology (and by threads). Every public method takes the cache's std::mutex. build() is
+// idempotent: the first caller creates and finalizes the one backend descriptor, later callers
+// return at once. revision()/size() say exactly when and how the cache's contents changed.
+#pragma once
+
+#include "api/error.hpp"
+#include "api/plan.hpp"
+#include "backend/engine_config.hpp"
+#include "backend/kernel_cache.hpp"
+#include "backend/operation_graph.hpp"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dnngraph {
+
+class KernelCache {
+ public:
+  // A from_json() document larger than this is rejected before it is parsed.
+  static constexpr std::size_t max_json_bytes = std::size_t{256} << 20;
+
+  KernelCache() = default;
+  KernelCache(const KernelCache&) = delete;
+  KernelCache& operator=(const KernelCache&) = delete;
+  KernelCache(KernelCache&&) = delete;
+  KernelCache& operator=(KernelCache&&) = delete;
+  ~KernelCache() = default;
+
+  // Creates the descriptor (unless from_json did), binds it to the operation graph's topology
+  // and finalizes it. Later calls return success at once.
+  [[nodiscard]] Result<void> build(const backend::OperationGraph& graph);
+  [[nodiscard]] bool is_built() const;
+
+  // One more for each entry inserted, replaced or removed (evictions are removals); lookups
+  // never count. Local to this process; 0 after build, restarts at from_json. Error before build.
+  [[nodiscard]] Result<std::int64_t> revision() const;
+  // Number of entries the cache holds. Error before build.
+  [[nodiscard]] Result<std::int64_t> size() const;
+
+  // The cache as cuDNN serializes it (CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION).
+  [[nodiscard]] Result<std::string> to_json() const;
+  // Loads a document from to_json() into a cache that has not been built or loaded yet. The
+  // document is checked first (size, JSON syntax, structure); on any error the cache is left
+  // exactly as it was. Call it before the cache is shared.
+  [[nodiscard]] Result<void> from_json(std::string_view json);
+
+  // For Graph::build: whether cuDNN already holds the kernel of this engine config
+  // (CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED). Error before build.
+  [[nodiscard]] Result<bool> holds(const backend::EngineConfig& config) const;
+  // For Graph::build: the finalized descriptor plans attach to. It lives as long as the cache.
+  [[nodiscard]] Result<const backend::KernelCache*> descriptor() const;
+  // For Graph::build: after a plan that may have compiled finalized with this cache, reads what
+  // the cache now holds and counts the changes into revision().
+  [[nodiscard]] Result<void> refresh();
+
+  // For Graph::build: the engine configs whose plans were built with this cache, most recent
+  // first. A new graph of the same topology tries them before asking heuristics.
+  [[nodiscard]] std::vector<EngineChoice> known_configs() const;
+  void remember(const EngineChoice& choice);
+
+  // Diagnostics: how many backend descriptors this cache created (1 after any number of
+  // concurrent builds; from_json counts as the creation).
+  [[nodiscard]] std::int64_t descriptors_created() const;
+
+  // "library" (revision/size kept by dnngraph from the cache's entries) or "native".
+  [[nodiscard]] static std::string_view introspection_path() noexcept;
+
+ private:
+  // Entry key (the serialized "key" object) -> fingerprint of its value.
+  using Entries = std::map<std::string, std::size_t>;
+  [[nodiscard]] Result<void> require_built_locked(std::string_view what) const;
+  [[nodiscard]] Result<Entries> read_entries_locked() const;
+
+  mutable std::mutex mutex_;
+  std::optional<backend::KernelCache> descriptor_;  // guarded by mutex_; never replaced once set
+  bool built_ = false;                              // guarded by mutex_
+  bool loaded_ = false;                             // guarded by mutex_: from_json set the contents
+  std::int64_t revision_ = 0;                       // guarded by mutex_
+  Entries entries_;                                 // guarded by mutex_: as last read
+  std::vector<EngineChoice> known_;                 // guarded by mutex_: most recent first
+  std::int64_t descriptors_created_ = 0;            // guarded by mutex_
+};
+
+}  // namespace dnngraph
