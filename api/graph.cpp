@@ -3,10 +3,15 @@
 
 #include "api/built_graph.hpp"
 #include "api/cudnn_error.hpp"
+#include "api/nodes/conv_dgrad.hpp"
+#include "api/nodes/conv_fprop.hpp"
+#include "api/nodes/conv_wgrad.hpp"
 #include "api/nodes/matmul.hpp"
 #include "api/nodes/pointwise.hpp"
+#include "api/override_shapes.hpp"
 #include "api/plan_choice.hpp"
 #include "backend/variant_pack.hpp"
+#include "backend/version.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -46,6 +51,11 @@ Graph& Graph::set_dynamic_shape_enabled(bool enabled) {
 
 Graph& Graph::set_kernel_cache(std::shared_ptr<KernelCache> cache) {
   kernel_cache_ = std::move(cache);
+  invalidate();
+  return *this;
+}
+Graph& Graph::set_override_shape_enabled(bool enabled) {
+  override_shape_ = enabled;
   invalidate();
   return *this;
 }
@@ -142,6 +152,48 @@ std::shared_ptr<TensorAttributes> Graph::pointwise(const std::shared_ptr<TensorA
   return y;
 }
 
+std::shared_ptr<TensorAttributes> Graph::conv_fprop(const std::shared_ptr<TensorAttributes>& x,
+                                                    const std::shared_ptr<TensorAttributes>& w,
+                                                    ConvFpropAttributes attributes) {
+  invalidate();
+  if (attributes.name().empty()) {
+    attributes.set_name("conv_fprop_" + std::to_string(nodes_.size()));
+  }
+  auto y = add_output(attributes.name(), "Y");
+  if (check_inputs("conv_fprop '" + attributes.name() + "'", {{"X", x.get()}, {"W", w.get()}})) {
+    nodes_.push_back(std::make_unique<detail::ConvFpropNode>(std::move(attributes), x, w, y));
+  }
+  return y;
+}
+
+std::shared_ptr<TensorAttributes> Graph::conv_dgrad(const std::shared_ptr<TensorAttributes>& dy,
+                                                    const std::shared_ptr<TensorAttributes>& w,
+                                                    ConvDgradAttributes attributes) {
+  invalidate();
+  if (attributes.name().empty()) {
+    attributes.set_name("conv_dgrad_" + std::to_string(nodes_.size()));
+  }
+  auto dx = add_output(attributes.name(), "dX");
+  if (check_inputs("conv_dgrad '" + attributes.name() + "'", {{"dY", dy.get()}, {"W", w.get()}})) {
+    nodes_.push_back(std::make_unique<detail::ConvDgradNode>(std::move(attributes), dy, w, dx));
+  }
+  return dx;
+}
+
+std::shared_ptr<TensorAttributes> Graph::conv_wgrad(const std::shared_ptr<TensorAttributes>& x,
+                                                    const std::shared_ptr<TensorAttributes>& dy,
+                                                    ConvWgradAttributes attributes) {
+  invalidate();
+  if (attributes.name().empty()) {
+    attributes.set_name("conv_wgrad_" + std::to_string(nodes_.size()));
+  }
+  auto dw = add_output(attributes.name(), "dW");
+  if (check_inputs("conv_wgrad '" + attributes.name() + "'", {{"X", x.get()}, {"dY", dy.get()}})) {
+    nodes_.push_back(std::make_unique<detail::ConvWgradNode>(std::move(attributes), x, dy, dw));
+  }
+  return dw;
+}
+
 namespace {
 
 Result<void> check_layout(const TensorAttributes& t) {
@@ -216,7 +268,7 @@ Result<void> Graph::validate() {
     if (produced.contains(t.get())) {
       continue;
     }
-    if (!t->data_type()) {
+    if (!t->data_type() && io_type_) {  // the loop above refused the other case
       t->set_data_type(*io_type_);
     }
     if (t->stride().empty()) {
@@ -237,15 +289,16 @@ Result<void> Graph::validate() {
   std::unordered_map<std::int64_t, const TensorAttributes*> by_uid;
   std::int64_t largest = 0;
   for (const auto& t : tensors_) {
-    if (!t->uid()) {
+    const auto uid = t->uid();
+    if (!uid) {
       continue;
     }
-    auto [it, inserted] = by_uid.emplace(*t->uid(), t.get());
+    auto [it, inserted] = by_uid.emplace(*uid, t.get());
     if (!inserted) {
       return make_error(ErrorCode::DuplicateUid, "tensors " + it->second->describe() + " and " +
                                                      t->describe() + " have the same uid");
     }
-    largest = std::max(largest, *t->uid());
+    largest = std::max(largest, *uid);
   }
   // Room is checked before any uid is assigned, so ++largest cannot overflow and a failed
   // validate() leaves every uid as it was.
@@ -322,6 +375,19 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
     return make_error(ErrorCode::InvalidHandle,
                       "build: the Handle is empty; create one with Handle::create()");
   }
+  if (override_shape_) {
+    // The variant pack's override attributes exist from cuDNN 9.18, in the headers we were
+    // compiled with and in the library loaded now.
+    constexpr std::int64_t needed = 91800;
+    const std::int64_t loaded = backend::runtime_version();
+    if (backend::compiled_version < needed || loaded < needed) {
+      return make_error(ErrorCode::VersionTooOld,
+                        "build: set_override_shape_enabled needs cuDNN >= 9.18; dnngraph was "
+                        "compiled against " +
+                            backend::version_string(backend::compiled_version) + " and cuDNN " +
+                            backend::version_string(loaded) + " is loaded");
+    }
+  }
   if (nodes_.empty() && !deferred_error_) {
     return make_error(ErrorCode::InvalidAttribute, "build: the graph has no operations");
   }
@@ -341,39 +407,60 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
   for (const auto& op : lowered->operations) {
     ops.push_back(op.operation.native());
   }
+  // Overrides: the operation graph's own flag from 9.21; below it a dynamic-shape graph, whose
+  // plans take the variant pack's override shapes (9.18+; exact on the H200 with 9.19).
+  const bool native_override =
+      override_shape_ && backend::compiled_version >= 92100 && backend::runtime_version() >= 92100;
+  const bool dynamic = dynamic_shape_ || (override_shape_ && !native_override);
   auto ok = op_graph->set_handle(handle.native());
   if (ok) ok = op_graph->set_ops(ops);
-  if (ok && dynamic_shape_) ok = op_graph->set_dynamic_shape_enabled(true);
+  if (ok && dynamic) ok = op_graph->set_dynamic_shape_enabled(true);
+#if CUDNN_VERSION >= 92100
+  if (ok && native_override) ok = op_graph->set_override_shape_enabled(true);
+#endif
   if (ok) ok = op_graph->finalize();
   if (!ok) {
     return std::unexpected(detail::cudnn_error(ok.error(), "build: operation graph"));
   }
-  if (kernel_cache_) {
-    if (auto ok = kernel_cache_->build(*op_graph); !ok) {
-      return ok;
+  // Plans for other override shapes (the workspace query below 9.23) reuse this plan's kernel
+  // through a cache: the user's, or one of the graph's own.
+  std::shared_ptr<KernelCache> cache = kernel_cache_;
+  if (!cache && dynamic && override_shape_) {
+    cache = std::make_shared<KernelCache>();
+  }
+  if (cache) {
+    if (auto built_cache = cache->build(*op_graph); !built_cache) {
+      return built_cache;
     }
   }
-  auto chosen =
-      detail::choose_plan({*op_graph, handle.native(), modes, kernel_cache_.get(), cache_first_});
+  auto chosen = detail::choose_plan({*op_graph, handle.native(), modes, cache.get(), cache_first_});
   if (!chosen) {
     return std::unexpected(chosen.error());
   }
   std::vector<std::pair<std::int64_t, std::string>> io;
   for (const auto& t : tensors_) {
-    if (!t->is_virtual()) {
-      io.emplace_back(*t->uid(), t->describe());
+    if (const auto uid = t->uid(); uid && !t->is_virtual()) {  // validate() gave every one
+      io.emplace_back(*uid, t->describe());
     }
   }
   std::ranges::sort(io);
-  auto built = std::make_unique<detail::BuiltGraph>(detail::BuiltGraph{std::move(*lowered),
-                                                                       std::move(*op_graph),
-                                                                       std::move(chosen->plan),
-                                                                       std::move(chosen->info),
-                                                                       {},
-                                                                       {}});
+  auto built = std::make_unique<detail::BuiltGraph>(
+      std::move(*lowered), std::move(*op_graph), std::move(chosen->plan), std::move(chosen->info));
   for (auto& [uid, name] : io) {
     built->io_uids.push_back(uid);
     built->io_names.push_back(std::move(name));
+  }
+  built->cache = std::move(cache);
+  if (override_shape_) {
+    built->override_enabled = true;
+    built->native_override = native_override;
+    built->native_workspace = backend::has_workspace_size_for();
+    built->info.override_path = native_override ? "operation graph override flag (cuDNN >= 9.21)"
+                                                : "dynamic-shape graph (cuDNN < 9.21)";
+    built->info.override_workspace_path =
+        built->native_workspace
+            ? "cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)"
+            : "a plan built for the override shapes with the same engine config";
   }
   built_ = std::move(built);
   return {};
@@ -396,11 +483,108 @@ Result<PlanInfo> Graph::plan_info() const {
 Result<void> Graph::execute(const Handle& handle,
                             const std::unordered_map<std::int64_t, void*>& variant_pack,
                             void* workspace) const {
+  return execute_with(handle, variant_pack, workspace, detail::Overrides{});
+}
+
+Result<void> Graph::execute(const Handle& handle,
+                            const std::unordered_map<std::int64_t, void*>& variant_pack,
+                            void* workspace, std::span<const std::int64_t> override_uids,
+                            std::span<const std::vector<std::int64_t>> override_shapes,
+                            std::span<const std::vector<std::int64_t>> override_strides) const {
+  return execute_with(handle, variant_pack, workspace,
+                      detail::Overrides{override_uids, override_shapes, override_strides});
+}
+
+namespace {
+
+Error overrides_not_enabled(std::string_view call) {
+  return Error{ErrorCode::InvalidState, std::string(call) +
+                                            ": shape overrides on a graph built without "
+                                            "set_override_shape_enabled(true)"};
+}
+
+// The lists cuDNN reads, in the type it reads (see backend/variant_pack.hpp). One per thread
+// and reused: after the first call with a given rank no execute allocates for them.
+struct OverrideScratch {
+  std::vector<std::vector<std::int64_t>> shapes;
+  std::vector<std::vector<std::int64_t>> strides;
+
+  void assign(const detail::Overrides& o) {
+    shapes.resize(o.shapes.size());
+    strides.resize(o.strides.size());
+    for (std::size_t i = 0; i < o.shapes.size(); ++i) {
+      shapes[i].assign(o.shapes[i].begin(), o.shapes[i].end());
+      strides[i].assign(o.strides[i].begin(), o.strides[i].end());
+    }
+  }
+};
+
+bool same_lists(const detail::OverrideMemo& memo, const detail::Overrides& o) {
+  return memo.valid && std::ranges::equal(memo.uids, o.uids) &&
+         std::ranges::equal(memo.shapes, o.shapes) && std::ranges::equal(memo.strides, o.strides);
+}
+
+}  // namespace
+
+Result<void> Graph::check_overrides(
+    std::span<const std::int64_t> override_uids,
+    std::span<const std::vector<std::int64_t>> override_shapes,
+    std::span<const std::vector<std::int64_t>> override_strides) const {
+  if (built_ && !built_->override_enabled) {
+    return std::unexpected(overrides_not_enabled("check_overrides"));
+  }
+  for (const auto& t : tensors_) {
+    if (!t->uid()) {
+      return make_error(ErrorCode::NotBuilt,
+                        "check_overrides: the graph is not validated; call "
+                        "validate() or build() first");
+    }
+  }
+  auto checked =
+      detail::check_overrides({override_uids, override_shapes, override_strides}, tensors_, nodes_);
+  if (!checked) {
+    return std::unexpected(checked.error());
+  }
+  return {};
+}
+
+Result<void> Graph::check_overrides_once(const detail::Overrides& overrides) const {
+  detail::OverrideMemo& memo = *built_->memo;
+  {
+    std::scoped_lock lock(memo.mutex);
+    if (same_lists(memo, overrides)) {
+      return {};
+    }
+  }
+  auto checked = detail::check_overrides(overrides, tensors_, nodes_);
+  if (!checked) {
+    return std::unexpected(checked.error());
+  }
+  std::scoped_lock lock(memo.mutex);
+  memo.uids.assign(overrides.uids.begin(), overrides.uids.end());
+  memo.shapes.assign(overrides.shapes.begin(), overrides.shapes.end());
+  memo.strides.assign(overrides.strides.begin(), overrides.strides.end());
+  memo.valid = true;
+  return {};
+}
+
+Result<void> Graph::execute_with(const Handle& handle,
+                                 const std::unordered_map<std::int64_t, void*>& variant_pack,
+                                 void* workspace, const detail::Overrides& overrides) const {
   if (!built_) {
     return make_error(ErrorCode::NotBuilt, "execute: the graph is not built; call build() first");
   }
   if (handle.empty()) {
     return make_error(ErrorCode::InvalidHandle, "execute: the Handle is empty");
+  }
+  // Overrides first: they decide what the rest of the call means.
+  if (!overrides.empty()) {
+    if (!built_->override_enabled) {
+      return std::unexpected(overrides_not_enabled("execute"));
+    }
+    if (auto ok = check_overrides_once(overrides); !ok) {
+      return ok;
+    }
   }
   const auto& uids = built_->io_uids;
   for (const auto& [uid, pointer] : variant_pack) {
@@ -426,7 +610,18 @@ Result<void> Graph::execute(const Handle& handle,
     }
     pointers.push_back(it->second);
   }
-  if (workspace == nullptr && built_->info.workspace_size > 0) {
+  if (workspace == nullptr && !overrides.empty()) {
+    // What these shapes need (a memoized query), not what the build shape needed.
+    auto needed = get_workspace_size(handle, overrides.uids, overrides.shapes, overrides.strides);
+    if (!needed) {
+      return std::unexpected(needed.error());
+    }
+    if (*needed > 0) {
+      return make_error(ErrorCode::NullPointer,
+                        "execute: with these overrides the plan needs a workspace of " +
+                            std::to_string(*needed) + " bytes, but the workspace pointer is null");
+    }
+  } else if (workspace == nullptr && built_->info.workspace_size > 0) {
     return make_error(ErrorCode::NullPointer, "execute: the plan needs a workspace of " +
                                                   std::to_string(built_->info.workspace_size) +
                                                   " bytes, but the workspace pointer is null");
@@ -438,12 +633,137 @@ Result<void> Graph::execute(const Handle& handle,
   auto ok = pack->set_unique_ids(uids);
   if (ok) ok = pack->set_data_pointers(pointers);
   if (ok) ok = pack->set_workspace(workspace);
+#if CUDNN_VERSION >= 91800
+  thread_local OverrideScratch scratch;
+  if (ok && !overrides.empty()) {
+    scratch.assign(overrides);
+    ok = pack->set_override_unique_ids(overrides.uids);
+    if (ok) ok = pack->set_override_shapes(scratch.shapes);
+    if (ok) ok = pack->set_override_strides(scratch.strides);
+  }
+#endif
   if (ok) ok = pack->finalize();
   if (ok) ok = backend::execute(handle.native(), built_->plan, *pack);
   if (!ok) {
     return std::unexpected(detail::cudnn_error(ok.error(), "execute"));
   }
   return {};
+}
+
+Result<std::int64_t> Graph::get_workspace_size(
+    const Handle& handle, std::span<const std::int64_t> override_uids,
+    std::span<const std::vector<std::int64_t>> override_shapes,
+    std::span<const std::vector<std::int64_t>> override_strides) const {
+  if (!built_) {
+    return make_error(ErrorCode::NotBuilt, "get_workspace_size: the graph is not built");
+  }
+  const detail::Overrides overrides{override_uids, override_shapes, override_strides};
+  if (overrides.empty()) {
+    return built_->info.workspace_size;
+  }
+  if (!built_->override_enabled) {
+    return std::unexpected(overrides_not_enabled("get_workspace_size"));
+  }
+  if (handle.empty()) {
+    return make_error(ErrorCode::InvalidHandle, "get_workspace_size: the Handle is empty");
+  }
+  auto layout = detail::check_overrides(overrides, tensors_, nodes_);
+  if (!layout) {
+    return std::unexpected(layout.error());
+  }
+  // One key per distinct set of overrides: uid, rank, dims, strides of each.
+  std::vector<std::int64_t> key;
+  for (std::size_t i = 0; i < overrides.uids.size(); ++i) {
+    key.push_back(overrides.uids[i]);
+    key.push_back(static_cast<std::int64_t>(overrides.shapes[i].size()));
+    key.insert(key.end(), overrides.shapes[i].begin(), overrides.shapes[i].end());
+    key.insert(key.end(), overrides.strides[i].begin(), overrides.strides[i].end());
+  }
+  {
+    std::scoped_lock lock(built_->memo->mutex);
+    if (auto it = built_->memo->workspace.find(key); it != built_->memo->workspace.end()) {
+      return it->second;
+    }
+  }
+  std::int64_t bytes = 0;
+  if (built_->native_workspace) {
+#if CUDNN_VERSION >= 91800
+    // cuDNN >= 9.23 answers for a variant pack that carries the overrides; no data is read.
+    std::vector<void*> no_data(built_->io_uids.size(), nullptr);
+    OverrideScratch lists;
+    lists.assign(overrides);
+    auto pack = backend::VariantPack::create();
+    if (!pack) {
+      return std::unexpected(detail::cudnn_error(pack.error(), "get_workspace_size"));
+    }
+    auto ok = pack->set_unique_ids(built_->io_uids);
+    if (ok) ok = pack->set_data_pointers(no_data);
+    if (ok) ok = pack->set_workspace(nullptr);
+    if (ok) ok = pack->set_override_unique_ids(overrides.uids);
+    if (ok) ok = pack->set_override_shapes(lists.shapes);
+    if (ok) ok = pack->set_override_strides(lists.strides);
+    if (ok) ok = pack->finalize();
+    if (!ok) {
+      return std::unexpected(detail::cudnn_error(ok.error(), "get_workspace_size"));
+    }
+    auto queried = backend::workspace_size_for(handle.native(), built_->plan, *pack);
+    if (!queried) {
+      return std::unexpected(detail::cudnn_error(queried.error(), "get_workspace_size"));
+    }
+    bytes = *queried;
+#endif
+  } else {
+    // Before 9.23: build a plan of the same engine config for the override shapes (through the
+    // kernel cache: no compilation) and ask it. Lowered like build(), with the shapes replaced.
+    detail::TensorTable tensors;
+    for (const auto& t : tensors_) {
+      TensorAttributes shaped = *t;
+      if (auto it = layout->find(t.get()); it != layout->end()) {
+        shaped.set_dim(it->second.dims).set_stride(it->second.strides);
+      }
+      if (auto added = tensors.add(shaped); !added) {
+        return std::unexpected(added.error());
+      }
+    }
+    std::vector<detail::LoweredOperation> operations;
+    std::vector<cudnnBackendDescriptor_t> ops;
+    for (const auto& node : nodes_) {
+      auto op = node->lower(tensors, {io_type_, intermediate_type_, compute_type_});
+      if (!op) {
+        return std::unexpected(op.error());
+      }
+      ops.push_back(op->operation.native());
+      operations.push_back(std::move(*op));
+    }
+    auto op_graph = backend::OperationGraph::create();
+    if (!op_graph) {
+      return std::unexpected(detail::cudnn_error(op_graph.error(), "get_workspace_size"));
+    }
+    auto ok = op_graph->set_handle(handle.native());
+    if (ok) ok = op_graph->set_ops(ops);
+    if (ok) ok = op_graph->set_dynamic_shape_enabled(true);
+    if (ok) ok = op_graph->finalize();
+    if (!ok) {
+      return std::unexpected(detail::cudnn_error(ok.error(), "get_workspace_size"));
+    }
+    auto plan = detail::plan_for_choice(*op_graph, handle.native(),
+                                        EngineChoice{built_->info.engine_id, built_->info.knobs},
+                                        built_->cache.get());
+    if (!plan) {
+      return make_error(plan.error().code,
+                        "get_workspace_size: no plan of the built engine config for these "
+                        "overrides: " +
+                            plan.error().message);
+    }
+    auto workspace = plan->workspace_size();
+    if (!workspace) {
+      return std::unexpected(detail::cudnn_error(workspace.error(), "get_workspace_size"));
+    }
+    bytes = *workspace;
+  }
+  std::scoped_lock lock(built_->memo->mutex);
+  built_->memo->workspace.emplace(std::move(key), bytes);
+  return bytes;
 }
 
 }  // namespace dnngraph

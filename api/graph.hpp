@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -25,6 +26,7 @@ namespace dnngraph {
 namespace detail {
 class Node;
 struct BuiltGraph;
+struct Overrides;
 }  // namespace detail
 
 // What lower() made: backend descriptors, all finalized without a GPU.
@@ -60,6 +62,11 @@ class Graph {
   // With a kernel cache: try configs the cache already compiled before the heuristics' order
   // (default on). Off: plain heuristics order, the cache only stores and looks up.
   Graph& set_cache_first_plan_choice(bool enabled);
+  // Build once on a "cache shape", then pass each run's real shapes to execute() and
+  // get_workspace_size(). Needs cuDNN >= 9.18 (an Error at build says so otherwise); on cuDNN
+  // >= 9.21 it uses the operation graph's override flag, below that a dynamic-shape graph
+  // (PlanInfo::override_path says which).
+  Graph& set_override_shape_enabled(bool enabled);
 
   // Adds a graph input; the graph keeps the returned tensor.
   std::shared_ptr<TensorAttributes> tensor(const TensorAttributes& attributes);
@@ -74,6 +81,21 @@ class Graph {
   std::shared_ptr<TensorAttributes> pointwise(const std::shared_ptr<TensorAttributes>& x,
                                               const std::shared_ptr<TensorAttributes>& b,
                                               PointwiseAttributes attributes);
+  // Y [N, K, out...] = conv(X [N, C, spatial...], W [K, C, filter...]), 2 or 3 spatial dims.
+  // Y's strides, unless set, follow X's layout (channels-last when X is).
+  std::shared_ptr<TensorAttributes> conv_fprop(const std::shared_ptr<TensorAttributes>& x,
+                                               const std::shared_ptr<TensorAttributes>& w,
+                                               ConvFpropAttributes attributes);
+  // dX [N, C, spatial...] from dY [N, K, out...] and W. dX's spatial dims, unless set, are the
+  // smallest that give dY; its strides, unless set, follow dY's layout.
+  std::shared_ptr<TensorAttributes> conv_dgrad(const std::shared_ptr<TensorAttributes>& dy,
+                                               const std::shared_ptr<TensorAttributes>& w,
+                                               ConvDgradAttributes attributes);
+  // dW [K, C, filter...] from X and dY. Set dW's dims (X and dY do not determine the filter
+  // size); its strides, unless set, follow X's layout.
+  std::shared_ptr<TensorAttributes> conv_wgrad(const std::shared_ptr<TensorAttributes>& x,
+                                               const std::shared_ptr<TensorAttributes>& dy,
+                                               ConvWgradAttributes attributes);
 
   // Checks every tensor and node, infers node outputs, assigns uids to tensors without one.
   [[nodiscard]] Result<void> validate();
@@ -84,8 +106,21 @@ class Graph {
   // plan that finalizes.
   [[nodiscard]] Result<void> build(const Handle& handle, const std::vector<HeuristicMode>& modes);
 
+  // Checks override lists against this graph (after validate() or build()) exactly as execute()
+  // and get_workspace_size() do, without running anything.
+  [[nodiscard]] Result<void> check_overrides(
+      std::span<const std::int64_t> override_uids,
+      std::span<const std::vector<std::int64_t>> override_shapes,
+      std::span<const std::vector<std::int64_t>> override_strides) const;
+
   [[nodiscard]] bool is_built() const noexcept { return built_ != nullptr; }
   [[nodiscard]] Result<std::int64_t> get_workspace_size() const;
+  // The workspace execute() needs with these overrides (same lists as execute). Ask right
+  // before allocating the workspace for a run. Tensors not listed keep their build shapes.
+  [[nodiscard]] Result<std::int64_t> get_workspace_size(
+      const Handle& handle, std::span<const std::int64_t> override_uids,
+      std::span<const std::vector<std::int64_t>> override_shapes,
+      std::span<const std::vector<std::int64_t>> override_strides) const;
   [[nodiscard]] Result<PlanInfo> plan_info() const;
 
   // Runs the built plan. variant_pack maps the uid of every non-virtual tensor to its device
@@ -94,7 +129,20 @@ class Graph {
                                      const std::unordered_map<std::int64_t, void*>& variant_pack,
                                      void* workspace) const;
 
+  // Runs the plan with execute-time shapes: override_uids[i] (a non-virtual tensor) has dims
+  // override_shapes[i] and strides override_strides[i] in this run; the three lists have the
+  // same length. Needs set_override_shape_enabled(true) before build.
+  [[nodiscard]] Result<void> execute(
+      const Handle& handle, const std::unordered_map<std::int64_t, void*>& variant_pack,
+      void* workspace, std::span<const std::int64_t> override_uids,
+      std::span<const std::vector<std::int64_t>> override_shapes,
+      std::span<const std::vector<std::int64_t>> override_strides) const;
+
  private:
+  [[nodiscard]] Result<void> execute_with(
+      const Handle& handle, const std::unordered_map<std::int64_t, void*>& variant_pack,
+      void* workspace, const detail::Overrides& overrides) const;
+  [[nodiscard]] Result<void> check_overrides_once(const detail::Overrides& overrides) const;
   std::shared_ptr<TensorAttributes> add_output(const std::string& node_name, const char* port);
   // inputs: (port name, tensor) pairs, e.g. {"A", a.get()}; the port names the input in errors.
   bool check_inputs(std::string_view node,
@@ -109,6 +157,7 @@ class Graph {
   bool dynamic_shape_ = false;
   std::shared_ptr<KernelCache> kernel_cache_;
   bool cache_first_ = true;
+  bool override_shape_ = false;
 
   std::vector<std::shared_ptr<TensorAttributes>> tensors_;  // inputs and node outputs
   std::unordered_set<const TensorAttributes*> owned_;       // tensors_, for ownership checks

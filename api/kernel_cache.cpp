@@ -4,6 +4,7 @@
 
 #include "api/cudnn_error.hpp"
 #include "api/kernel_cache_json.hpp"
+#include "backend/version.hpp"
 
 #include <algorithm>
 #include <array>
@@ -52,9 +53,16 @@ Result<void> KernelCache::build(const backend::OperationGraph& graph) {
     return std::unexpected(detail::cudnn_error(ok.error(), "kernel cache: build"));
   }
   built_ = true;
+#if CUDNN_VERSION >= 92700
   if (native_introspection()) {
+    auto base = descriptor_->revision();
+    if (!base) {
+      return std::unexpected(detail::cudnn_error(base.error(), "kernel cache: revision"));
+    }
+    native_base_ = *base;
     return {};
   }
+#endif
   // A loaded cache starts with the loaded entries; they are not changes of this process.
   auto entries = read_entries_locked();
   if (!entries) {
@@ -79,6 +87,16 @@ Result<void> KernelCache::require_built_locked(std::string_view what) const {
   return {};
 }
 
+Result<const backend::KernelCache*> KernelCache::built_locked(std::string_view what) const {
+  if (auto ok = require_built_locked(what); !ok) {
+    return std::unexpected(ok.error());
+  }
+  if (!descriptor_) {  // built_ implies a descriptor; kept explicit for the reader and tidy
+    return make_error(ErrorCode::InvalidState, "kernel cache: built without a descriptor");
+  }
+  return &*descriptor_;
+}
+
 Result<std::int64_t> KernelCache::revision() const {
   std::scoped_lock lock(mutex_);
   if (auto ok = require_built_locked("revision()"); !ok) {
@@ -86,7 +104,11 @@ Result<std::int64_t> KernelCache::revision() const {
   }
 #if CUDNN_VERSION >= 92700
   if (native_introspection()) {
-    return detail::lift(descriptor_->revision(), "kernel cache: revision");
+    auto native = descriptor_->revision();
+    if (!native) {
+      return std::unexpected(detail::cudnn_error(native.error(), "kernel cache: revision"));
+    }
+    return *native - native_base_;
   }
 #endif
   return revision_;
@@ -107,10 +129,11 @@ Result<std::int64_t> KernelCache::size() const {
 
 Result<std::string> KernelCache::to_json() const {
   std::scoped_lock lock(mutex_);
-  if (auto ok = require_built_locked("to_json()"); !ok) {
-    return std::unexpected(ok.error());
+  auto d = built_locked("to_json()");
+  if (!d) {
+    return std::unexpected(d.error());
   }
-  return detail::lift(descriptor_->json(), "kernel cache: to_json");
+  return detail::lift((*d)->json(), "kernel cache: to_json");
 }
 
 Result<void> KernelCache::from_json(std::string_view json) {
@@ -145,15 +168,15 @@ Result<void> KernelCache::from_json(std::string_view json) {
 
 Result<bool> KernelCache::holds(const backend::EngineConfig& config) const {
   std::scoped_lock lock(mutex_);
-  if (auto ok = require_built_locked("holds()"); !ok) {
-    return std::unexpected(ok.error());
+  auto d = built_locked("holds()");
+  if (!d) {
+    return std::unexpected(d.error());
   }
   // Asked with the config as the single element, cuDNN answers in the element count: 1 when the
   // config's kernel is cached, 0 when not (cuDNN 9.19; as BOOLEAN it is BAD_PARAM_ATTRIBUTE_TYPE).
   std::array<cudnnBackendDescriptor_t, 1> element{config.native()};
-  auto count =
-      descriptor_->get_descriptors(CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED,
-                                   "CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED", element);
+  auto count = (*d)->get_descriptors(CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED,
+                                     "CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED", element);
   if (!count) {
     return std::unexpected(detail::cudnn_error(count.error(), "kernel cache: lookup"));
   }
@@ -162,14 +185,15 @@ Result<bool> KernelCache::holds(const backend::EngineConfig& config) const {
 
 Result<const backend::KernelCache*> KernelCache::descriptor() const {
   std::scoped_lock lock(mutex_);
-  if (auto ok = require_built_locked("attach to a plan"); !ok) {
-    return std::unexpected(ok.error());
-  }
-  return &*descriptor_;
+  return built_locked("attach to a plan");
 }
 
 Result<KernelCache::Entries> KernelCache::read_entries_locked() const {
-  auto json = descriptor_->json();
+  auto d = built_locked("read entries");
+  if (!d) {
+    return std::unexpected(d.error());
+  }
+  auto json = (*d)->json();
   if (!json) {
     return std::unexpected(detail::cudnn_error(json.error(), "kernel cache: read entries"));
   }

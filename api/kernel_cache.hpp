@@ -75,6 +75,8 @@ class KernelCache {
   // Entry key (the serialized "key" object) -> fingerprint of its value.
   using Entries = std::map<std::string, std::size_t>;
   [[nodiscard]] Result<void> require_built_locked(std::string_view what) const;
+  // The descriptor once built (under the lock); the error of require_built_locked otherwise.
+  [[nodiscard]] Result<const backend::KernelCache*> built_locked(std::string_view what) const;
   [[nodiscard]] Result<Entries> read_entries_locked() const;
 
   mutable std::mutex mutex_;
@@ -85,6 +87,10 @@ class KernelCache {
   Entries entries_;                                 // guarded by mutex_: as last read
   std::vector<EngineChoice> known_;                 // guarded by mutex_: most recent first
   std::int64_t descriptors_created_ = 0;            // guarded by mutex_
+  // Native path: cuDNN's revision right after build. cuDNN 9.27 counts the entries a loaded
+  // document brings as changes (measured: 1 after from_json + build); ours restarts at 0.
+  // Unconditional, so the class has one layout whatever cuDNN headers a consumer compiles with.
+  [[maybe_unused]] std::int64_t native_base_ = 0;  // guarded by mutex_
 };
 
 }  // namespace dnngraph

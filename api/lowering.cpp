@@ -49,6 +49,14 @@ cudnnBackendHeurMode_t to_cudnn(HeuristicMode mode) noexcept {
   return CUDNN_HEUR_MODE_A;
 }
 
+cudnnConvolutionMode_t to_cudnn(ConvolutionMode mode) noexcept {
+  switch (mode) {
+    case ConvolutionMode::CrossCorrelation: return CUDNN_CROSS_CORRELATION;
+    case ConvolutionMode::Convolution: return CUDNN_CONVOLUTION;
+  }
+  return CUDNN_CROSS_CORRELATION;
+}
+
 namespace {
 
 backend::Expected<backend::Tensor> make_tensor(const TensorAttributes& t) {
@@ -59,10 +67,18 @@ backend::Expected<backend::Tensor> make_tensor(const TensorAttributes& t) {
   // cuDNN wants 16-byte aligned device buffers for vectorized loads; cudaMalloc gives 256.
   constexpr std::int64_t alignment = 16;
   // Each step runs only if the one before succeeded; the first failure is reported.
-  auto ok = tensor->set_data_type(to_cudnn(*t.data_type()));
+  const auto type = t.data_type();
+  const auto uid = t.uid();
+  if (!type || !uid) {  // validate() settles both before anything is lowered
+    return std::unexpected(backend::Status{CUDNN_STATUS_BAD_PARAM,
+                                           "lower tensor without a uid "
+                                           "or data type (not validated)",
+                                           ""});
+  }
+  auto ok = tensor->set_data_type(to_cudnn(*type));
   if (ok) ok = tensor->set_dimensions(t.dim());
   if (ok) ok = tensor->set_strides(t.stride());
-  if (ok) ok = tensor->set_unique_id(*t.uid());
+  if (ok) ok = tensor->set_unique_id(*uid);
   if (ok) ok = tensor->set_byte_alignment(alignment);
   if (ok) ok = tensor->set_is_virtual(t.is_virtual());
   if (ok) ok = tensor->finalize();
@@ -79,7 +95,7 @@ Result<void> TensorTable::add(const TensorAttributes& t) {
   if (!tensor) {
     return std::unexpected(cudnn_error(tensor.error(), "lower tensor " + t.describe()));
   }
-  tensors_.insert_or_assign(*t.uid(), std::move(*tensor));
+  tensors_.insert_or_assign(t.uid().value_or(-1), std::move(*tensor));  // make_tensor checked it
   return {};
 }
 

@@ -20,6 +20,7 @@ namespace dnngraph::detail {
 [[nodiscard]] cudnnDataType_t to_cudnn(DataType type) noexcept;
 [[nodiscard]] cudnnPointwiseMode_t to_cudnn(PointwiseMode mode) noexcept;
 [[nodiscard]] cudnnBackendHeurMode_t to_cudnn(HeuristicMode mode) noexcept;
+[[nodiscard]] cudnnConvolutionMode_t to_cudnn(ConvolutionMode mode) noexcept;
 
 // The graph-wide defaults a node falls back to.
 struct GraphContext {

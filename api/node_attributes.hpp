@@ -3,8 +3,10 @@
 
 #include "api/types.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dnngraph {
 
@@ -61,6 +63,105 @@ class PointwiseAttributes {
   std::optional<PointwiseMode> mode_;
   std::optional<DataType> compute_data_type_;
   std::optional<double> swish_beta_;
+};
+
+// Settings every convolution node takes: geometry (one value per spatial dim) and math. A list
+// left unset means padding 0, stride 1 and dilation 1 in every spatial dim. ConvFpropAttributes,
+// ConvDgradAttributes and ConvWgradAttributes are this with their own type, so the setters chain.
+template <class Derived>
+class ConvolutionAttributes {
+ public:
+  Derived& set_name(std::string name) {
+    name_ = std::move(name);
+    return self();
+  }
+  // The same zero-padding before and after each spatial dim.
+  Derived& set_padding(std::vector<std::int64_t> padding) {
+    pre_padding_ = padding;
+    post_padding_ = std::move(padding);
+    return self();
+  }
+  // Zero-padding before (top, left, ...) each spatial dim.
+  Derived& set_pre_padding(std::vector<std::int64_t> padding) {
+    pre_padding_ = std::move(padding);
+    return self();
+  }
+  // Zero-padding after (bottom, right, ...) each spatial dim.
+  Derived& set_post_padding(std::vector<std::int64_t> padding) {
+    post_padding_ = std::move(padding);
+    return self();
+  }
+  Derived& set_stride(std::vector<std::int64_t> stride) {
+    stride_ = std::move(stride);
+    return self();
+  }
+  Derived& set_dilation(std::vector<std::int64_t> dilation) {
+    dilation_ = std::move(dilation);
+    return self();
+  }
+  // CrossCorrelation unless set.
+  Derived& set_convolution_mode(ConvolutionMode mode) {
+    mode_ = mode;
+    return self();
+  }
+  // Accumulation type; defaults to the graph's compute data type, then Float.
+  Derived& set_compute_data_type(DataType type) {
+    compute_data_type_ = type;
+    return self();
+  }
+
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] const std::optional<std::vector<std::int64_t>>& pre_padding() const noexcept {
+    return pre_padding_;
+  }
+  [[nodiscard]] const std::optional<std::vector<std::int64_t>>& post_padding() const noexcept {
+    return post_padding_;
+  }
+  [[nodiscard]] const std::optional<std::vector<std::int64_t>>& stride() const noexcept {
+    return stride_;
+  }
+  [[nodiscard]] const std::optional<std::vector<std::int64_t>>& dilation() const noexcept {
+    return dilation_;
+  }
+  [[nodiscard]] ConvolutionMode convolution_mode() const noexcept { return mode_; }
+  [[nodiscard]] std::optional<DataType> compute_data_type() const noexcept {
+    return compute_data_type_;
+  }
+
+ private:
+  // Only Derived can be made: a ConvolutionAttributes<A> can never stand in for another type.
+  ConvolutionAttributes() = default;
+  friend Derived;
+  Derived& self() noexcept { return static_cast<Derived&>(*this); }
+
+  std::string name_;
+  std::optional<std::vector<std::int64_t>> pre_padding_;
+  std::optional<std::vector<std::int64_t>> post_padding_;
+  std::optional<std::vector<std::int64_t>> stride_;
+  std::optional<std::vector<std::int64_t>> dilation_;
+  ConvolutionMode mode_ = ConvolutionMode::CrossCorrelation;
+  std::optional<DataType> compute_data_type_;
+};
+
+// Y = conv(X, W): X [N, C, spatial...], W [K, C, filter...] -> Y [N, K, out...].
+class ConvFpropAttributes final : public ConvolutionAttributes<ConvFpropAttributes> {
+ public:
+  ConvFpropAttributes() =
+      default;  // user-declared: `{}` value-initializes, not aggregate-initializes
+};
+
+// dX from dY and W of the forward convolution with these settings.
+class ConvDgradAttributes final : public ConvolutionAttributes<ConvDgradAttributes> {
+ public:
+  ConvDgradAttributes() =
+      default;  // user-declared: `{}` value-initializes, not aggregate-initializes
+};
+
+// dW from X and dY of the forward convolution with these settings.
+class ConvWgradAttributes final : public ConvolutionAttributes<ConvWgradAttributes> {
+ public:
+  ConvWgradAttributes() =
+      default;  // user-declared: `{}` value-initializes, not aggregate-initializes
 };
 
 }  // namespace dnngraph

@@ -32,6 +32,12 @@ struct PlanInfo {
   bool from_cached_config = false;
   // The kernel cache held this config's kernel before the plan was finalized (no compilation).
   bool kernel_cache_hit = false;
+  // With set_override_shape_enabled: how overrides reach cuDNN ("operation graph override
+  // flag (cuDNN >= 9.21)" or "dynamic-shape graph (cuDNN < 9.21)") and how the workspace for
+  // them is found ("cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)" or "a plan built for
+  // the override shapes with the same engine config"). Empty without overrides.
+  std::string override_path;
+  std::string override_workspace_path;
 
   // "engine 7 (heuristics A, knobs {KERNEL_CFG=22}), workspace 0 B, 1 candidate(s) tried"
   [[nodiscard]] std::string describe() const;

@@ -209,6 +209,26 @@ class PlanSearch {
 
 }  // namespace
 
+Result<backend::ExecutionPlan> plan_for_choice(const backend::OperationGraph& graph,
+                                               cudnnHandle_t handle, const EngineChoice& choice,
+                                               const KernelCache* cache) {
+  const backend::KernelCache* descriptor = nullptr;
+  if (cache != nullptr) {
+    auto d = cache->descriptor();
+    if (!d) {
+      return std::unexpected(d.error());
+    }
+    descriptor = *d;
+  }
+  auto config = make_config(graph, choice);
+  if (!config) {
+    return std::unexpected(
+        cudnn_error(config.error(), "engine config " + std::to_string(choice.engine_id)));
+  }
+  return lift(make_plan(handle, *config, descriptor),
+              "plan of engine " + std::to_string(choice.engine_id));
+}
+
 Result<ChosenPlan> choose_plan(const PlanRequest& request) {
   if (request.modes.empty()) {
     return make_error(ErrorCode::InvalidAttribute, "build: no heuristic mode given");
@@ -231,8 +251,8 @@ Result<ChosenPlan> choose_plan(const PlanRequest& request) {
       if (!chosen) {
         return std::unexpected(chosen.error());
       }
-      if (*chosen) {
-        return std::move(**chosen);
+      if (std::optional<ChosenPlan>& found = *chosen; found.has_value()) {
+        return std::move(*found);
       }
     }
   }
@@ -269,8 +289,8 @@ Result<ChosenPlan> choose_plan(const PlanRequest& request) {
       if (!chosen) {
         return std::unexpected(chosen.error());
       }
-      if (*chosen) {
-        return std::move(**chosen);
+      if (std::optional<ChosenPlan>& found = *chosen; found.has_value()) {
+        return std::move(*found);
       }
     }
   }

@@ -30,4 +30,11 @@ struct ChosenPlan {
 
 [[nodiscard]] Result<ChosenPlan> choose_plan(const PlanRequest& request);
 
+// The plan of one given engine config (engine and knobs) on `graph`, attached to `cache` when
+// not null: how a plan is rebuilt for other shapes of the same topology.
+[[nodiscard]] Result<backend::ExecutionPlan> plan_for_choice(const backend::OperationGraph& graph,
+                                                             cudnnHandle_t handle,
+                                                             const EngineChoice& choice,
+                                                             const KernelCache* cache);
+
 }  // namespace dnngraph::detail

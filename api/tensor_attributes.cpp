@@ -19,6 +19,20 @@ std::vector<std::int64_t> packed_strides(const std::vector<std::int64_t>& dims) 
   return strides;
 }
 
+std::vector<std::int64_t> channels_last_strides(const std::vector<std::int64_t>& dims) {
+  if (dims.size() < 3) {
+    return packed_strides(dims);
+  }
+  std::vector<std::int64_t> strides(dims.size(), 1);
+  std::int64_t step = dims[1];
+  for (std::size_t i = dims.size(); i-- > 2;) {
+    strides[i] = step;
+    step *= dims[i];
+  }
+  strides[0] = step;
+  return strides;
+}
+
 std::optional<std::int64_t> element_count(const std::vector<std::int64_t>& dims) {
   std::int64_t count = 1;
   for (const std::int64_t d : dims) {

@@ -64,6 +64,12 @@ class TensorAttributes {
 // element_count() fits in int64.
 [[nodiscard]] std::vector<std::int64_t> packed_strides(const std::vector<std::int64_t>& dims);
 
+// Packed channels-last strides for dims [N, C, spatial...] (NHWC, NDHWC): C is contiguous, then
+// the spatial dims from last to first, then N. Fewer than 3 dims: packed_strides(dims). Needs
+// dims whose element_count() fits in int64.
+[[nodiscard]] std::vector<std::int64_t> channels_last_strides(
+    const std::vector<std::int64_t>& dims);
+
 // The product of dims, or nullopt where a dim is not positive or the product does not fit in
 // int64.
 [[nodiscard]] std::optional<std::int64_t> element_count(const std::vector<std::int64_t>& dims);

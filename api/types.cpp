@@ -47,6 +47,14 @@ std::string_view to_string(PointwiseMode mode) noexcept {
   return "Unknown";
 }
 
+std::string_view to_string(ConvolutionMode mode) noexcept {
+  switch (mode) {
+    case ConvolutionMode::CrossCorrelation: return "CrossCorrelation";
+    case ConvolutionMode::Convolution: return "Convolution";
+  }
+  return "Unknown";
+}
+
 std::int64_t size_of(DataType type) noexcept {
   switch (type) {
     case DataType::Half:

@@ -1,4 +1,4 @@
-// The strong enums of the API: data types, heuristic modes, pointwise modes.
+// The strong enums of the API: data types, heuristic modes, pointwise and convolution modes.
 #pragma once
 
 #include <cstdint>
@@ -38,9 +38,14 @@ enum class PointwiseMode : std::uint8_t {
   Identity,
 };
 
+// CrossCorrelation (the default, what deep-learning frameworks call convolution) slides the
+// filter as stored; Convolution flips it in every spatial dim first.
+enum class ConvolutionMode : std::uint8_t { CrossCorrelation, Convolution };
+
 [[nodiscard]] std::string_view to_string(DataType type) noexcept;
 [[nodiscard]] std::string_view to_string(HeuristicMode mode) noexcept;
 [[nodiscard]] std::string_view to_string(PointwiseMode mode) noexcept;
+[[nodiscard]] std::string_view to_string(ConvolutionMode mode) noexcept;
 
 // Bytes per element (fp8 types: 1).
 [[nodiscard]] std::int64_t size_of(DataType type) noexcept;

@@ -14,6 +14,11 @@ std::string_view descriptor_type_name(cudnnBackendDescriptorType_t type) noexcep
     case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: return "OperationMatmul";
     case CUDNN_BACKEND_POINTWISE_DESCRIPTOR: return "Pointwise";
     case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: return "OperationPointwise";
+    case CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR: return "Convolution";
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR: return "OperationConvFprop";
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR: return "OperationConvDgrad";
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR:
+      return "OperationConvWgrad";
     case CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR: return "OperationGraph";
     case CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR: return "EngineHeuristics";
     case CUDNN_BACKEND_ENGINE_DESCRIPTOR: return "Engine";

@@ -56,6 +56,10 @@ struct AttributeType<cudnnPointwiseMode_t> {
   static constexpr auto value = CUDNN_TYPE_POINTWISE_MODE;
 };
 template <>
+struct AttributeType<cudnnConvolutionMode_t> {
+  static constexpr auto value = CUDNN_TYPE_CONVOLUTION_MODE;
+};
+template <>
 struct AttributeType<cudnnBackendHeurMode_t> {
   static constexpr auto value = CUDNN_TYPE_HEUR_MODE;
 };
@@ -93,8 +97,10 @@ class Descriptor {
   template <class T>
   [[nodiscard]] Expected<void> set(cudnnBackendAttributeName_t name, std::string_view what,
                                    std::span<const T> values) {
+    // The C API takes every element type as void*; pointer-valued elements are arrays of
+    // pointers, hence the explicit cast.
     return set_raw(name, what, AttributeType<T>::value, static_cast<std::int64_t>(values.size()),
-                   values.data());
+                   static_cast<const void*>(values.data()));
   }
   template <class T>
   [[nodiscard]] Expected<void> set(cudnnBackendAttributeName_t name, std::string_view what,
@@ -118,7 +124,7 @@ class Descriptor {
   [[nodiscard]] Expected<std::int64_t> get(cudnnBackendAttributeName_t name, std::string_view what,
                                            std::span<T> out) const {
     return get_raw(name, what, AttributeType<T>::value, static_cast<std::int64_t>(out.size()),
-                   out.data());
+                   static_cast<void*>(out.data()));
   }
 
   // CUDNN_TYPE_BACKEND_DESCRIPTOR attributes.
@@ -126,7 +132,8 @@ class Descriptor {
                                                std::string_view what,
                                                std::span<const cudnnBackendDescriptor_t> values) {
     return set_raw(name, what, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                   static_cast<std::int64_t>(values.size()), values.data());
+                   static_cast<std::int64_t>(values.size()),
+                   static_cast<const void*>(values.data()));
   }
   [[nodiscard]] Expected<void> set_descriptor(cudnnBackendAttributeName_t name,
                                               std::string_view what, const Descriptor& value) {
@@ -138,7 +145,7 @@ class Descriptor {
       cudnnBackendAttributeName_t name, std::string_view what,
       std::span<cudnnBackendDescriptor_t> out) const {
     return get_raw(name, what, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<std::int64_t>(out.size()),
-                   out.data());
+                   static_cast<void*>(out.data()));
   }
 
   // A CUDNN_TYPE_CHAR attribute (a JSON text, say): asks for its length, then reads it.

@@ -1,11 +1,46 @@
 // backend::ExecutionPlan getters and execute.
 #include "backend/execution_plan.hpp"
 
+#include <dlfcn.h>
+
 namespace dnngraph::backend {
 
 Expected<std::int64_t> ExecutionPlan::workspace_size() const {
   return get_one<std::int64_t>(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                "CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE");
+}
+
+namespace {
+
+using WorkspaceSizeFn = cudnnStatus_t (*)(cudnnHandle_t, cudnnBackendDescriptor_t,
+                                          cudnnBackendDescriptor_t, std::size_t*);
+
+WorkspaceSizeFn workspace_size_fn() noexcept {
+  // Resolved once; null where the loaded libcudnn predates 9.23.
+  static const auto fn = reinterpret_cast<WorkspaceSizeFn>(
+      dlsym(RTLD_DEFAULT, "cudnnGetExecutionPlanWorkspaceSize"));
+  return fn;
+}
+
+}  // namespace
+
+bool has_workspace_size_for() noexcept { return workspace_size_fn() != nullptr; }
+
+Expected<std::int64_t> workspace_size_for(cudnnHandle_t handle, const ExecutionPlan& plan,
+                                          const Descriptor& variant_pack) {
+  const WorkspaceSizeFn fn = workspace_size_fn();
+  if (fn == nullptr) {
+    return std::unexpected(Status{CUDNN_STATUS_NOT_SUPPORTED,
+                                  "cudnnGetExecutionPlanWorkspaceSize",
+                                  "not in the loaded cuDNN (needs 9.23 or newer)"});
+  }
+  std::size_t bytes = 0;
+  auto ok = check(fn(handle, plan.native(), variant_pack.native(), &bytes),
+                  "cudnnGetExecutionPlanWorkspaceSize");
+  if (!ok) {
+    return std::unexpected(std::move(ok.error()));
+  }
+  return static_cast<std::int64_t>(bytes);
 }
 
 Expected<void> execute(cudnnHandle_t handle, const ExecutionPlan& plan,

@@ -25,6 +25,13 @@ class OperationGraph : public Descriptor {
     return set(CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED,
                "CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED", enabled);
   }
+#if CUDNN_VERSION >= 92100
+  // Execute-time shape overrides on plans of this graph (cuDNN >= 9.21).
+  [[nodiscard]] Expected<void> set_override_shape_enabled(bool enabled) {
+    return set(CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED,
+               "CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED", enabled);
+  }
+#endif
   [[nodiscard]] Expected<std::int64_t> engine_global_count() const {
     return get_one<std::int64_t>(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT,
                                  "CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT");

@@ -8,7 +8,7 @@ set(_cudnn_hints ${CUDNN_ROOT} $ENV{CUDNN_ROOT} ${CUDAToolkit_LIBRARY_ROOT} /usr
 find_path(CUDNN_INCLUDE_DIR cudnn_version.h
   HINTS ${_cudnn_hints} PATH_SUFFIXES include NO_CACHE)
 # The wheel ships only libcudnn.so.9, no unversioned link.
-find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
+find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 NAMES_PER_DIR
   HINTS ${_cudnn_hints} PATH_SUFFIXES lib64 lib lib/x86_64-linux-gnu NO_CACHE)
 
 if(CUDNN_INCLUDE_DIR)

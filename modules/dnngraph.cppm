@@ -8,6 +8,11 @@ export module dnngraph;
 
 export namespace dnngraph {
 using dnngraph::arity;
+using dnngraph::channels_last_strides;
+using dnngraph::ConvDgradAttributes;
+using dnngraph::ConvFpropAttributes;
+using dnngraph::ConvolutionMode;
+using dnngraph::ConvWgradAttributes;
 using dnngraph::cudnn_compiled_version;
 using dnngraph::cudnn_runtime_version;
 using dnngraph::cudnn_version_string;

@@ -22,19 +22,22 @@ bool is_matmul_input_type(DataType type) {
 
 }  // namespace
 
-Result<void> MatmulNode::infer(const GraphContext& context) {
-  const TensorAttributes& a = *inputs()[0];
-  const TensorAttributes& b = *inputs()[1];
-  const std::size_t rank = a.dim().size();
-  if (rank < 3 || b.dim().size() != rank) {
+Result<std::vector<std::int64_t>> MatmulNode::output_dims(
+    std::span<const ShapedTensor> inputs) const {
+  const TensorAttributes& a = *inputs[0].tensor;
+  const TensorAttributes& b = *inputs[1].tensor;
+  const std::vector<std::int64_t>& a_dims = *inputs[0].dims;
+  const std::vector<std::int64_t>& b_dims = *inputs[1].dims;
+  const std::size_t rank = a_dims.size();
+  if (rank < 3 || b_dims.size() != rank) {
     return make_error(ErrorCode::ShapeMismatch,
-                      describe() + ": A " + a.describe() + " has dims " + to_string(a.dim()) +
-                          " and B " + b.describe() + " has dims " + to_string(b.dim()) +
+                      describe() + ": A " + a.describe() + " has dims " + to_string(a_dims) +
+                          " and B " + b.describe() + " has dims " + to_string(b_dims) +
                           "; both need the same rank, at least 3 ([batch..., M, K] and "
                           "[batch..., K, N])");
   }
-  const std::int64_t k_a = a.dim()[rank - 1];
-  const std::int64_t k_b = b.dim()[rank - 2];
+  const std::int64_t k_a = a_dims[rank - 1];
+  const std::int64_t k_b = b_dims[rank - 2];
   if (k_a != k_b) {
     return make_error(ErrorCode::ShapeMismatch,
                       describe() + ": K of A " + a.describe() + " (dim " +
@@ -44,8 +47,8 @@ Result<void> MatmulNode::infer(const GraphContext& context) {
   }
   std::vector<std::int64_t> c_dims(rank);
   for (std::size_t i = 0; i + 2 < rank; ++i) {
-    const std::int64_t da = a.dim()[i];
-    const std::int64_t db = b.dim()[i];
+    const std::int64_t da = a_dims[i];
+    const std::int64_t db = b_dims[i];
     if (da != db && da != 1 && db != 1) {
       return make_error(ErrorCode::ShapeMismatch,
                         describe() + ": batch dim " + std::to_string(i) + " of A " + a.describe() +
@@ -54,13 +57,25 @@ Result<void> MatmulNode::infer(const GraphContext& context) {
     }
     c_dims[i] = std::max(da, db);
   }
-  c_dims[rank - 2] = a.dim()[rank - 2];
-  c_dims[rank - 1] = b.dim()[rank - 1];
+  c_dims[rank - 2] = a_dims[rank - 2];
+  c_dims[rank - 1] = b_dims[rank - 1];
+  return c_dims;
+}
+
+Result<void> MatmulNode::infer(const GraphContext& context) {
+  const TensorAttributes& a = *inputs()[0];
+  const TensorAttributes& b = *inputs()[1];
+  const std::array shaped{ShapedTensor{&a, &a.dim()}, ShapedTensor{&b, &b.dim()}};
+  auto c_dims = output_dims(shaped);
+  if (!c_dims) {
+    return std::unexpected(c_dims.error());
+  }
   for (const TensorAttributes* t : {&a, &b}) {
-    if (!is_matmul_input_type(*t->data_type())) {
+    const auto type = t->data_type();
+    if (!type || !is_matmul_input_type(*type)) {
       return make_error(ErrorCode::UnsupportedDataType,
                         describe() + ": input " + t->describe() + " has data type " +
-                            std::string(to_string(*t->data_type())) +
+                            std::string(type ? to_string(*type) : "none") +
                             "; matmul takes Half, BFloat16, Float, Int8, Fp8E4M3 or Fp8E5M2");
     }
   }
@@ -70,7 +85,7 @@ Result<void> MatmulNode::infer(const GraphContext& context) {
                       describe() + ": compute data type " + std::string(to_string(compute)) +
                           " is not supported; use Float (or Int32 for Int8 inputs)");
   }
-  return settle_output(*outputs()[0], c_dims, context);
+  return settle_output(*outputs()[0], *c_dims, context);
 }
 
 Result<LoweredOperation> MatmulNode::lower(const TensorTable& tensors,

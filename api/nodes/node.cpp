@@ -5,6 +5,12 @@ namespace dnngraph::detail {
 
 std::string Node::describe() const { return std::string(kind()) + " '" + name_ + "'"; }
 
+Result<std::vector<std::int64_t>> Node::output_dims(
+    std::span<const ShapedTensor> /*inputs*/) const {
+  return make_error(ErrorCode::InvalidAttribute,
+                    describe() + ": this node kind cannot check execute-time shape overrides");
+}
+
 Result<void> Node::settle_output(TensorAttributes& out,
                                  const std::vector<std::int64_t>& inferred_dims,
                                  const GraphContext& context) const {
@@ -47,7 +53,8 @@ Result<void> Node::settle_output(TensorAttributes& out,
 
 Result<const backend::Tensor*> Node::lowered(const TensorTable& tensors,
                                              const TensorAttributes& t) const {
-  const backend::Tensor* found = t.uid() ? tensors.find(*t.uid()) : nullptr;
+  const auto uid = t.uid();
+  const backend::Tensor* found = uid ? tensors.find(*uid) : nullptr;
   if (found == nullptr) {
     return make_error(ErrorCode::InvalidState,
                       describe() + ": tensor " + t.describe() + " was not lowered");

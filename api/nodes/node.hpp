@@ -7,6 +7,7 @@
 #include "api/tensor_attributes.hpp"
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,12 @@
 namespace dnngraph::detail {
 
 using TensorPtr = std::shared_ptr<TensorAttributes>;
+
+// A tensor with the dims it has in one shape inference: its own, or execute-time overrides.
+struct ShapedTensor {
+  const TensorAttributes* tensor;
+  const std::vector<std::int64_t>* dims;
+};
 
 class Node {
  public:
@@ -26,6 +33,11 @@ class Node {
   [[nodiscard]] virtual std::string_view kind() const noexcept = 0;
   // Checks attributes and inputs (which are settled), then settles the outputs.
   [[nodiscard]] virtual Result<void> infer(const GraphContext& context) = 0;
+  // The output's dims for the given input dims (in inputs() order); errors name the tensors.
+  // infer() uses it on the build shapes, execute-time override checks on the override shapes.
+  // The default refuses: a node kind that cannot say its output shape takes no overrides.
+  [[nodiscard]] virtual Result<std::vector<std::int64_t>> output_dims(
+      std::span<const ShapedTensor> inputs) const;
   // Needs every input and output in `tensors`.
   [[nodiscard]] virtual Result<LoweredOperation> lower(const TensorTable& tensors,
                                                        const GraphContext& context) const = 0;

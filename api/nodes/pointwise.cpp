@@ -2,6 +2,7 @@
 #include "api/nodes/pointwise.hpp"
 
 #include "api/cudnn_error.hpp"
+#include "api/nodes/convolution.hpp"
 #include "backend/operation_pointwise.hpp"
 #include "backend/pointwise.hpp"
 
@@ -27,11 +28,42 @@ bool is_pointwise_type(DataType type) {
 
 }  // namespace
 
+Result<std::vector<std::int64_t>> PointwiseNode::output_dims(
+    std::span<const ShapedTensor> inputs) const {
+  std::vector<std::int64_t> y_dims = *inputs[0].dims;
+  if (inputs.size() < 2) {
+    return y_dims;
+  }
+  const TensorAttributes& x = *inputs[0].tensor;
+  const TensorAttributes& b = *inputs[1].tensor;
+  const std::vector<std::int64_t>& x_dims = *inputs[0].dims;
+  const std::vector<std::int64_t>& b_dims = *inputs[1].dims;
+  if (b_dims.size() != x_dims.size()) {
+    return make_error(ErrorCode::ShapeMismatch, describe() + ": " + x.describe() + " has dims " +
+                                                    to_string(x_dims) + " and " + b.describe() +
+                                                    " has dims " + to_string(b_dims) +
+                                                    "; broadcasting needs the same rank");
+  }
+  for (std::size_t i = 0; i < y_dims.size(); ++i) {
+    const std::int64_t dx = x_dims[i];
+    const std::int64_t db = b_dims[i];
+    if (dx != db && dx != 1 && db != 1) {
+      return make_error(ErrorCode::ShapeMismatch,
+                        describe() + ": dim " + std::to_string(i) + " of " + x.describe() + " is " +
+                            std::to_string(dx) + " and of " + b.describe() + " is " +
+                            std::to_string(db) + "; they must be equal or one of them 1");
+    }
+    y_dims[i] = std::max(dx, db);
+  }
+  return y_dims;
+}
+
 Result<void> PointwiseNode::infer(const GraphContext& context) {
-  if (!attributes_.mode()) {
+  const auto chosen = attributes_.mode();
+  if (!chosen) {
     return make_error(ErrorCode::InvalidAttribute, describe() + ": no mode set");
   }
-  const PointwiseMode mode = *attributes_.mode();
+  const PointwiseMode mode = *chosen;
   const auto needed = static_cast<std::size_t>(arity(mode));
   if (inputs().size() != needed) {
     return make_error(ErrorCode::InvalidAttribute,
@@ -40,36 +72,28 @@ Result<void> PointwiseNode::infer(const GraphContext& context) {
                           std::to_string(inputs().size()));
   }
   for (const TensorPtr& t : inputs()) {
-    if (!is_pointwise_type(*t->data_type())) {
+    const auto type = t->data_type();
+    if (!type || !is_pointwise_type(*type)) {
       return make_error(ErrorCode::UnsupportedDataType,
                         describe() + ": input " + t->describe() + " has data type " +
-                            std::string(to_string(*t->data_type())) +
+                            std::string(type ? to_string(*type) : "none") +
                             "; pointwise takes Half, BFloat16, Float, Int32, Int8, Uint8 or Fp8");
     }
   }
-  std::vector<std::int64_t> y_dims = inputs()[0]->dim();
-  if (needed == 2) {
-    const TensorAttributes& x = *inputs()[0];
-    const TensorAttributes& b = *inputs()[1];
-    if (b.dim().size() != x.dim().size()) {
-      return make_error(ErrorCode::ShapeMismatch, describe() + ": " + x.describe() + " has dims " +
-                                                      to_string(x.dim()) + " and " + b.describe() +
-                                                      " has dims " + to_string(b.dim()) +
-                                                      "; broadcasting needs the same rank");
-    }
-    for (std::size_t i = 0; i < y_dims.size(); ++i) {
-      const std::int64_t dx = x.dim()[i];
-      const std::int64_t db = b.dim()[i];
-      if (dx != db && dx != 1 && db != 1) {
-        return make_error(ErrorCode::ShapeMismatch,
-                          describe() + ": dim " + std::to_string(i) + " of " + x.describe() +
-                              " is " + std::to_string(dx) + " and of " + b.describe() + " is " +
-                              std::to_string(db) + "; they must be equal or one of them 1");
-      }
-      y_dims[i] = std::max(dx, db);
-    }
+  std::vector<ShapedTensor> shaped;
+  for (const TensorPtr& t : inputs()) {
+    shaped.push_back({t.get(), &t->dim()});
   }
-  return settle_output(*outputs()[0], y_dims, context);
+  auto y_dims = output_dims(shaped);
+  if (!y_dims) {
+    return std::unexpected(y_dims.error());
+  }
+  // An image-like output keeps its input's memory order (NHWC stays NHWC through bias + ReLU),
+  // as cuDNN's fusions expect; matmul-like tensors (rank 3) stay packed row-major.
+  if (y_dims->size() >= 4) {
+    follow_layout(*outputs()[0], *y_dims, *inputs()[0]);
+  }
+  return settle_output(*outputs()[0], *y_dims, context);
 }
 
 Result<LoweredOperation> PointwiseNode::lower(const TensorTable& tensors,
@@ -94,9 +118,13 @@ Result<LoweredOperation> PointwiseNode::lower(const TensorTable& tensors,
   }
   const DataType math =
       attributes_.compute_data_type().value_or(context.compute.value_or(DataType::Float));
-  auto ok = desc->set_mode(to_cudnn(*attributes_.mode()));
+  const auto mode = attributes_.mode();
+  if (!mode) {  // infer() refused this graph already
+    return make_error(ErrorCode::InvalidState, describe() + ": lowered without a mode");
+  }
+  auto ok = desc->set_mode(to_cudnn(*mode));
   if (ok) ok = desc->set_math_precision(to_cudnn(math));
-  if (ok && attributes_.swish_beta()) ok = desc->set_swish_beta(*attributes_.swish_beta());
+  if (const auto beta = attributes_.swish_beta(); ok && beta) ok = desc->set_swish_beta(*beta);
   if (ok) ok = desc->finalize();
   if (ok) ok = op->set_pointwise(*desc);
   if (ok) ok = op->set_x(**x);

@@ -1,0 +1,100 @@
+// Conv wgrad node: checks, shape checks (dW's dims are the user's; its strides follow X's
+// layout) and lowering to OperationConvWgrad.
+#include "api/nodes/conv_wgrad.hpp"
+
+#include "api/cudnn_error.hpp"
+#include "backend/operation_conv_wgrad.hpp"
+
+namespace dnngraph::detail {
+
+Result<void> ConvWgradNode::infer(const GraphContext& context) {
+  const std::string node = describe();
+  const ConvTensor x{"X", *inputs()[0], inputs()[0]->dim()};
+  const ConvTensor dy{"dY", *inputs()[1], inputs()[1]->dim()};
+  TensorAttributes& dw = *outputs()[0];
+  const ConvTensor dw_named{"dW", dw, dw.dim()};
+  if (auto ok = check_conv_rank(node, x); !ok) return ok;
+  if (auto ok = check_same_rank(node, x, dy); !ok) return ok;
+  if (auto ok = check_same_extent(node, "N", dy, 0, x, 0); !ok) return ok;
+  if (dw.dim().empty()) {
+    return make_error(
+        ErrorCode::InvalidAttribute,
+        node + ": dW " + dw.describe() +
+            " has no dims; set them to [K, C, filter...] (K = " + std::to_string(dy.dims[1]) +
+            ", C = " + std::to_string(x.dims[1]) + "): X and dY do not determine the filter size");
+  }
+  if (auto ok = check_same_rank(node, x, dw_named); !ok) return ok;
+  for (std::size_t i = 0; i < dw.dim().size(); ++i) {
+    if (dw.dim()[i] <= 0) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        node + ": dim " + std::to_string(i) + " of dW " + dw.describe() + " is " +
+                            std::to_string(dw.dim()[i]) + "; dims must be positive (dims " +
+                            to_string(dw.dim()) + ")");
+    }
+  }
+  if (auto ok = check_same_extent(node, "K", dw_named, 0, dy, 1); !ok) return ok;
+  if (auto ok = check_same_extent(node, "C", dw_named, 1, x, 1); !ok) return ok;
+  auto geometry = resolve_geometry(node, x, attributes_.pre_padding(), attributes_.post_padding(),
+                                   attributes_.stride(), attributes_.dilation());
+  if (!geometry) return std::unexpected(geometry.error());
+  for (std::size_t i = 0; i + 2 < x.dims.size(); ++i) {
+    auto out = forward_output_size(node, *geometry, i, x, dw_named);
+    if (!out) return std::unexpected(out.error());
+    if (*out != dy.dims[i + 2]) {
+      return make_error(ErrorCode::ShapeMismatch,
+                        node + ": dim " + std::to_string(i + 2) + " of X " + x.t.describe() +
+                            " is " + std::to_string(x.dims[i + 2]) + " and of dW " + dw.describe() +
+                            " is " + std::to_string(dw.dim()[i + 2]) +
+                            ", which give a forward output of " + std::to_string(*out) +
+                            ", but dim " + std::to_string(i + 2) + " of dY " + dy.t.describe() +
+                            " is " + std::to_string(dy.dims[i + 2]));
+    }
+  }
+  for (const ConvTensor& t : {x, dy}) {
+    if (auto ok = check_data_type(node, t, {DataType::Half, DataType::BFloat16, DataType::Float});
+        !ok) {
+      return ok;
+    }
+  }
+  if (auto ok = check_compute_type(node, compute_type(context), {DataType::Float, DataType::Half});
+      !ok) {
+    return ok;
+  }
+  geometry_ = std::move(*geometry);
+  const std::vector<std::int64_t> dw_dims = dw.dim();
+  follow_layout(dw, dw_dims, x.t);
+  return settle_output(dw, dw_dims, context);
+}
+
+Result<LoweredOperation> ConvWgradNode::lower(const TensorTable& tensors,
+                                              const GraphContext& context) const {
+  auto x = lowered(tensors, *inputs()[0]);
+  auto dy = lowered(tensors, *inputs()[1]);
+  auto dw = lowered(tensors, *outputs()[0]);
+  if (!x || !dy || !dw) {
+    return std::unexpected(!x ? x.error() : !dy ? dy.error() : dw.error());
+  }
+  auto desc = make_convolution(geometry_, attributes_.convolution_mode(), compute_type(context));
+  if (!desc) {
+    return std::unexpected(cudnn_error(desc.error(), "lower " + describe()));
+  }
+  auto op = backend::OperationConvWgrad::create();
+  if (!op) {
+    return std::unexpected(cudnn_error(op.error(), "lower " + describe()));
+  }
+  auto ok = op->set_x(**x);
+  if (ok) ok = op->set_dy(**dy);
+  if (ok) ok = op->set_dw(**dw);
+  if (ok) ok = op->set_convolution(*desc);
+  if (ok) ok = op->set_alpha(1.0F);
+  if (ok) ok = op->set_beta(0.0F);
+  if (ok) ok = op->finalize();
+  if (!ok) {
+    return std::unexpected(cudnn_error(ok.error(), "lower " + describe()));
+  }
+  LoweredOperation lowered_op{std::move(*op), {}};
+  lowered_op.parts.push_back(std::move(*desc));
+  return lowered_op;
+}
+
+}  // namespace dnngraph::detail

@@ -1,0 +1,84 @@
+// What the conv_fprop, conv_dgrad and conv_wgrad nodes share: rank and type checks, the settled
+// geometry (padding, stride, dilation), the output-size arithmetic with its error messages, the
+// layout an output follows, and the backend Convolution descriptor.
+#pragma once
+
+#include "api/error.hpp"
+#include "api/tensor_attributes.hpp"
+#include "api/types.hpp"
+#include "backend/convolution.hpp"
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace dnngraph::detail {
+
+// One value per spatial dim each; strides and dilations >= 1, paddings >= 0.
+struct ConvolutionGeometry {
+  std::vector<std::int64_t> pre_padding;
+  std::vector<std::int64_t> post_padding;
+  std::vector<std::int64_t> stride;
+  std::vector<std::int64_t> dilation;
+};
+
+// A tensor of a convolution: its role in messages ("X", "dW"), its attributes, and the dims it
+// has in this shape inference (its own, or execute-time override dims).
+struct ConvTensor {
+  std::string_view role;
+  const TensorAttributes& t;
+  const std::vector<std::int64_t>& dims;
+};
+
+// t is [N, C, spatial...] with 2 or 3 spatial dims (4-D or 5-D).
+[[nodiscard]] Result<void> check_conv_rank(std::string_view node, ConvTensor t);
+// other has as many dims as t ([K, C, filter...] or [N, K, out...]).
+[[nodiscard]] Result<void> check_same_rank(std::string_view node, ConvTensor t, ConvTensor other);
+// Dim `dim_a` of a equals dim `dim_b` of b; `what` names it ("C", "K", "N").
+[[nodiscard]] Result<void> check_same_extent(std::string_view node, std::string_view what,
+                                             ConvTensor a, std::size_t dim_a, ConvTensor b,
+                                             std::size_t dim_b);
+[[nodiscard]] Result<void> check_data_type(std::string_view node, ConvTensor t,
+                                           std::initializer_list<DataType> allowed);
+[[nodiscard]] Result<void> check_compute_type(std::string_view node, DataType compute,
+                                              std::initializer_list<DataType> allowed);
+
+// The user's lists, or the defaults, for the spatial dims of `spatial` ([N, C, spatial...]).
+[[nodiscard]] Result<ConvolutionGeometry> resolve_geometry(
+    std::string_view node, ConvTensor spatial,
+    const std::optional<std::vector<std::int64_t>>& pre_padding,
+    const std::optional<std::vector<std::int64_t>>& post_padding,
+    const std::optional<std::vector<std::int64_t>>& stride,
+    const std::optional<std::vector<std::int64_t>>& dilation);
+
+// floor((in + pre + post - dilation * (filter - 1) - 1) / stride) + 1 for spatial dim i (tensor
+// dim i + 2) of input and filter: the forward output size. An error naming both tensors when the
+// dilated filter does not fit in the padded input, or the arithmetic overflows int64.
+[[nodiscard]] Result<std::int64_t> forward_output_size(std::string_view node,
+                                                       const ConvolutionGeometry& geometry,
+                                                       std::size_t i, ConvTensor input,
+                                                       ConvTensor filter);
+
+// The smallest input size of spatial dim i whose forward output is `out` (larger inputs can give
+// the same output when the stride is above 1); an error naming the tensors when none does.
+[[nodiscard]] Result<std::int64_t> smallest_input_size(std::string_view node,
+                                                       const ConvolutionGeometry& geometry,
+                                                       std::size_t i, ConvTensor output,
+                                                       ConvTensor filter);
+
+// t's channel dim is its fastest-moving one (NHWC, NDHWC). t has [N, C, spatial...] dims and
+// strides. See the definition for how C = 1 and spatial dims of 1 are decided.
+[[nodiscard]] bool is_channels_last(const TensorAttributes& t);
+
+// An output without strides gets channels-last strides for `dims` when `like` is channels-last;
+// otherwise it is left for Node::settle_output to give packed (channels-first) strides.
+void follow_layout(TensorAttributes& out, const std::vector<std::int64_t>& dims,
+                   const TensorAttributes& like);
+
+// The finalized backend Convolution descriptor for these settings.
+[[nodiscard]] backend::Expected<backend::Convolution> make_convolution(
+    const ConvolutionGeometry& geometry, ConvolutionMode mode, DataType compute);
+
+}  // namespace dnngraph::detail

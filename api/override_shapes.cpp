@@ -1,0 +1,219 @@
+// Checks of execute-time shape overrides.
+#include "api/override_shapes.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace dnngraph::detail {
+
+namespace {
+
+std::string at(std::size_t index, const TensorAttributes& t) {
+  return "override " + std::to_string(index) + " (tensor " + t.describe() + ")";
+}
+
+// Dims ordered from outermost to innermost by stride; size-1 dims have no say and are left out.
+std::vector<std::size_t> stride_order(const std::vector<std::int64_t>& dims,
+                                      const std::vector<std::int64_t>& strides) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] != 1) {
+      order.push_back(i);
+    }
+  }
+  // Ties (equal strides) keep index order; std::stable_sort trips a libstdc++ 12 deprecation.
+  std::ranges::sort(order, [&](std::size_t a, std::size_t b) {
+    return strides[a] != strides[b] ? strides[a] > strides[b] : a < b;
+  });
+  return order;
+}
+
+Result<void> check_layout(std::size_t index, const TensorAttributes& t,
+                          const std::vector<std::int64_t>& dims,
+                          const std::vector<std::int64_t>& strides) {
+  const std::size_t rank = t.dim().size();
+  if (dims.size() != rank) {
+    return make_error(ErrorCode::ShapeMismatch, at(index, t) + ": shape " + to_string(dims) +
+                                                    " has rank " + std::to_string(dims.size()) +
+                                                    ", the tensor has rank " +
+                                                    std::to_string(rank));
+  }
+  if (strides.size() != rank) {
+    return make_error(ErrorCode::ShapeMismatch, at(index, t) + ": strides " + to_string(strides) +
+                                                    " have rank " + std::to_string(strides.size()) +
+                                                    ", the tensor has rank " +
+                                                    std::to_string(rank));
+  }
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (dims[i] <= 0) {
+      return make_error(ErrorCode::InvalidAttribute, at(index, t) + ": dim " + std::to_string(i) +
+                                                         " is " + std::to_string(dims[i]) +
+                                                         "; dims must be positive (shape " +
+                                                         to_string(dims) + ")");
+    }
+    if (strides[i] <= 0) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        at(index, t) + ": stride " + std::to_string(i) + " is " +
+                            std::to_string(strides[i]) + "; strides must be positive (strides " +
+                            to_string(strides) + ")");
+    }
+  }
+  // The plan was built for the build strides' layout (row-major, channels-last, ...): the
+  // override may change sizes, not the order of the dims in memory.
+  const auto order = stride_order(dims, strides);
+  const auto build_order = stride_order(t.dim(), t.stride());
+  const auto common = [&](const std::vector<std::size_t>& o) {
+    std::vector<std::size_t> kept;
+    for (std::size_t d : o) {
+      if (dims[d] != 1 && t.dim()[d] != 1) {
+        kept.push_back(d);
+      }
+    }
+    return kept;
+  };
+  if (common(order) != common(build_order)) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      at(index, t) + ": strides " + to_string(strides) +
+                          " order the dims differently from the build strides " +
+                          to_string(t.stride()) + "; an override may change sizes, not layout");
+  }
+  // The plan was built for this tensor's alignment: cuDNN's vectorized kernels assume every
+  // row that started on a 16-byte boundary still does. An override that breaks that (a row of
+  // 33 fp16 values, say) could run and return wrong numbers, so it is refused.
+  constexpr std::int64_t alignment = 16;
+  const auto type = t.data_type();
+  const std::int64_t element = type ? size_of(*type) : 1;
+  for (std::size_t i = 0; i < rank; ++i) {
+    const bool was_aligned = (t.stride()[i] * element) % alignment == 0;
+    if (was_aligned && dims[i] > 1 && (strides[i] * element) % alignment != 0) {
+      return make_error(
+          ErrorCode::InvalidAttribute,
+          at(index, t) + ": stride " + std::to_string(i) + " is " + std::to_string(strides[i]) +
+              " (" + std::to_string(strides[i] * element) +
+              " bytes), but the plan was built with it a multiple of " + std::to_string(alignment) +
+              " bytes (build stride " + std::to_string(t.stride()[i]) + "); pad the rows");
+    }
+  }
+  // No two elements may share memory: each dim's stride covers everything inside it.
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    const std::size_t outer = order[i - 1];
+    const std::size_t inner = order[i];
+    if (strides[outer] < strides[inner] * dims[inner]) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        at(index, t) + ": strides " + to_string(strides) + " overlap: dim " +
+                            std::to_string(outer) + " has stride " +
+                            std::to_string(strides[outer]) + ", less than dim " +
+                            std::to_string(inner) + "'s " + std::to_string(dims[inner]) + " x " +
+                            std::to_string(strides[inner]));
+    }
+  }
+  return {};
+}
+
+// Strides for new dims that keep the build strides' memory order (packed in that order): what a
+// virtual tensor between two nodes has when the nodes' shapes change.
+std::vector<std::int64_t> strides_like(const std::vector<std::int64_t>& dims,
+                                       const TensorAttributes& build) {
+  std::vector<std::size_t> order(dims.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+  }
+  const auto& s = build.stride();
+  std::ranges::sort(order, [&](std::size_t a, std::size_t b) {
+    return s[a] != s[b] ? s[a] < s[b] : a > b;  // innermost first
+  });
+  std::vector<std::int64_t> strides(dims.size(), 1);
+  std::int64_t next = 1;
+  for (std::size_t d : order) {
+    strides[d] = next;
+    next *= dims[d];
+  }
+  return strides;
+}
+
+}  // namespace
+
+Result<OverriddenTensors> check_overrides(
+    const Overrides& overrides, const std::vector<std::shared_ptr<TensorAttributes>>& tensors,
+    const std::vector<std::unique_ptr<Node>>& nodes) {
+  const std::size_t n = overrides.uids.size();
+  if (overrides.shapes.size() != n || overrides.strides.size() != n) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      "overrides: the lists differ in length: " + std::to_string(n) + " uids, " +
+                          std::to_string(overrides.shapes.size()) + " shapes, " +
+                          std::to_string(overrides.strides.size()) + " strides");
+  }
+  std::unordered_map<std::int64_t, const TensorAttributes*> by_uid;
+  for (const auto& t : tensors) {
+    if (const auto uid = t->uid()) {
+      by_uid.emplace(*uid, t.get());
+    }
+  }
+  OverriddenTensors layout;
+  layout.reserve(tensors.size());
+  std::unordered_map<std::int64_t, std::size_t> seen;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t uid = overrides.uids[i];
+    auto it = by_uid.find(uid);
+    if (it == by_uid.end()) {
+      return make_error(ErrorCode::MissingTensor, "override " + std::to_string(i) + ": uid " +
+                                                      std::to_string(uid) +
+                                                      " is no tensor of this graph");
+    }
+    const TensorAttributes& t = *it->second;
+    if (t.is_virtual()) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        at(i, t) +
+                            ": the tensor is virtual; only tensors with device memory "
+                            "(inputs and outputs) take overrides");
+    }
+    if (auto [prev, fresh] = seen.emplace(uid, i); !fresh) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        at(i, t) + ": uid " + std::to_string(uid) + " is listed twice (overrides " +
+                            std::to_string(prev->second) + " and " + std::to_string(i) + ")");
+    }
+    if (auto ok = check_layout(i, t, overrides.shapes[i], overrides.strides[i]); !ok) {
+      return std::unexpected(ok.error());
+    }
+    layout[&t] = {overrides.shapes[i], overrides.strides[i]};
+  }
+  // Tensors not listed keep their build layout; node outputs follow the inference.
+  const auto layout_of = [&](const TensorAttributes& t) -> const OverriddenLayout& {
+    auto [it, inserted] = layout.try_emplace(&t);
+    if (inserted) {
+      it->second = {t.dim(), t.stride()};
+    }
+    return it->second;
+  };
+  for (const auto& node : nodes) {
+    std::vector<ShapedTensor> shaped;
+    for (const auto& input : node->inputs()) {
+      shaped.push_back({input.get(), &layout_of(*input).dims});
+    }
+    auto inferred = node->output_dims(shaped);
+    if (!inferred) {
+      return make_error(inferred.error().code, "overrides: " + inferred.error().message);
+    }
+    const TensorAttributes& out = *node->outputs()[0];
+    if (out.is_virtual()) {
+      layout[&out] = {*inferred, out.stride().size() == inferred->size()
+                                     ? strides_like(*inferred, out)
+                                     : packed_strides(*inferred)};
+      continue;
+    }
+    const OverriddenLayout& given = layout_of(out);
+    if (given.dims != *inferred) {
+      const auto uid = out.uid();
+      const bool listed = uid && seen.contains(*uid);
+      return make_error(ErrorCode::ShapeMismatch,
+                        "overrides: " + node->describe() + " makes output " + out.describe() + " " +
+                            to_string(*inferred) + ", but " +
+                            (listed ? "its override is " + to_string(given.dims)
+                                    : "it keeps its build dims " + to_string(given.dims) +
+                                          " (it is not overridden; override it too)"));
+    }
+  }
+  return layout;
+}
+
+}  // namespace dnngraph::detail

@@ -1,0 +1,182 @@
+// Override shapes on the GPU: a matmul built once on the cache shape b=1, M=N=K=1024 and run
+// with the real shapes of each call. Every run queries its workspace, allocates exactly that,
+// is compared with the CPU reference, and must leave a canary after the output untouched.
+#include <boost/test/unit_test.hpp>
+
+#include "support/device_buffer.hpp"
+#include "support/host_types.hpp"
+#include "support/reference.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+import dnngraph;
+
+namespace {
+
+using dnngraph::test::DeviceBuffer;
+using Dims = std::vector<std::int64_t>;
+
+struct Case {
+  std::int64_t b, m, n, k;
+};
+
+// Smaller, larger, other batches, M and N not multiples of 128, K changed both ways.
+const std::vector<Case> shapes = {
+    {1, 512, 512, 512},    {1, 2048, 1536, 1024}, {4, 256, 256, 1024},
+    {1, 1000, 776, 1024},  {2, 127, 200, 64},     {1, 1024, 1024, 512},
+    {1, 1024, 1024, 2048}, {3, 333, 264, 136},    {1, 8, 8, 8}};
+
+struct Io {
+  dnngraph::DataType type;
+  const char* name;
+  float (*round)(float);
+  std::uint16_t (*encode)(float);
+  float (*decode)(std::uint16_t);
+  dnngraph::test::Tolerance tolerance;  // output rounding: 2^-11 (fp16) or 2^-8 (bf16) relative
+};
+
+const Io half{dnngraph::DataType::Half,      "fp16",
+              dnngraph::test::round_to_half, dnngraph::test::float_to_half,
+              dnngraph::test::half_to_float, {2e-2, 1e-2}};
+const Io bf16{dnngraph::DataType::BFloat16,      "bf16",
+              dnngraph::test::round_to_bfloat16, dnngraph::test::float_to_bfloat16,
+              dnngraph::test::bfloat16_to_float, {8e-2, 2e-2}};
+
+dnngraph::Graph cache_shape_graph(const Io& io, bool overrides) {
+  using namespace dnngraph;
+  Graph g;
+  g.set_io_data_type(io.type).set_compute_data_type(DataType::Float);
+  g.set_override_shape_enabled(overrides);
+  auto a = g.tensor(TensorAttributes().set_name("A").set_uid(1).set_dim({1, 1024, 1024}));
+  auto b = g.tensor(TensorAttributes().set_name("B").set_uid(2).set_dim({1, 1024, 1024}));
+  g.matmul(a, b)->set_output(true).set_uid(3).set_name("C");
+  return g;
+}
+
+std::vector<float> random_values(std::size_t count, std::uint32_t seed, const Io& io) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
+  std::vector<float> v(count);
+  for (float& x : v) {
+    x = io.round(dist(rng));
+  }
+  return v;
+}
+
+std::vector<std::uint16_t> encode(const std::vector<float>& v, const Io& io) {
+  std::vector<std::uint16_t> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    out[i] = io.encode(v[i]);
+  }
+  return out;
+}
+
+// Runs one override shape on g; "" when right, else what went wrong.
+std::string run_case(const dnngraph::Graph& g, const dnngraph::Handle& handle, const Io& io,
+                     const Case& c) {
+  const Dims a_dims{c.b, c.m, c.k}, b_dims{c.b, c.k, c.n}, c_dims{c.b, c.m, c.n};
+  const std::vector<std::int64_t> uids{1, 2, 3};
+  const std::vector<Dims> dims{a_dims, b_dims, c_dims};
+  const std::vector<Dims> strides{dnngraph::packed_strides(a_dims),
+                                  dnngraph::packed_strides(b_dims),
+                                  dnngraph::packed_strides(c_dims)};
+  auto ws = g.get_workspace_size(handle, uids, dims, strides);
+  if (!ws) {
+    return "get_workspace_size: " + ws.error().message;
+  }
+  const auto count = [](const Dims& d) { return dnngraph::test::element_count(d); };
+  const auto a = random_values(count(a_dims), 11, io);
+  const auto b = random_values(count(b_dims), 12, io);
+  constexpr std::size_t canary = 4096;  // elements after C that nothing may write
+  auto a_dev = DeviceBuffer::copy_of(encode(a, io));
+  auto b_dev = DeviceBuffer::copy_of(encode(b, io));
+  auto c_dev = DeviceBuffer::allocate((count(c_dims) + canary) * 2);
+  auto ws_dev = DeviceBuffer::allocate(static_cast<std::size_t>(*ws));  // exactly the query
+  if (!a_dev || !b_dev || !c_dev || !ws_dev || !c_dev->fill_bytes(0xFF)) {
+    return "device allocation failed";
+  }
+  auto ran = g.execute(handle, {{1, a_dev->get()}, {2, b_dev->get()}, {3, c_dev->get()}},
+                       ws_dev->get(), uids, dims, strides);
+  if (!ran) {
+    return "execute: " + ran.error().message;
+  }
+  if (cudaDeviceSynchronize() != cudaSuccess) {
+    return "cudaDeviceSynchronize failed";
+  }
+  std::vector<std::uint16_t> out(count(c_dims) + canary);
+  if (!c_dev->download(std::span<std::uint16_t>(out))) {
+    return "download failed";
+  }
+  for (std::size_t i = count(c_dims); i < out.size(); ++i) {
+    if (out[i] != 0xFFFF) {
+      return "wrote past the override shape's output at element " + std::to_string(i);
+    }
+  }
+  std::vector<float> got(count(c_dims));
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    got[i] = io.decode(out[i]);
+  }
+  const auto expected =
+      dnngraph::test::reference_matmul({a_dims, b_dims}, a, b, {}, dnngraph::test::Epilogue::None);
+  const auto result = dnngraph::test::compare(got, expected, io.tolerance);
+  BOOST_TEST_MESSAGE(io.name << " [" << c.b << ", " << c.m << ", " << c.n << ", " << c.k
+                             << "]: workspace " << *ws << " B, " << result.describe());
+  return result.passed() ? "" : result.describe();
+}
+
+void run_all_shapes(const Io& io) {
+  auto handle = dnngraph::Handle::create();
+  BOOST_TEST_REQUIRE(handle.has_value(), (handle ? "" : handle.error().message));
+  auto g = cache_shape_graph(io, true);
+  auto built = g.build(*handle, {dnngraph::HeuristicMode::A, dnngraph::HeuristicMode::Fallback});
+  BOOST_TEST_REQUIRE(built.has_value(), (built ? "" : built.error().message));
+  const auto info = *g.plan_info();
+  BOOST_TEST_MESSAGE(io.name << " cache shape [1, 1024, 1024, 1024]: " << info.describe()
+                             << "; overrides via " << info.override_path << "; workspace via "
+                             << info.override_workspace_path << "; cuDNN "
+                             << dnngraph::cudnn_version_string(dnngraph::cudnn_runtime_version()));
+  BOOST_TEST(!info.override_path.empty());
+  for (const Case& c : shapes) {
+    BOOST_TEST_CONTEXT(io.name << " [" << c.b << ", " << c.m << ", " << c.n << ", " << c.k << "]") {
+      BOOST_TEST(run_case(g, *handle, io, c) == "");
+    }
+  }
+  // The same shape twice in a row takes the checked-once path; it must give the same answer.
+  BOOST_TEST(run_case(g, *handle, io, shapes.front()) == "");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(fp16_matmul_built_once_runs_every_override_shape_exactly) {
+  run_all_shapes(half);
+}
+
+BOOST_AUTO_TEST_CASE(bf16_matmul_built_once_runs_every_override_shape_exactly) {
+  run_all_shapes(bf16);
+}
+
+BOOST_AUTO_TEST_CASE(overrides_on_a_graph_built_without_them_are_refused) {
+  auto handle = dnngraph::Handle::create();
+  BOOST_TEST_REQUIRE(handle.has_value());
+  auto g = cache_shape_graph(half, false);
+  BOOST_TEST_REQUIRE(g.build(*handle, {dnngraph::HeuristicMode::A}).has_value());
+  const std::vector<std::int64_t> uids{1};
+  const std::vector<Dims> dims{Dims{1, 512, 1024}};
+  const std::vector<Dims> strides{Dims{524288, 1024, 1}};
+  auto ws = g.get_workspace_size(*handle, uids, dims, strides);
+  BOOST_TEST_REQUIRE(!ws.has_value());
+  BOOST_TEST((ws.error().code == dnngraph::ErrorCode::InvalidState));
+  BOOST_TEST(ws.error().message.find("set_override_shape_enabled(true)") != std::string::npos);
+  std::vector<std::uint16_t> unused(16);
+  auto dev = DeviceBuffer::copy_of(unused);
+  BOOST_TEST_REQUIRE(dev.has_value());
+  auto ran = g.execute(*handle, {{1, dev->get()}, {2, dev->get()}, {3, dev->get()}}, nullptr, uids,
+                       dims, strides);
+  BOOST_TEST_REQUIRE(!ran.has_value());
+  BOOST_TEST((ran.error().code == dnngraph::ErrorCode::InvalidState));
+}
