@@ -411,6 +411,21 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
   // plans take the variant pack's override shapes (9.18+; exact on the H200 with 9.19).
   const bool native_override =
       override_shape_ && backend::compiled_version >= 92100 && backend::runtime_version() >= 92100;
+  if (override_shape_ && !native_override) {
+    for (const auto& node : nodes_) {
+      if (!node->exact_overrides_on_dynamic_graphs()) {
+        return make_error(
+            ErrorCode::VersionTooOld,
+            "build: override shapes on " + node->describe() +
+                " need cuDNN >= 9.21 (its operation graph override flag); dnngraph was compiled "
+                "against " +
+                backend::version_string(backend::compiled_version) + " and cuDNN " +
+                backend::version_string(backend::runtime_version()) +
+                " is loaded. Below 9.21 overrides go through a dynamic-shape graph, which "
+                "returned wrong numbers for convolutions on the H200 (cuDNN 9.19)");
+      }
+    }
+  }
   const bool dynamic = dynamic_shape_ || (override_shape_ && !native_override);
   auto ok = op_graph->set_handle(handle.native());
   if (ok) ok = op_graph->set_ops(ops);
@@ -435,6 +450,16 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
   }
   auto chosen = detail::choose_plan({*op_graph, handle.native(), modes, cache.get(), cache_first_});
   if (!chosen) {
+    if (native_override && chosen.error().code == ErrorCode::NoEngine) {
+      // Measured with cuDNN 9.27: conv_fprop + ReLU gets no engine config at all with the flag.
+      return make_error(ErrorCode::NoEngine,
+                        chosen.error().message +
+                            "\n  (the operation graph has the override-shape flag: cuDNN " +
+                            backend::version_string(backend::runtime_version()) +
+                            " offers no engine for execute-time shapes on this graph; build "
+                            "without set_override_shape_enabled, or per shape with a kernel "
+                            "cache)");
+    }
     return std::unexpected(chosen.error());
   }
   std::vector<std::pair<std::int64_t, std::string>> io;

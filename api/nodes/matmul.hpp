@@ -14,6 +14,7 @@ class MatmulNode final : public Node {
 
   [[nodiscard]] std::string_view kind() const noexcept override { return "matmul"; }
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
+  [[nodiscard]] bool exact_overrides_on_dynamic_graphs() const noexcept override { return true; }
   [[nodiscard]] Result<std::vector<std::int64_t>> output_dims(
       std::span<const ShapedTensor> inputs) const override;
   [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,

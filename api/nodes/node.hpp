@@ -38,6 +38,10 @@ class Node {
   // The default refuses: a node kind that cannot say its output shape takes no overrides.
   [[nodiscard]] virtual Result<std::vector<std::int64_t>> output_dims(
       std::span<const ShapedTensor> inputs) const;
+  // Whether override shapes given to a dynamic-shape graph of this node (the path below cuDNN
+  // 9.21) were proven exact on the H200. Unproven kinds refuse overrides there: cuDNN 9.19
+  // returned success and wrong numbers for conv_fprop.
+  [[nodiscard]] virtual bool exact_overrides_on_dynamic_graphs() const noexcept { return false; }
   // Needs every input and output in `tensors`.
   [[nodiscard]] virtual Result<LoweredOperation> lower(const TensorTable& tensors,
                                                        const GraphContext& context) const = 0;
