@@ -236,6 +236,49 @@ Result<void> check_layout(const TensorAttributes& t) {
 }  // namespace
 
 Result<void> Graph::validate() {
+  // Take back what the last validation filled in, where the user has not changed it since.
+  for (const auto& t : tensors_) {
+    auto it = filled_.find(t.get());
+    if (it == filled_.end()) {
+      continue;
+    }
+    const Filled& f = it->second;
+    if (f.dims && t->dims_ == *f.dims) t->dims_.clear();
+    if (f.strides && t->strides_ == *f.strides) t->strides_.clear();
+    if (f.data_type && t->data_type_ == f.data_type) t->data_type_.reset();
+    if (f.uid && t->uid_ == f.uid) t->uid_.reset();
+  }
+  filled_.clear();
+  // What is unset now is what this validation may fill in.
+  struct Unset {
+    bool dims, strides, data_type, uid;
+  };
+  std::unordered_map<const TensorAttributes*, Unset> unset;
+  for (const auto& t : tensors_) {
+    unset[t.get()] = {t->dims_.empty(), t->strides_.empty(), !t->data_type_, !t->uid_};
+  }
+  auto ok = validate_filling();
+  for (const auto& t : tensors_) {
+    const Unset& u = unset[t.get()];
+    Filled f;
+    if (u.dims && !t->dims_.empty()) f.dims = t->dims_;
+    if (u.strides && !t->strides_.empty()) f.strides = t->strides_;
+    if (u.data_type && t->data_type_) f.data_type = t->data_type_;
+    if (u.uid && t->uid_) f.uid = t->uid_;
+    if (!ok) {
+      // Nothing the user gave is changed by a failed validation.
+      if (f.dims) t->dims_.clear();
+      if (f.strides) t->strides_.clear();
+      if (f.data_type) t->data_type_.reset();
+      if (f.uid) t->uid_.reset();
+    } else if (f.dims || f.strides || f.data_type || f.uid) {
+      filled_.emplace(t.get(), std::move(f));
+    }
+  }
+  return ok;
+}
+
+Result<void> Graph::validate_filling() {
   if (deferred_error_) {
     return std::unexpected(*deferred_error_);
   }

@@ -148,6 +148,7 @@ class Graph {
   bool check_inputs(std::string_view node,
                     std::initializer_list<std::pair<const char*, const TensorAttributes*>> inputs);
   void record(Error error);
+  [[nodiscard]] Result<void> validate_filling();
   void invalidate() noexcept;
 
   std::string name_;
@@ -163,7 +164,16 @@ class Graph {
   std::unordered_set<const TensorAttributes*> owned_;       // tensors_, for ownership checks
   std::vector<std::unique_ptr<detail::Node>> nodes_;        // in creation (= topological) order
   std::optional<Error> deferred_error_;                     // first mistake made while adding nodes
-  std::unique_ptr<detail::BuiltGraph> built_;               // null until build() succeeds
+  // What the last successful validate() filled in on each tensor (the values), so the next one
+  // infers afresh from what the user set, and a failed one leaves the tensors as it found them.
+  struct Filled {
+    std::optional<std::vector<std::int64_t>> dims;
+    std::optional<std::vector<std::int64_t>> strides;
+    std::optional<DataType> data_type;
+    std::optional<std::int64_t> uid;
+  };
+  std::unordered_map<const TensorAttributes*, Filled> filled_;
+  std::unique_ptr<detail::BuiltGraph> built_;  // null until build() succeeds
 };
 
 }  // namespace dnngraph

@@ -11,6 +11,8 @@
 
 namespace dnngraph {
 
+class Graph;
+
 class TensorAttributes {
  public:
   TensorAttributes& set_name(std::string name) {
@@ -52,6 +54,10 @@ class TensorAttributes {
   [[nodiscard]] std::string describe() const;
 
  private:
+  // The Graph fills in what validation infers (dims, strides, type, uid) and takes it back
+  // before the next validation or after a failed one: see Graph::validate.
+  friend class Graph;
+
   std::string name_;
   std::optional<std::int64_t> uid_;
   std::vector<std::int64_t> dims_;
