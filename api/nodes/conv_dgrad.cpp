@@ -66,33 +66,13 @@ Result<void> ConvDgradNode::infer(const GraphContext& context) {
 
 Result<LoweredOperation> ConvDgradNode::lower(const TensorTable& tensors,
                                               const GraphContext& context) const {
-  auto dy = lowered(tensors, *inputs()[0]);
-  auto w = lowered(tensors, *inputs()[1]);
-  auto dx = lowered(tensors, *outputs()[0]);
-  if (!dy || !w || !dx) {
-    return std::unexpected(!dy ? dy.error() : !w ? w.error() : dx.error());
-  }
-  auto desc = make_convolution(geometry_, attributes_.convolution_mode(), compute_type(context));
-  if (!desc) {
-    return std::unexpected(cudnn_error(desc.error(), "lower " + describe()));
-  }
-  auto op = backend::OperationConvDgrad::create();
-  if (!op) {
-    return std::unexpected(cudnn_error(op.error(), "lower " + describe()));
-  }
-  auto ok = op->set_dy(**dy);
-  if (ok) ok = op->set_w(**w);
-  if (ok) ok = op->set_dx(**dx);
-  if (ok) ok = op->set_convolution(*desc);
-  if (ok) ok = op->set_alpha(1.0F);
-  if (ok) ok = op->set_beta(0.0F);
-  if (ok) ok = op->finalize();
-  if (!ok) {
-    return std::unexpected(cudnn_error(ok.error(), "lower " + describe()));
-  }
-  LoweredOperation lowered_op{std::move(*op), {}};
-  lowered_op.parts.push_back(std::move(*desc));
-  return lowered_op;
+  using Op = backend::OperationConvDgrad;
+  return lower_convolution<Op>(
+      describe(),
+      {lowered(tensors, *inputs()[0]), lowered(tensors, *inputs()[1]),
+       lowered(tensors, *outputs()[0])},
+      {&Op::set_dy, &Op::set_w, &Op::set_dx},
+      make_convolution(geometry_, attributes_.convolution_mode(), compute_type(context)));
 }
 
 }  // namespace dnngraph::detail

@@ -64,33 +64,13 @@ Result<void> ConvFpropNode::infer(const GraphContext& context) {
 
 Result<LoweredOperation> ConvFpropNode::lower(const TensorTable& tensors,
                                               const GraphContext& context) const {
-  auto x = lowered(tensors, *inputs()[0]);
-  auto w = lowered(tensors, *inputs()[1]);
-  auto y = lowered(tensors, *outputs()[0]);
-  if (!x || !w || !y) {
-    return std::unexpected(!x ? x.error() : !w ? w.error() : y.error());
-  }
-  auto desc = make_convolution(geometry_, attributes_.convolution_mode(), compute_type(context));
-  if (!desc) {
-    return std::unexpected(cudnn_error(desc.error(), "lower " + describe()));
-  }
-  auto op = backend::OperationConvFprop::create();
-  if (!op) {
-    return std::unexpected(cudnn_error(op.error(), "lower " + describe()));
-  }
-  auto ok = op->set_x(**x);
-  if (ok) ok = op->set_w(**w);
-  if (ok) ok = op->set_y(**y);
-  if (ok) ok = op->set_convolution(*desc);
-  if (ok) ok = op->set_alpha(1.0F);
-  if (ok) ok = op->set_beta(0.0F);
-  if (ok) ok = op->finalize();
-  if (!ok) {
-    return std::unexpected(cudnn_error(ok.error(), "lower " + describe()));
-  }
-  LoweredOperation lowered_op{std::move(*op), {}};
-  lowered_op.parts.push_back(std::move(*desc));
-  return lowered_op;
+  using Op = backend::OperationConvFprop;
+  return lower_convolution<Op>(
+      describe(),
+      {lowered(tensors, *inputs()[0]), lowered(tensors, *inputs()[1]),
+       lowered(tensors, *outputs()[0])},
+      {&Op::set_x, &Op::set_w, &Op::set_y},
+      make_convolution(geometry_, attributes_.convolution_mode(), compute_type(context)));
 }
 
 }  // namespace dnngraph::detail

@@ -68,33 +68,13 @@ Result<void> ConvWgradNode::infer(const GraphContext& context) {
 
 Result<LoweredOperation> ConvWgradNode::lower(const TensorTable& tensors,
                                               const GraphContext& context) const {
-  auto x = lowered(tensors, *inputs()[0]);
-  auto dy = lowered(tensors, *inputs()[1]);
-  auto dw = lowered(tensors, *outputs()[0]);
-  if (!x || !dy || !dw) {
-    return std::unexpected(!x ? x.error() : !dy ? dy.error() : dw.error());
-  }
-  auto desc = make_convolution(geometry_, attributes_.convolution_mode(), compute_type(context));
-  if (!desc) {
-    return std::unexpected(cudnn_error(desc.error(), "lower " + describe()));
-  }
-  auto op = backend::OperationConvWgrad::create();
-  if (!op) {
-    return std::unexpected(cudnn_error(op.error(), "lower " + describe()));
-  }
-  auto ok = op->set_x(**x);
-  if (ok) ok = op->set_dy(**dy);
-  if (ok) ok = op->set_dw(**dw);
-  if (ok) ok = op->set_convolution(*desc);
-  if (ok) ok = op->set_alpha(1.0F);
-  if (ok) ok = op->set_beta(0.0F);
-  if (ok) ok = op->finalize();
-  if (!ok) {
-    return std::unexpected(cudnn_error(ok.error(), "lower " + describe()));
-  }
-  LoweredOperation lowered_op{std::move(*op), {}};
-  lowered_op.parts.push_back(std::move(*desc));
-  return lowered_op;
+  using Op = backend::OperationConvWgrad;
+  return lower_convolution<Op>(
+      describe(),
+      {lowered(tensors, *inputs()[0]), lowered(tensors, *inputs()[1]),
+       lowered(tensors, *outputs()[0])},
+      {&Op::set_x, &Op::set_dy, &Op::set_dw},
+      make_convolution(geometry_, attributes_.convolution_mode(), compute_type(context)));
 }
 
 }  // namespace dnngraph::detail

@@ -1,16 +1,21 @@
 // What the conv_fprop, conv_dgrad and conv_wgrad nodes share: rank and type checks, the settled
 // geometry (padding, stride, dilation), the output-size arithmetic with its error messages, the
-// layout an output follows, and the backend Convolution descriptor.
+// layout an output follows, the backend Convolution descriptor, and the lowering of the three
+// operations.
 #pragma once
 
+#include "api/cudnn_error.hpp"
 #include "api/error.hpp"
+#include "api/lowering.hpp"
 #include "api/tensor_attributes.hpp"
 #include "api/types.hpp"
 #include "backend/convolution.hpp"
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -80,5 +85,45 @@ void follow_layout(TensorAttributes& out, const std::vector<std::int64_t>& dims,
 // The finalized backend Convolution descriptor for these settings.
 [[nodiscard]] backend::Expected<backend::Convolution> make_convolution(
     const ConvolutionGeometry& geometry, ConvolutionMode mode, DataType compute);
+
+// A convolution operation's setter for one of its three tensors (X/W/Y, dY/W/dX or X/dY/dW).
+template <class Op>
+using ConvTensorSetter = backend::Expected<void> (Op::*)(const backend::Descriptor&);
+
+// Builds and finalizes operation Op (conv fprop, dgrad or wgrad): each tensor through its
+// setter, then the convolution descriptor, alpha 1 and beta 0. `node` names the node in errors.
+template <class Op>
+[[nodiscard]] Result<LoweredOperation> lower_convolution(
+    std::string_view node, const std::array<Result<const backend::Tensor*>, 3>& tensors,
+    const std::array<ConvTensorSetter<Op>, 3>& setters,
+    backend::Expected<backend::Convolution> convolution) {
+  for (const auto& t : tensors) {
+    if (!t) {
+      return std::unexpected(t.error());
+    }
+  }
+  const std::string doing = "lower " + std::string(node);
+  if (!convolution) {
+    return std::unexpected(cudnn_error(convolution.error(), doing));
+  }
+  auto op = Op::create();
+  if (!op) {
+    return std::unexpected(cudnn_error(op.error(), doing));
+  }
+  backend::Expected<void> ok;
+  for (std::size_t i = 0; i < setters.size() && ok; ++i) {
+    ok = ((*op).*setters[i])(**tensors[i]);
+  }
+  if (ok) ok = op->set_convolution(*convolution);
+  if (ok) ok = op->set_alpha(1.0F);
+  if (ok) ok = op->set_beta(0.0F);
+  if (ok) ok = op->finalize();
+  if (!ok) {
+    return std::unexpected(cudnn_error(ok.error(), doing));
+  }
+  LoweredOperation lowered_op{std::move(*op), {}};
+  lowered_op.parts.push_back(std::move(*convolution));
+  return lowered_op;
+}
 
 }  // namespace dnngraph::detail
