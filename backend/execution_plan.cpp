@@ -17,8 +17,8 @@ using WorkspaceSizeFn = cudnnStatus_t (*)(cudnnHandle_t, cudnnBackendDescriptor_
 
 WorkspaceSizeFn workspace_size_fn() noexcept {
   // Resolved once; null where the loaded libcudnn predates 9.23.
-  static const auto fn = reinterpret_cast<WorkspaceSizeFn>(
-      dlsym(RTLD_DEFAULT, "cudnnGetExecutionPlanWorkspaceSize"));
+  static const auto fn =
+      reinterpret_cast<WorkspaceSizeFn>(dlsym(RTLD_DEFAULT, "cudnnGetExecutionPlanWorkspaceSize"));
   return fn;
 }
 
@@ -30,8 +30,7 @@ Expected<std::int64_t> workspace_size_for(cudnnHandle_t handle, const ExecutionP
                                           const Descriptor& variant_pack) {
   const WorkspaceSizeFn fn = workspace_size_fn();
   if (fn == nullptr) {
-    return std::unexpected(Status{CUDNN_STATUS_NOT_SUPPORTED,
-                                  "cudnnGetExecutionPlanWorkspaceSize",
+    return std::unexpected(Status{CUDNN_STATUS_NOT_SUPPORTED, "cudnnGetExecutionPlanWorkspaceSize",
                                   "not in the loaded cuDNN (needs 9.23 or newer)"});
   }
   std::size_t bytes = 0;
