@@ -8,6 +8,7 @@
 #include "api/nodes/conv_wgrad.hpp"
 #include "api/nodes/matmul.hpp"
 #include "api/nodes/pointwise.hpp"
+#include "api/nodes/reduction.hpp"
 #include "api/override_shapes.hpp"
 #include "api/plan_choice.hpp"
 #include "backend/variant_pack.hpp"
@@ -152,6 +153,23 @@ std::shared_ptr<TensorAttributes> Graph::pointwise(const std::shared_ptr<TensorA
   return y;
 }
 
+std::shared_ptr<TensorAttributes> Graph::pointwise(const std::shared_ptr<TensorAttributes>& x,
+                                                   const std::shared_ptr<TensorAttributes>& b,
+                                                   const std::shared_ptr<TensorAttributes>& t,
+                                                   PointwiseAttributes attributes) {
+  invalidate();
+  if (attributes.name().empty()) {
+    attributes.set_name("pointwise_" + std::to_string(nodes_.size()));
+  }
+  auto y = add_output(attributes.name(), "Y");
+  if (check_inputs("pointwise '" + attributes.name() + "'",
+                   {{"X", x.get()}, {"B", b.get()}, {"T", t.get()}})) {
+    nodes_.push_back(
+        std::make_unique<detail::PointwiseNode>(std::move(attributes), std::vector{x, b, t}, y));
+  }
+  return y;
+}
+
 std::shared_ptr<TensorAttributes> Graph::conv_fprop(const std::shared_ptr<TensorAttributes>& x,
                                                     const std::shared_ptr<TensorAttributes>& w,
                                                     ConvFpropAttributes attributes) {
@@ -192,6 +210,19 @@ std::shared_ptr<TensorAttributes> Graph::conv_wgrad(const std::shared_ptr<Tensor
     nodes_.push_back(std::make_unique<detail::ConvWgradNode>(std::move(attributes), x, dy, dw));
   }
   return dw;
+}
+
+std::shared_ptr<TensorAttributes> Graph::reduction(const std::shared_ptr<TensorAttributes>& x,
+                                                   ReductionAttributes attributes) {
+  invalidate();
+  if (attributes.name().empty()) {
+    attributes.set_name("reduction_" + std::to_string(nodes_.size()));
+  }
+  auto y = add_output(attributes.name(), "Y");
+  if (check_inputs("reduction '" + attributes.name() + "'", {{"X", x.get()}})) {
+    nodes_.push_back(std::make_unique<detail::ReductionNode>(std::move(attributes), x, y));
+  }
+  return y;
 }
 
 namespace {

@@ -77,9 +77,14 @@ class Graph {
   // Y = mode(X).
   std::shared_ptr<TensorAttributes> pointwise(const std::shared_ptr<TensorAttributes>& x,
                                               PointwiseAttributes attributes);
-  // Y = mode(X, B), broadcasting size-1 dims.
+  // Y = mode(X, B), broadcasting size-1 dims. For the *Bwd modes x is dY, b is X and Y is dX.
   std::shared_ptr<TensorAttributes> pointwise(const std::shared_ptr<TensorAttributes>& x,
                                               const std::shared_ptr<TensorAttributes>& b,
+                                              PointwiseAttributes attributes);
+  // Y = mode(X, B, T), broadcasting size-1 dims: BinarySelect, Y = T ? X : B with T Boolean.
+  std::shared_ptr<TensorAttributes> pointwise(const std::shared_ptr<TensorAttributes>& x,
+                                              const std::shared_ptr<TensorAttributes>& b,
+                                              const std::shared_ptr<TensorAttributes>& t,
                                               PointwiseAttributes attributes);
   // Y [N, K, out...] = conv(X [N, C, spatial...], W [K, C, filter...]), 2 or 3 spatial dims.
   // Y's strides, unless set, follow X's layout (channels-last when X is).
@@ -96,6 +101,10 @@ class Graph {
   std::shared_ptr<TensorAttributes> conv_wgrad(const std::shared_ptr<TensorAttributes>& x,
                                                const std::shared_ptr<TensorAttributes>& dy,
                                                ConvWgradAttributes attributes);
+  // Y = mode(X) over the dims where Y has extent 1. Set Y's dims on the returned tensor (X's
+  // dims with 1 in each reduced dim); its strides, unless set, are packed.
+  std::shared_ptr<TensorAttributes> reduction(const std::shared_ptr<TensorAttributes>& x,
+                                              ReductionAttributes attributes);
 
   // Checks every tensor and node, infers node outputs, assigns uids to tensors without one.
   [[nodiscard]] Result<void> validate();

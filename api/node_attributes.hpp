@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dnngraph {
@@ -162,6 +163,50 @@ class ConvWgradAttributes final : public ConvolutionAttributes<ConvWgradAttribut
  public:
   ConvWgradAttributes() =
       default;  // user-declared: `{}` value-initializes, not aggregate-initializes
+};
+
+// What a reduction computes over the reduced dims (cuDNN's cudnnReduceTensorOp_t).
+enum class ReductionMode : std::uint8_t {
+  Add,  // sum
+  Mul,  // product
+  Min,
+  Max,
+  Amax,        // max |x|
+  Avg,         // mean
+  Norm1,       // sum |x|
+  Norm2,       // sqrt(sum x^2)
+  MulNoZeros,  // product of the non-zero elements
+};
+
+[[nodiscard]] std::string_view to_string(ReductionMode mode) noexcept;
+
+// Y = mode(X) over the dims where Y has extent 1 and X does not. Set Y's dims on the returned
+// tensor: X alone does not say which dims to reduce.
+class ReductionAttributes {
+ public:
+  ReductionAttributes& set_name(std::string name) {
+    name_ = std::move(name);
+    return *this;
+  }
+  ReductionAttributes& set_mode(ReductionMode mode) {
+    mode_ = mode;
+    return *this;
+  }
+  // Accumulation type; defaults to the graph's compute data type, then Float.
+  ReductionAttributes& set_compute_data_type(DataType type) {
+    compute_data_type_ = type;
+    return *this;
+  }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] std::optional<ReductionMode> mode() const noexcept { return mode_; }
+  [[nodiscard]] std::optional<DataType> compute_data_type() const noexcept {
+    return compute_data_type_;
+  }
+
+ private:
+  std::string name_;
+  std::optional<ReductionMode> mode_;
+  std::optional<DataType> compute_data_type_;
 };
 
 }  // namespace dnngraph

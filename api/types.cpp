@@ -43,6 +43,43 @@ std::string_view to_string(PointwiseMode mode) noexcept {
     case PointwiseMode::TanhFwd: return "TanhFwd";
     case PointwiseMode::SwishFwd: return "SwishFwd";
     case PointwiseMode::Identity: return "Identity";
+    case PointwiseMode::AddSquare: return "AddSquare";
+    case PointwiseMode::Mod: return "Mod";
+    case PointwiseMode::Pow: return "Pow";
+    case PointwiseMode::Abs: return "Abs";
+    case PointwiseMode::Ceil: return "Ceil";
+    case PointwiseMode::Cos: return "Cos";
+    case PointwiseMode::Exp: return "Exp";
+    case PointwiseMode::Floor: return "Floor";
+    case PointwiseMode::Log: return "Log";
+    case PointwiseMode::Neg: return "Neg";
+    case PointwiseMode::Rsqrt: return "Rsqrt";
+    case PointwiseMode::Sin: return "Sin";
+    case PointwiseMode::Sqrt: return "Sqrt";
+    case PointwiseMode::Tan: return "Tan";
+    case PointwiseMode::Erf: return "Erf";
+    case PointwiseMode::Reciprocal: return "Reciprocal";
+    case PointwiseMode::CmpEq: return "CmpEq";
+    case PointwiseMode::CmpNeq: return "CmpNeq";
+    case PointwiseMode::CmpGt: return "CmpGt";
+    case PointwiseMode::CmpGe: return "CmpGe";
+    case PointwiseMode::CmpLt: return "CmpLt";
+    case PointwiseMode::CmpLe: return "CmpLe";
+    case PointwiseMode::LogicalAnd: return "LogicalAnd";
+    case PointwiseMode::LogicalOr: return "LogicalOr";
+    case PointwiseMode::LogicalNot: return "LogicalNot";
+    case PointwiseMode::EluFwd: return "EluFwd";
+    case PointwiseMode::GeluApproxTanhFwd: return "GeluApproxTanhFwd";
+    case PointwiseMode::SoftplusFwd: return "SoftplusFwd";
+    case PointwiseMode::ReluBwd: return "ReluBwd";
+    case PointwiseMode::TanhBwd: return "TanhBwd";
+    case PointwiseMode::SigmoidBwd: return "SigmoidBwd";
+    case PointwiseMode::EluBwd: return "EluBwd";
+    case PointwiseMode::GeluBwd: return "GeluBwd";
+    case PointwiseMode::GeluApproxTanhBwd: return "GeluApproxTanhBwd";
+    case PointwiseMode::SoftplusBwd: return "SoftplusBwd";
+    case PointwiseMode::SwishBwd: return "SwishBwd";
+    case PointwiseMode::BinarySelect: return "BinarySelect";
   }
   return "Unknown";
 }
@@ -75,11 +112,31 @@ std::int64_t size_of(DataType type) noexcept {
 int arity(PointwiseMode mode) noexcept {
   switch (mode) {
     case PointwiseMode::Add:
+    case PointwiseMode::AddSquare:
     case PointwiseMode::Sub:
     case PointwiseMode::Mul:
     case PointwiseMode::Div:
     case PointwiseMode::Max:
-    case PointwiseMode::Min: return 2;
+    case PointwiseMode::Min:
+    case PointwiseMode::Mod:
+    case PointwiseMode::Pow:
+    case PointwiseMode::CmpEq:
+    case PointwiseMode::CmpNeq:
+    case PointwiseMode::CmpGt:
+    case PointwiseMode::CmpGe:
+    case PointwiseMode::CmpLt:
+    case PointwiseMode::CmpLe:
+    case PointwiseMode::LogicalAnd:
+    case PointwiseMode::LogicalOr:
+    case PointwiseMode::ReluBwd:
+    case PointwiseMode::TanhBwd:
+    case PointwiseMode::SigmoidBwd:
+    case PointwiseMode::EluBwd:
+    case PointwiseMode::GeluBwd:
+    case PointwiseMode::GeluApproxTanhBwd:
+    case PointwiseMode::SoftplusBwd:
+    case PointwiseMode::SwishBwd: return 2;
+    case PointwiseMode::BinarySelect: return 3;
     default: return 1;
   }
 }

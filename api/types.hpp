@@ -36,6 +36,51 @@ enum class PointwiseMode : std::uint8_t {
   TanhFwd,
   SwishFwd,  // SiLU: x * sigmoid(beta * x), beta = 1 unless set
   Identity,
+  // The values above keep their numbers; the rest of cuDNN's set follows, by family.
+  // Binary arithmetic: AddSquare is x + b * b, Mod is fmod(x, b), Pow is x^b.
+  AddSquare,
+  Mod,
+  Pow,
+  // Unary math.
+  Abs,
+  Ceil,
+  Cos,
+  Exp,
+  Floor,
+  Log,
+  Neg,
+  Rsqrt,
+  Sin,
+  Sqrt,
+  Tan,
+  Erf,
+  Reciprocal,
+  // Comparisons of x with b; the output is Boolean unless its data type is set.
+  CmpEq,
+  CmpNeq,
+  CmpGt,
+  CmpGe,
+  CmpLt,
+  CmpLe,
+  // Logical: Boolean inputs, Boolean output unless set.
+  LogicalAnd,
+  LogicalOr,
+  LogicalNot,
+  // Forward activations besides those above. GeluFwd is the erf form; this is the tanh one.
+  EluFwd,
+  GeluApproxTanhFwd,
+  SoftplusFwd,
+  // Backward activations: dX = dY * f'(X), called as pointwise(dy, x, ...); the output is dX.
+  ReluBwd,
+  TanhBwd,
+  SigmoidBwd,
+  EluBwd,
+  GeluBwd,
+  GeluApproxTanhBwd,
+  SoftplusBwd,
+  SwishBwd,
+  // y = t ? x : b, called as pointwise(x, b, t, ...) with t Boolean.
+  BinarySelect,
 };
 
 // CrossCorrelation (the default, what deep-learning frameworks call convolution) slides the
@@ -49,7 +94,7 @@ enum class ConvolutionMode : std::uint8_t { CrossCorrelation, Convolution };
 
 // Bytes per element (fp8 types: 1).
 [[nodiscard]] std::int64_t size_of(DataType type) noexcept;
-// Number of inputs the mode takes: 1 or 2.
+// Number of inputs the mode takes: 1, 2 or 3 (BinarySelect).
 [[nodiscard]] int arity(PointwiseMode mode) noexcept;
 
 }  // namespace dnngraph

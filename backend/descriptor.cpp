@@ -14,6 +14,8 @@ std::string_view descriptor_type_name(cudnnBackendDescriptorType_t type) noexcep
     case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: return "OperationMatmul";
     case CUDNN_BACKEND_POINTWISE_DESCRIPTOR: return "Pointwise";
     case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: return "OperationPointwise";
+    case CUDNN_BACKEND_REDUCTION_DESCRIPTOR: return "Reduction";
+    case CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR: return "OperationReduction";
     case CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR: return "Convolution";
     case CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR: return "OperationConvFprop";
     case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR: return "OperationConvDgrad";
@@ -33,8 +35,8 @@ std::string_view descriptor_type_name(cudnnBackendDescriptorType_t type) noexcep
 
 Expected<Descriptor> Descriptor::create(cudnnBackendDescriptorType_t type) {
   cudnnBackendDescriptor_t raw = nullptr;
-  auto ok = check(cudnnBackendCreateDescriptor(type, &raw),
-                  "cudnnBackendCreateDescriptor(" + std::string(descriptor_type_name(type)) + ")");
+  auto ok = call("cudnnBackendCreateDescriptor(" + std::string(descriptor_type_name(type)) + ")",
+                 [&] { return cudnnBackendCreateDescriptor(type, &raw); });
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }
@@ -61,15 +63,16 @@ Descriptor::~Descriptor() { reset(); }
 void Descriptor::reset() noexcept {
   if (raw_ != nullptr) {
     // A destroy failure leaves nothing to recover; the descriptor is gone either way.
-    (void)cudnnBackendDestroyDescriptor(raw_);
+    (void)call("cudnnBackendDestroyDescriptor",
+               [&] { return cudnnBackendDestroyDescriptor(raw_); });
     raw_ = nullptr;
   }
   finalized_ = false;
 }
 
 Expected<void> Descriptor::finalize() {
-  auto ok = check(cudnnBackendFinalize(raw_),
-                  "cudnnBackendFinalize(" + std::string(descriptor_type_name(type_)) + ")");
+  auto ok = call("cudnnBackendFinalize(" + std::string(descriptor_type_name(type_)) + ")",
+                 [&] { return cudnnBackendFinalize(raw_); });
   if (ok) {
     finalized_ = true;
   }
@@ -79,16 +82,17 @@ Expected<void> Descriptor::finalize() {
 Expected<void> Descriptor::set_raw(cudnnBackendAttributeName_t name, std::string_view what,
                                    cudnnBackendAttributeType_t type, std::int64_t count,
                                    const void* values) {
-  return check(cudnnBackendSetAttribute(raw_, name, type, count, values),
-               "set " + std::string(what) + " on " + std::string(descriptor_type_name(type_)));
+  return call("set " + std::string(what) + " on " + std::string(descriptor_type_name(type_)),
+              [&] { return cudnnBackendSetAttribute(raw_, name, type, count, values); });
 }
 
 Expected<std::int64_t> Descriptor::get_raw(cudnnBackendAttributeName_t name, std::string_view what,
                                            cudnnBackendAttributeType_t type, std::int64_t requested,
                                            void* out) const {
   std::int64_t count = 0;
-  auto ok = check(cudnnBackendGetAttribute(raw_, name, type, requested, &count, out),
-                  "get " + std::string(what) + " of " + std::string(descriptor_type_name(type_)));
+  auto ok =
+      call("get " + std::string(what) + " of " + std::string(descriptor_type_name(type_)),
+           [&] { return cudnnBackendGetAttribute(raw_, name, type, requested, &count, out); });
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }
@@ -111,15 +115,16 @@ Expected<std::string> Descriptor::get_string(cudnnBackendAttributeName_t name,
   for (int i = 0; i < attempts; ++i) {
     std::vector<char> text(static_cast<std::size_t>(*size) + 1, '\0');
     std::int64_t count = 0;
-    const cudnnStatus_t status =
-        cudnnBackendGetAttribute(native(), name, CUDNN_TYPE_CHAR,
-                                 static_cast<std::int64_t>(text.size()), &count, text.data());
-    if (status == CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT && count > *size) {
+    auto ok =
+        call("get " + std::string(what) + " of " + std::string(descriptor_type_name(type_)), [&] {
+          return cudnnBackendGetAttribute(native(), name, CUDNN_TYPE_CHAR,
+                                          static_cast<std::int64_t>(text.size()), &count,
+                                          text.data());
+        });
+    if (!ok && ok.error().code == CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT && count > *size) {
       *size = count;
       continue;
     }
-    auto ok = check(status,
-                    "get " + std::string(what) + " of " + std::string(descriptor_type_name(type_)));
     if (!ok) {
       return std::unexpected(std::move(ok.error()));
     }

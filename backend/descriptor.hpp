@@ -56,6 +56,10 @@ struct AttributeType<cudnnPointwiseMode_t> {
   static constexpr auto value = CUDNN_TYPE_POINTWISE_MODE;
 };
 template <>
+struct AttributeType<cudnnReduceTensorOp_t> {
+  static constexpr auto value = CUDNN_TYPE_REDUCTION_OPERATOR_TYPE;
+};
+template <>
 struct AttributeType<cudnnConvolutionMode_t> {
   static constexpr auto value = CUDNN_TYPE_CONVOLUTION_MODE;
 };

@@ -34,8 +34,8 @@ Expected<std::int64_t> workspace_size_for(cudnnHandle_t handle, const ExecutionP
                                   "not in the loaded cuDNN (needs 9.23 or newer)"});
   }
   std::size_t bytes = 0;
-  auto ok = check(fn(handle, plan.native(), variant_pack.native(), &bytes),
-                  "cudnnGetExecutionPlanWorkspaceSize");
+  auto ok = call("cudnnGetExecutionPlanWorkspaceSize",
+                 [&] { return fn(handle, plan.native(), variant_pack.native(), &bytes); });
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }
@@ -44,8 +44,8 @@ Expected<std::int64_t> workspace_size_for(cudnnHandle_t handle, const ExecutionP
 
 Expected<void> execute(cudnnHandle_t handle, const ExecutionPlan& plan,
                        const Descriptor& variant_pack) {
-  return check(cudnnBackendExecute(handle, plan.native(), variant_pack.native()),
-               "cudnnBackendExecute");
+  return call("cudnnBackendExecute",
+              [&] { return cudnnBackendExecute(handle, plan.native(), variant_pack.native()); });
 }
 
 }  // namespace dnngraph::backend

@@ -7,7 +7,7 @@ namespace dnngraph::backend {
 
 Expected<Handle> Handle::create() {
   cudnnHandle_t raw = nullptr;
-  auto ok = check(cudnnCreate(&raw), "cudnnCreate");
+  auto ok = call("cudnnCreate", [&] { return cudnnCreate(&raw); });
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }
@@ -28,13 +28,13 @@ Handle::~Handle() { reset(); }
 
 void Handle::reset() noexcept {
   if (raw_ != nullptr) {
-    (void)cudnnDestroy(raw_);
+    (void)call("cudnnDestroy", [&] { return cudnnDestroy(raw_); });
     raw_ = nullptr;
   }
 }
 
 Expected<void> Handle::set_stream(cudaStream_t stream) {
-  return check(cudnnSetStream(raw_, stream), "cudnnSetStream");
+  return call("cudnnSetStream", [&] { return cudnnSetStream(raw_, stream); });
 }
 
 }  // namespace dnngraph::backend

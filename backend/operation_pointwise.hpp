@@ -1,4 +1,5 @@
-// backend::OperationPointwise: CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, Y = op(X[, B]).
+// backend::OperationPointwise: CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: Y = op(X[, B[, T]])
+// for forward modes, DX = op(DY, X) for the *_BWD modes.
 #pragma once
 
 #include "backend/descriptor.hpp"
@@ -27,6 +28,20 @@ class OperationPointwise : public Descriptor {
   [[nodiscard]] Expected<void> set_y(const Descriptor& tensor) {
     return set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
                           "CUDNN_ATTR_OPERATION_POINTWISE_YDESC", tensor);
+  }
+  // BINARY_SELECT's predicate (cuDNN 9: the third input).
+  [[nodiscard]] Expected<void> set_t(const Descriptor& tensor) {
+    return set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_TDESC,
+                          "CUDNN_ATTR_OPERATION_POINTWISE_TDESC", tensor);
+  }
+  // The *_BWD modes read DY and X and write DX instead of Y.
+  [[nodiscard]] Expected<void> set_dy(const Descriptor& tensor) {
+    return set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_DYDESC,
+                          "CUDNN_ATTR_OPERATION_POINTWISE_DYDESC", tensor);
+  }
+  [[nodiscard]] Expected<void> set_dx(const Descriptor& tensor) {
+    return set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_DXDESC,
+                          "CUDNN_ATTR_OPERATION_POINTWISE_DXDESC", tensor);
   }
   [[nodiscard]] Expected<void> set_alpha1(float value) {
     return set(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, "CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1",

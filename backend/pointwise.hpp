@@ -31,6 +31,12 @@ class Pointwise : public Descriptor {
     return set(CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE,
                "CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE", value);
   }
+  [[nodiscard]] Expected<void> set_elu_alpha(double value) {
+    return set(CUDNN_ATTR_POINTWISE_ELU_ALPHA, "CUDNN_ATTR_POINTWISE_ELU_ALPHA", value);
+  }
+  [[nodiscard]] Expected<void> set_softplus_beta(double value) {
+    return set(CUDNN_ATTR_POINTWISE_SOFTPLUS_BETA, "CUDNN_ATTR_POINTWISE_SOFTPLUS_BETA", value);
+  }
   [[nodiscard]] Expected<void> set_swish_beta(double value) {
     return set(CUDNN_ATTR_POINTWISE_SWISH_BETA, "CUDNN_ATTR_POINTWISE_SWISH_BETA", value);
   }

@@ -3,9 +3,11 @@
 
 #include <cudnn.h>
 
+#include <exception>
 #include <expected>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace dnngraph::backend {
 
@@ -24,5 +26,20 @@ using Expected = std::expected<T, Status>;
 
 // Turns a cuDNN status into Expected<void>, reading cudnnGetLastErrorString on failure.
 [[nodiscard]] Expected<void> check(cudnnStatus_t code, std::string_view context);
+
+// Makes one cuDNN call and checks its status. cuDNN is C++ inside; should a C++ exception come
+// out through its C API, it becomes a Status as well, so none crosses dnngraph's API.
+template <class Call>
+[[nodiscard]] Expected<void> call(std::string_view context, Call&& cudnn_call) {
+  try {
+    return check(std::forward<Call>(cudnn_call)(), context);
+  } catch (const std::exception& e) {
+    return std::unexpected(Status{CUDNN_STATUS_INTERNAL_ERROR, std::string(context),
+                                  std::string("C++ exception out of cuDNN: ") + e.what()});
+  } catch (...) {
+    return std::unexpected(Status{CUDNN_STATUS_INTERNAL_ERROR, std::string(context),
+                                  "unknown C++ exception out of cuDNN"});
+  }
+}
 
 }  // namespace dnngraph::backend

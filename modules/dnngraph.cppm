@@ -30,6 +30,8 @@ using dnngraph::packed_strides;
 using dnngraph::PlanInfo;
 using dnngraph::PointwiseAttributes;
 using dnngraph::PointwiseMode;
+using dnngraph::ReductionAttributes;
+using dnngraph::ReductionMode;
 using dnngraph::Result;
 using dnngraph::size_of;
 using dnngraph::TensorAttributes;

@@ -1,4 +1,5 @@
-// Pointwise node: checks, broadcast shape inference and lowering to OperationPointwise.
+// Pointwise node: arity and data-type checks per mode family, broadcast shape inference and
+// lowering to OperationPointwise (X/B/T -> Y, or DY/X -> DX for the backward modes).
 #include "api/nodes/pointwise.hpp"
 
 #include "api/cudnn_error.hpp"
@@ -12,7 +13,8 @@ namespace dnngraph::detail {
 
 namespace {
 
-bool is_pointwise_type(DataType type) {
+// Types a numeric operand may have; Boolean is for logical operands and the select predicate.
+bool is_numeric_type(DataType type) {
   switch (type) {
     case DataType::Half:
     case DataType::BFloat16:
@@ -26,34 +28,78 @@ bool is_pointwise_type(DataType type) {
   }
 }
 
+bool is_backward(PointwiseMode mode) {
+  switch (mode) {
+    case PointwiseMode::ReluBwd:
+    case PointwiseMode::TanhBwd:
+    case PointwiseMode::SigmoidBwd:
+    case PointwiseMode::EluBwd:
+    case PointwiseMode::GeluBwd:
+    case PointwiseMode::GeluApproxTanhBwd:
+    case PointwiseMode::SoftplusBwd:
+    case PointwiseMode::SwishBwd: return true;
+    default: return false;
+  }
+}
+
+bool is_logical(PointwiseMode mode) {
+  return mode == PointwiseMode::LogicalAnd || mode == PointwiseMode::LogicalOr ||
+         mode == PointwiseMode::LogicalNot;
+}
+
+bool is_comparison(PointwiseMode mode) {
+  switch (mode) {
+    case PointwiseMode::CmpEq:
+    case PointwiseMode::CmpNeq:
+    case PointwiseMode::CmpGt:
+    case PointwiseMode::CmpGe:
+    case PointwiseMode::CmpLt:
+    case PointwiseMode::CmpLe: return true;
+    default: return false;
+  }
+}
+
+// The name cuDNN gives the operand in position i, for messages.
+std::string_view role(PointwiseMode mode, std::size_t i) {
+  if (is_backward(mode)) {
+    return i == 0 ? "dY" : "X";
+  }
+  constexpr std::string_view names[] = {"X", "B", "T"};
+  return i < std::size(names) ? names[i] : "input";
+}
+
+// Whether operand i of the mode must be Boolean (true) or numeric (false).
+bool wants_boolean(PointwiseMode mode, std::size_t i) {
+  return is_logical(mode) || (mode == PointwiseMode::BinarySelect && i == 2);
+}
+
 }  // namespace
 
 Result<std::vector<std::int64_t>> PointwiseNode::output_dims(
     std::span<const ShapedTensor> inputs) const {
   std::vector<std::int64_t> y_dims = *inputs[0].dims;
-  if (inputs.size() < 2) {
-    return y_dims;
-  }
   const TensorAttributes& x = *inputs[0].tensor;
-  const TensorAttributes& b = *inputs[1].tensor;
-  const std::vector<std::int64_t>& x_dims = *inputs[0].dims;
-  const std::vector<std::int64_t>& b_dims = *inputs[1].dims;
-  if (b_dims.size() != x_dims.size()) {
-    return make_error(ErrorCode::ShapeMismatch, describe() + ": " + x.describe() + " has dims " +
-                                                    to_string(x_dims) + " and " + b.describe() +
-                                                    " has dims " + to_string(b_dims) +
-                                                    "; broadcasting needs the same rank");
-  }
-  for (std::size_t i = 0; i < y_dims.size(); ++i) {
-    const std::int64_t dx = x_dims[i];
-    const std::int64_t db = b_dims[i];
-    if (dx != db && dx != 1 && db != 1) {
+  for (std::size_t k = 1; k < inputs.size(); ++k) {
+    const TensorAttributes& b = *inputs[k].tensor;
+    const std::vector<std::int64_t>& b_dims = *inputs[k].dims;
+    if (b_dims.size() != y_dims.size()) {
       return make_error(ErrorCode::ShapeMismatch,
-                        describe() + ": dim " + std::to_string(i) + " of " + x.describe() + " is " +
-                            std::to_string(dx) + " and of " + b.describe() + " is " +
-                            std::to_string(db) + "; they must be equal or one of them 1");
+                        describe() + ": " + x.describe() + " has dims " +
+                            to_string(*inputs[0].dims) + " and " + b.describe() + " has dims " +
+                            to_string(b_dims) + "; broadcasting needs the same rank");
     }
-    y_dims[i] = std::max(dx, db);
+    for (std::size_t i = 0; i < y_dims.size(); ++i) {
+      const std::int64_t dy = y_dims[i];
+      const std::int64_t db = b_dims[i];
+      if (dy != db && dy != 1 && db != 1) {
+        return make_error(ErrorCode::ShapeMismatch,
+                          describe() + ": dim " + std::to_string(i) + " of " +
+                              (k == 1 ? x.describe() : "the earlier inputs") + " is " +
+                              std::to_string(dy) + " and of " + b.describe() + " is " +
+                              std::to_string(db) + "; they must be equal or one of them 1");
+      }
+      y_dims[i] = std::max(dy, db);
+    }
   }
   return y_dims;
 }
@@ -64,20 +110,28 @@ Result<void> PointwiseNode::infer(const GraphContext& context) {
     return make_error(ErrorCode::InvalidAttribute, describe() + ": no mode set");
   }
   const PointwiseMode mode = *chosen;
+  const std::string mode_name(to_string(mode));
   const auto needed = static_cast<std::size_t>(arity(mode));
   if (inputs().size() != needed) {
     return make_error(ErrorCode::InvalidAttribute,
-                      describe() + ": mode " + std::string(to_string(mode)) + " takes " +
-                          std::to_string(needed) + " input(s), given " +
-                          std::to_string(inputs().size()));
+                      describe() + ": mode " + mode_name + " takes " + std::to_string(needed) +
+                          " input(s), given " + std::to_string(inputs().size()));
   }
-  for (const TensorPtr& t : inputs()) {
-    const auto type = t->data_type();
-    if (!type || !is_pointwise_type(*type)) {
+  for (std::size_t i = 0; i < inputs().size(); ++i) {
+    const TensorAttributes& t = *inputs()[i];
+    const auto type = t.data_type();
+    const std::string given(type ? to_string(*type) : "none");
+    const std::string operand =
+        describe() + ": " + std::string(role(mode, i)) + " " + t.describe() + " has data type ";
+    if (wants_boolean(mode, i)) {
+      if (type != DataType::Boolean) {
+        return make_error(ErrorCode::UnsupportedDataType,
+                          operand + given + "; mode " + mode_name + " takes it as Boolean");
+      }
+    } else if (!type || !is_numeric_type(*type)) {
       return make_error(ErrorCode::UnsupportedDataType,
-                        describe() + ": input " + t->describe() + " has data type " +
-                            std::string(type ? to_string(*type) : "none") +
-                            "; pointwise takes Half, BFloat16, Float, Int32, Int8, Uint8 or Fp8");
+                        operand + given + "; mode " + mode_name +
+                            " takes Half, BFloat16, Float, Int32, Int8, Uint8 or Fp8");
     }
   }
   std::vector<ShapedTensor> shaped;
@@ -88,28 +142,39 @@ Result<void> PointwiseNode::infer(const GraphContext& context) {
   if (!y_dims) {
     return std::unexpected(y_dims.error());
   }
+  TensorAttributes& y = *outputs()[0];
+  // A truth value is Boolean wherever it lives, virtual or not, unless the caller chose.
+  if ((is_comparison(mode) || is_logical(mode)) && !y.data_type()) {
+    y.set_data_type(DataType::Boolean);
+  }
   // An image-like output keeps its input's memory order (NHWC stays NHWC through bias + ReLU),
   // as cuDNN's fusions expect; matmul-like tensors (rank 3) stay packed row-major.
   if (y_dims->size() >= 4) {
-    follow_layout(*outputs()[0], *y_dims, *inputs()[0]);
+    follow_layout(y, *y_dims, *inputs()[0]);
   }
-  return settle_output(*outputs()[0], *y_dims, context);
+  return settle_output(y, *y_dims, context);
 }
 
 Result<LoweredOperation> PointwiseNode::lower(const TensorTable& tensors,
                                               const GraphContext& context) const {
-  auto x = lowered(tensors, *inputs()[0]);
-  auto y = lowered(tensors, *outputs()[0]);
-  if (!x || !y) {
-    return std::unexpected(!x ? x.error() : y.error());
+  const auto mode = attributes_.mode();
+  if (!mode) {  // infer() refused this graph already
+    return make_error(ErrorCode::InvalidState, describe() + ": lowered without a mode");
   }
-  const backend::Tensor* b = nullptr;
-  if (inputs().size() == 2) {
-    auto found = lowered(tensors, *inputs()[1]);
+  std::vector<const backend::Tensor*> in;
+  for (const TensorPtr& t : inputs()) {
+    auto found = lowered(tensors, *t);
     if (!found) {
       return std::unexpected(found.error());
     }
-    b = *found;
+    in.push_back(*found);
+  }
+  auto y = lowered(tensors, *outputs()[0]);
+  if (!y) {
+    return std::unexpected(y.error());
+  }
+  if (in.size() != static_cast<std::size_t>(arity(*mode))) {  // infer() checked this too
+    return make_error(ErrorCode::InvalidState, describe() + ": lowered with the wrong input count");
   }
   auto desc = backend::Pointwise::create();
   auto op = backend::OperationPointwise::create();
@@ -118,18 +183,21 @@ Result<LoweredOperation> PointwiseNode::lower(const TensorTable& tensors,
   }
   const DataType math =
       attributes_.compute_data_type().value_or(context.compute.value_or(DataType::Float));
-  const auto mode = attributes_.mode();
-  if (!mode) {  // infer() refused this graph already
-    return make_error(ErrorCode::InvalidState, describe() + ": lowered without a mode");
-  }
   auto ok = desc->set_mode(to_cudnn(*mode));
   if (ok) ok = desc->set_math_precision(to_cudnn(math));
   if (const auto beta = attributes_.swish_beta(); ok && beta) ok = desc->set_swish_beta(*beta);
   if (ok) ok = desc->finalize();
   if (ok) ok = op->set_pointwise(*desc);
-  if (ok) ok = op->set_x(**x);
-  if (ok && b != nullptr) ok = op->set_b(*b);
-  if (ok) ok = op->set_y(**y);
+  if (is_backward(*mode)) {
+    if (ok) ok = op->set_dy(*in[0]);
+    if (ok) ok = op->set_x(*in[1]);
+    if (ok) ok = op->set_dx(**y);
+  } else {
+    if (ok) ok = op->set_x(*in[0]);
+    if (ok && in.size() > 1) ok = op->set_b(*in[1]);
+    if (ok && in.size() > 2) ok = op->set_t(*in[2]);
+    if (ok) ok = op->set_y(**y);
+  }
   if (ok) ok = op->finalize();
   if (!ok) {
     return std::unexpected(cudnn_error(ok.error(), "lower " + describe()));

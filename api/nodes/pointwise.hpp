@@ -1,4 +1,5 @@
-// Pointwise node: Y = mode(X) or Y = mode(X, B); a binary mode broadcasts size-1 dims.
+// Pointwise node: Y = mode(X), mode(X, B) or mode(X, B, T); dX = mode(dY, X) for the backward
+// modes. Inputs broadcast their size-1 dims against each other.
 #pragma once
 
 #include "api/node_attributes.hpp"

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <new>
 #include <span>
 #include <string>
 #include <utility>
@@ -237,4 +238,16 @@ BOOST_AUTO_TEST_CASE(handle_creation_fails_without_a_device_and_succeeds_with_on
     BOOST_TEST(handle.error().context == "cudnnCreate");
     BOOST_TEST(!handle.error().to_string().empty());
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_cpp_exception_out_of_a_cudnn_call_becomes_a_status) {
+  auto r = dnngraph::backend::call("cudnnBackendExecute",
+                                   []() -> cudnnStatus_t { throw std::bad_alloc(); });
+  BOOST_TEST_REQUIRE(!r.has_value());
+  BOOST_TEST(r.error().code == CUDNN_STATUS_INTERNAL_ERROR);
+  BOOST_TEST(r.error().context == "cudnnBackendExecute");
+  BOOST_TEST(r.error().last_error.find("C++ exception out of cuDNN") != std::string::npos);
+  BOOST_TEST(r.error().last_error.find("bad_alloc") != std::string::npos);
+  auto fine = dnngraph::backend::call("cudnnSetStream", [] { return CUDNN_STATUS_SUCCESS; });
+  BOOST_TEST(fine.has_value());
 }
