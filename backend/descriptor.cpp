@@ -63,8 +63,8 @@ Descriptor::~Descriptor() { reset(); }
 void Descriptor::reset() noexcept {
   if (raw_ != nullptr) {
     // A destroy failure leaves nothing to recover; the descriptor is gone either way.
-    (void)call("cudnnBackendDestroyDescriptor",
-               [&] { return cudnnBackendDestroyDescriptor(raw_); });
+    [[maybe_unused]] auto destroyed =
+        call("cudnnBackendDestroyDescriptor", [&] { return cudnnBackendDestroyDescriptor(raw_); });
     raw_ = nullptr;
   }
   finalized_ = false;

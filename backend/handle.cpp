@@ -28,7 +28,8 @@ Handle::~Handle() { reset(); }
 
 void Handle::reset() noexcept {
   if (raw_ != nullptr) {
-    (void)call("cudnnDestroy", [&] { return cudnnDestroy(raw_); });
+    // A destroy failure leaves nothing to recover; the handle is gone either way.
+    [[maybe_unused]] auto destroyed = call("cudnnDestroy", [&] { return cudnnDestroy(raw_); });
     raw_ = nullptr;
   }
 }

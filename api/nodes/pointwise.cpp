@@ -123,15 +123,17 @@ Result<void> PointwiseNode::infer(const GraphContext& context) {
     const std::string given(type ? to_string(*type) : "none");
     const std::string operand =
         describe() + ": " + std::string(role(mode, i)) + " " + t.describe() + " has data type ";
+    std::string message = operand;
+    message += given;
+    message += "; mode ";
+    message += mode_name;
     if (wants_boolean(mode, i)) {
       if (type != DataType::Boolean) {
-        return make_error(ErrorCode::UnsupportedDataType,
-                          operand + given + "; mode " + mode_name + " takes it as Boolean");
+        return make_error(ErrorCode::UnsupportedDataType, message + " takes it as Boolean");
       }
     } else if (!type || !is_numeric_type(*type)) {
       return make_error(ErrorCode::UnsupportedDataType,
-                        operand + given + "; mode " + mode_name +
-                            " takes Half, BFloat16, Float, Int32, Int8, Uint8 or Fp8");
+                        message + " takes Half, BFloat16, Float, Int32, Int8, Uint8 or Fp8");
     }
   }
   std::vector<ShapedTensor> shaped;
