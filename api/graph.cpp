@@ -309,6 +309,35 @@ Result<void> Graph::validate() {
   return ok;
 }
 
+Result<void> Graph::check_complete() const {
+  std::unordered_set<const TensorAttributes*> produced;
+  std::unordered_set<const TensorAttributes*> consumed;
+  for (const auto& node : nodes_) {
+    for (const auto& out : node->outputs()) {
+      produced.insert(out.get());
+    }
+    for (const auto& in : node->inputs()) {
+      consumed.insert(in.get());
+    }
+  }
+  // An input no node reads would be demanded in the variant pack of a graph that never touches
+  // it; a virtual output nothing reads is computed for nothing (and cuDNN refuses such graphs).
+  for (const auto& t : tensors_) {
+    if (!produced.contains(t.get()) && !consumed.contains(t.get())) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        "build: tensor " + t->describe() +
+                            " is not used by any node; remove it or give it to a node");
+    }
+    if (produced.contains(t.get()) && t->is_virtual() && !consumed.contains(t.get())) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        "build: tensor " + t->describe() +
+                            " is virtual and no node reads it; mark it set_output(true) or "
+                            "remove the node that makes it");
+    }
+  }
+  return {};
+}
+
 Result<void> Graph::validate_filling() {
   if (deferred_error_) {
     return std::unexpected(*deferred_error_);
@@ -444,6 +473,11 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
     return make_error(ErrorCode::InvalidAttribute,
                       "build: a kernel cache applies only to dynamic-shape graphs; call "
                       "set_dynamic_shape_enabled(true) or remove the cache");
+  }
+  if (!deferred_error_) {
+    if (auto complete = check_complete(); !complete) {
+      return complete;
+    }
   }
   if (handle.empty()) {
     return make_error(ErrorCode::InvalidHandle,

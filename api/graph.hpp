@@ -158,6 +158,9 @@ class Graph {
                     std::initializer_list<std::pair<const char*, const TensorAttributes*>> inputs);
   void record(Error error);
   [[nodiscard]] Result<void> validate_filling();
+  // build() needs a complete graph: every tensor read by a node or produced by one, and every
+  // virtual node output read by another node.
+  [[nodiscard]] Result<void> check_complete() const;
   void invalidate() noexcept;
 
   std::string name_;

@@ -551,7 +551,7 @@ BOOST_AUTO_TEST_CASE(plan_info_before_build_is_rejected) {
 
 BOOST_AUTO_TEST_CASE(build_with_an_empty_handle_is_rejected) {
   MatmulInputs in;
-  in.g.matmul(in.a, in.b);
+  in.g.matmul(in.a, in.b)->set_output(true);
   const dnngraph::Handle empty;
   BOOST_TEST_REQUIRE(empty.empty());
   auto built = in.g.build(empty, {dnngraph::HeuristicMode::A});
@@ -559,4 +559,26 @@ BOOST_AUTO_TEST_CASE(build_with_an_empty_handle_is_rejected) {
   BOOST_TEST(built.error().code == ErrorCode::InvalidHandle);
   BOOST_TEST(mentions(built.error(), "Handle is empty"));
   BOOST_TEST(!in.g.is_built());
+}
+
+BOOST_AUTO_TEST_CASE(build_refuses_an_input_no_node_reads) {
+  MatmulInputs in;
+  in.g.matmul(in.a, in.b)->set_output(true);
+  in.g.tensor(TensorAttributes().set_name("stray").set_uid(7).set_dim({1, 2, 2}));
+  auto built = in.g.build(dnngraph::Handle{}, {dnngraph::HeuristicMode::A});
+  BOOST_TEST_REQUIRE(!built.has_value());
+  BOOST_TEST(built.error().code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(built.error(), "'stray' (uid 7)"));
+  BOOST_TEST(mentions(built.error(), "not used by any node"));
+}
+
+BOOST_AUTO_TEST_CASE(build_refuses_a_virtual_output_nothing_reads) {
+  MatmulInputs in;
+  auto c = in.g.matmul(in.a, in.b, MatmulAttributes().set_name("mm"));
+  BOOST_TEST_REQUIRE(c->is_virtual());
+  auto built = in.g.build(dnngraph::Handle{}, {dnngraph::HeuristicMode::A});
+  BOOST_TEST_REQUIRE(!built.has_value());
+  BOOST_TEST(built.error().code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(built.error(), "'mm::C'"));
+  BOOST_TEST(mentions(built.error(), "set_output(true)"));
 }
