@@ -12,6 +12,7 @@
 
 import dnngraph;
 
+#include "support/graph_checks.hpp"
 #include "support/printing.hpp"
 
 using dnngraph::DataType;
@@ -24,21 +25,12 @@ using dnngraph::PointwiseMode;
 using dnngraph::TensorAttributes;
 using Dims = std::vector<std::int64_t>;
 
-namespace {
+using namespace dnngraph::test;
 
-TensorAttributes tensor(std::string name, Dims dims) {
-  return TensorAttributes().set_name(std::move(name)).set_dim(std::move(dims));
-}
+namespace {
 
 PointwiseAttributes pointwise(std::string name, PointwiseMode mode) {
   return PointwiseAttributes().set_name(std::move(name)).set_mode(mode);
-}
-
-// lower(); the test stops, with the error message, if it fails.
-LoweringSummary require_lowered(Graph& g) {
-  auto lowered = g.lower();
-  BOOST_TEST_REQUIRE(lowered.has_value(), (lowered ? "" : lowered.error().message));
-  return *lowered;
 }
 
 // Y = ReLU(A x B + bias) in BFloat16 with Float accumulation, as in docs/examples.

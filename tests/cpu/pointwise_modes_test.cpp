@@ -17,6 +17,7 @@
 
 import dnngraph;
 
+#include "support/graph_checks.hpp"
 #include "support/pointwise_reference.hpp"
 #include "support/printing.hpp"
 
@@ -33,22 +34,12 @@ using dnngraph::test::PointwiseFamily;
 using Dims = std::vector<std::int64_t>;
 using TensorPtr = std::shared_ptr<TensorAttributes>;
 
+using namespace dnngraph::test;
+
 namespace {
 
 PointwiseAttributes pointwise(std::string name, PointwiseMode mode) {
   return PointwiseAttributes().set_name(std::move(name)).set_mode(mode);
-}
-
-Error validation_error(Graph& g) {
-  auto validated = g.validate();
-  BOOST_TEST_REQUIRE(!validated.has_value());
-  return validated.error();
-}
-
-boost::test_tools::assertion_result mentions(const Error& error, std::string_view part) {
-  boost::test_tools::assertion_result result(error.message.find(part) != std::string::npos);
-  result.message() << "message \"" << error.message << "\" does not mention \"" << part << "\"";
-  return result;
 }
 
 // Inputs of the mode's arity with the types its family takes, Y [2, 3, 40] non-virtual.

@@ -14,6 +14,7 @@
 
 import dnngraph;
 
+#include "support/graph_checks.hpp"
 #include "support/printing.hpp"
 
 using dnngraph::DataType;
@@ -28,36 +29,9 @@ using dnngraph::TensorAttributes;
 using Dims = std::vector<std::int64_t>;
 using TensorPtr = std::shared_ptr<TensorAttributes>;
 
+using namespace dnngraph::test;
+
 namespace {
-
-TensorAttributes tensor(std::string name, std::int64_t uid, Dims dims) {
-  return TensorAttributes().set_name(std::move(name)).set_uid(uid).set_dim(std::move(dims));
-}
-
-// The error validate() returns; the test stops if validate() succeeds.
-Error validation_error(Graph& g) {
-  auto validated = g.validate();
-  BOOST_TEST_REQUIRE(!validated.has_value());
-  BOOST_TEST_MESSAGE(validated.error().message);
-  return validated.error();
-}
-
-void require_valid(Graph& g) {
-  auto validated = g.validate();
-  BOOST_TEST_REQUIRE(validated.has_value(), (validated ? "" : validated.error().message));
-}
-
-LoweringSummary require_lowered(Graph& g) {
-  auto lowered = g.lower();
-  BOOST_TEST_REQUIRE(lowered.has_value(), (lowered ? "" : lowered.error().message));
-  return *lowered;
-}
-
-boost::test_tools::assertion_result mentions(const Error& error, std::string_view part) {
-  boost::test_tools::assertion_result result(error.message.find(part) != std::string::npos);
-  result.message() << "message \"" << error.message << "\" does not mention \"" << part << "\"";
-  return result;
-}
 
 ReductionAttributes sum(std::string name = "red") {
   return ReductionAttributes().set_name(std::move(name)).set_mode(ReductionMode::Add);

@@ -13,6 +13,7 @@
 
 import dnngraph;
 
+#include "support/graph_checks.hpp"
 #include "support/printing.hpp"
 
 using dnngraph::DataType;
@@ -23,19 +24,11 @@ using dnngraph::PointwiseMode;
 using dnngraph::TensorAttributes;
 using Dims = std::vector<std::int64_t>;
 
+using namespace dnngraph::test;
+
 namespace {
 
-TensorAttributes tensor(std::string name, Dims dims) {
-  return TensorAttributes().set_name(std::move(name)).set_dim(std::move(dims));
-}
-
 PointwiseAttributes pointwise(PointwiseMode mode) { return PointwiseAttributes().set_mode(mode); }
-
-// validate(); the test stops, with the error message, if it fails.
-void require_valid(Graph& g) {
-  auto validated = g.validate();
-  BOOST_TEST_REQUIRE(validated.has_value(), (validated ? "" : validated.error().message));
-}
 
 // The dims of A x B in a Half graph, after validate().
 Dims matmul_dims(Dims a_dims, Dims b_dims) {

@@ -15,6 +15,7 @@
 
 import dnngraph;
 
+#include "support/graph_checks.hpp"
 #include "support/printing.hpp"
 
 using dnngraph::DataType;
@@ -27,24 +28,9 @@ using dnngraph::PointwiseMode;
 using dnngraph::TensorAttributes;
 using Dims = std::vector<std::int64_t>;
 
+using namespace dnngraph::test;
+
 namespace {
-
-// The error validate() returns; the test stops if validate() succeeds.
-Error validation_error(Graph& g) {
-  auto validated = g.validate();
-  BOOST_TEST_REQUIRE(!validated.has_value());
-  return validated.error();
-}
-
-boost::test_tools::assertion_result mentions(const Error& error, std::string_view part) {
-  boost::test_tools::assertion_result result(error.message.find(part) != std::string::npos);
-  result.message() << "message \"" << error.message << "\" does not mention \"" << part << "\"";
-  return result;
-}
-
-TensorAttributes tensor(std::string name, std::int64_t uid, Dims dims) {
-  return TensorAttributes().set_name(std::move(name)).set_uid(uid).set_dim(std::move(dims));
-}
 
 PointwiseAttributes pointwise(std::string name, PointwiseMode mode) {
   return PointwiseAttributes().set_name(std::move(name)).set_mode(mode);

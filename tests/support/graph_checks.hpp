@@ -1,0 +1,48 @@
+// Small helpers the CPU tests of the API share: tensors by name, and the outcome of validate()
+// and lower() required or inspected. Include after `import dnngraph;` (it names the module's
+// types) and after <boost/test/unit_test.hpp>.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace dnngraph::test {
+
+inline TensorAttributes tensor(std::string name, std::int64_t uid, std::vector<std::int64_t> dims) {
+  return TensorAttributes().set_name(std::move(name)).set_uid(uid).set_dim(std::move(dims));
+}
+
+inline TensorAttributes tensor(std::string name, std::vector<std::int64_t> dims) {
+  return TensorAttributes().set_name(std::move(name)).set_dim(std::move(dims));
+}
+
+// The error validate() returns; the test stops if validate() succeeds.
+inline Error validation_error(Graph& g) {
+  auto validated = g.validate();
+  BOOST_TEST_REQUIRE(!validated.has_value());
+  BOOST_TEST_MESSAGE(validated.error().message);
+  return validated.error();
+}
+
+inline void require_valid(Graph& g) {
+  auto validated = g.validate();
+  BOOST_TEST_REQUIRE(validated.has_value(), (validated ? "" : validated.error().message));
+}
+
+inline LoweringSummary require_lowered(Graph& g) {
+  auto lowered = g.lower();
+  BOOST_TEST_REQUIRE(lowered.has_value(), (lowered ? "" : lowered.error().message));
+  return *lowered;
+}
+
+// For BOOST_TEST: the message names `part`, and the failure shows the whole message.
+inline boost::test_tools::assertion_result mentions(const Error& error, std::string_view part) {
+  boost::test_tools::assertion_result result(error.message.find(part) != std::string::npos);
+  result.message() << "message \"" << error.message << "\" does not mention \"" << part << "\"";
+  return result;
+}
+
+}  // namespace dnngraph::test
