@@ -20,12 +20,17 @@
 
 import dnngraph;
 
+#include "support/gpu_checks.hpp"
+
 #include "support/conv_cases.hpp"
 #include "support/device_buffer.hpp"
 #include "support/host_tensor.hpp"
 #include "support/reference.hpp"
 
 namespace {
+
+using dnngraph::test::describe;
+using dnngraph::test::require_cuda;
 
 using dnngraph::DataType;
 using dnngraph::Handle;
@@ -36,22 +41,6 @@ using dnngraph::test::DeviceBuffer;
 using dnngraph::test::HostTensor;
 using dnngraph::test::Tolerance;
 namespace conv_cases = dnngraph::test::conv_cases;
-
-template <class T>
-std::string describe(const Result<T>& result) {
-  if (result) {
-    return "ok";
-  }
-  return std::string(dnngraph::to_string(result.error().code)) + ": " + result.error().message;
-}
-
-template <class T>
-T require_cuda(std::expected<T, std::string> result, const std::string& what) {
-  BOOST_REQUIRE_MESSAGE(result.has_value(), what << ": " << result.error());
-  if constexpr (!std::is_void_v<T>) {
-    return std::move(*result);
-  }
-}
 
 std::size_t bytes_of(DataType type, const dnngraph::test::Dims& dims) {
   return dnngraph::test::element_count(dims) * static_cast<std::size_t>(dnngraph::size_of(type));

@@ -23,7 +23,12 @@
 
 import dnngraph;
 
+#include "support/gpu_checks.hpp"
+
 namespace {
+
+using dnngraph::test::describe;
+using dnngraph::test::require_cuda;
 
 using dnngraph::DataType;
 using dnngraph::ErrorCode;
@@ -63,19 +68,6 @@ Tolerance tolerance_for(DataType type, std::int64_t k) {
     case DataType::BFloat16: return bfloat16_tolerance;
     default: return float_tolerance(k);
   }
-}
-
-// "ok" or "CODE: message", for test messages.
-template <class T>
-std::string describe(const Result<T>& result) {
-  if (result) {
-    return "ok";
-  }
-  return std::string(dnngraph::to_string(result.error().code)) + ": " + result.error().message;
-}
-template <class T>
-std::string describe(const std::expected<T, std::string>& result) {
-  return result ? std::string("ok") : result.error();
 }
 
 bool contains(const std::string& text, const std::string& part) {
@@ -187,14 +179,6 @@ void require_built(const Result<void>& built, const std::string& what) {
     BOOST_TEST_MESSAGE(what << ": build failed: " << describe(built));
   }
   BOOST_REQUIRE_MESSAGE(built.has_value(), what << ": build failed: " << describe(built));
-}
-
-template <class T>
-T require_cuda(std::expected<T, std::string> result, const std::string& what) {
-  BOOST_REQUIRE_MESSAGE(result.has_value(), what << ": " << describe(result));
-  if constexpr (!std::is_void_v<T>) {
-    return std::move(*result);
-  }
 }
 
 // Builds the case with heuristics A then Fallback, runs it once on inputs uniform in [-1, 1]

@@ -27,9 +27,14 @@
 
 import dnngraph;
 
+#include "support/gpu_checks.hpp"
+
 #include "support/pointwise_reference.hpp"
 
 namespace {
+
+using dnngraph::test::describe;
+using dnngraph::test::require_cuda;
 
 using dnngraph::DataType;
 using dnngraph::Graph;
@@ -89,14 +94,6 @@ Graph new_graph(const std::string& name, DataType type) {
       .set_intermediate_data_type(DataType::Float)
       .set_compute_data_type(DataType::Float);
   return g;
-}
-
-template <class T>
-T require_cuda(std::expected<T, std::string> result, const std::string& what) {
-  BOOST_REQUIRE_MESSAGE(result.has_value(), what << ": " << (result ? "" : result.error()));
-  if constexpr (!std::is_void_v<T>) {
-    return std::move(*result);
-  }
 }
 
 // Builds g (heuristics A, then Fallback) and runs it once. No value when the build failed: that

@@ -24,12 +24,17 @@
 
 import dnngraph;
 
+#include "support/gpu_checks.hpp"
+
 #include "support/device_buffer.hpp"
 #include "support/host_tensor.hpp"
 #include "support/reduction_reference.hpp"
 #include "support/reference.hpp"
 
 namespace {
+
+using dnngraph::test::describe;
+using dnngraph::test::require_cuda;
 
 using dnngraph::DataType;
 using dnngraph::ErrorCode;
@@ -82,22 +87,6 @@ Tolerance tolerance_for(const ReductionCase& c) {
     return fused_half_tolerance;
   }
   return fused_float_tolerance(*c.matmul_k * c.x_dims.back());
-}
-
-template <class T>
-std::string describe(const Result<T>& result) {
-  if (result) {
-    return "ok";
-  }
-  return std::string(dnngraph::to_string(result.error().code)) + ": " + result.error().message;
-}
-
-template <class T>
-T require_cuda(std::expected<T, std::string> result, const std::string& what) {
-  BOOST_REQUIRE_MESSAGE(result.has_value(), what << ": " << result.error());
-  if constexpr (!std::is_void_v<T>) {
-    return std::move(*result);
-  }
 }
 
 std::string case_text(const ReductionCase& c) {

@@ -1,0 +1,37 @@
+// Helpers the GPU tests share: a Result or a CUDA outcome as text for messages, and a CUDA step
+// the test cannot go on without. Include after `import dnngraph;` and
+// <boost/test/unit_test.hpp>.
+#pragma once
+
+#include <expected>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace dnngraph::test {
+
+// "ok" or "CODE: message".
+template <class T>
+std::string describe(const Result<T>& result) {
+  if (result) {
+    return "ok";
+  }
+  return std::string(to_string(result.error().code)) + ": " + result.error().message;
+}
+
+// "ok" or the CUDA error text (see device_buffer.hpp).
+template <class T>
+std::string describe(const std::expected<T, std::string>& result) {
+  return result ? std::string("ok") : result.error();
+}
+
+// The value of a CUDA step; stops the test case, naming the step, when it failed.
+template <class T>
+T require_cuda(std::expected<T, std::string> result, const std::string& what) {
+  BOOST_REQUIRE_MESSAGE(result.has_value(), what << ": " << (result ? "" : result.error()));
+  if constexpr (!std::is_void_v<T>) {
+    return std::move(*result);
+  }
+}
+
+}  // namespace dnngraph::test
