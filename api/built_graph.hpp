@@ -46,6 +46,8 @@ struct BuiltGraph {
   PlanInfo info;
   std::vector<std::int64_t> io_uids;  // uids of non-virtual tensors, sorted: the variant pack
   std::vector<std::string> io_names;  // describe() of the same tensors, same order
+  std::vector<bool> by_value;         // same order: passed by value, not in the variant pack
+  std::vector<float> values;          // same order: the by-value tensors' values (0 elsewhere)
   bool override_enabled = false;
   bool native_override = false;        // the operation graph's override flag (cuDNN >= 9.21)
   bool native_workspace = false;       // cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)

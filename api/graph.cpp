@@ -7,6 +7,7 @@
 #include "api/nodes/conv_fprop.hpp"
 #include "api/nodes/conv_wgrad.hpp"
 #include "api/nodes/matmul.hpp"
+#include "api/nodes/norm.hpp"
 #include "api/nodes/pointwise.hpp"
 #include "api/nodes/reduction.hpp"
 #include "api/override_shapes.hpp"
@@ -80,6 +81,13 @@ std::shared_ptr<TensorAttributes> Graph::tensor(const TensorAttributes& attribut
   owned_.insert(t.get());
   tensors_.push_back(t);
   return t;
+}
+
+std::shared_ptr<TensorAttributes> Graph::tensor(float value) {
+  return tensor(TensorAttributes()
+                    .set_name("scalar " + std::to_string(value))
+                    .set_value(value)
+                    .set_data_type(DataType::Float));
 }
 
 std::shared_ptr<TensorAttributes> Graph::add_output(const std::string& node_name,
@@ -225,6 +233,88 @@ std::shared_ptr<TensorAttributes> Graph::reduction(const std::shared_ptr<TensorA
   return y;
 }
 
+detail::NormPorts Graph::add_norm(const NormRequest& r) {
+  invalidate();
+  const std::string node =
+      std::string(r.kind == detail::NormKind::Layer ? "layernorm" : "rmsnorm") + " '" + r.name +
+      "'";
+  const bool training = r.phase == NormFwdPhase::Training;
+  detail::NormPorts ports{
+      .x = r.x,
+      .scale = r.scale,
+      .bias = r.bias,
+      .epsilon = r.epsilon,
+      .y = add_output(r.name, "Y"),
+      .mean_out =
+          training && r.kind == detail::NormKind::Layer ? add_output(r.name, "mean") : nullptr,
+      .inv_variance_out = training ? add_output(r.name, "inv_variance") : nullptr};
+  if (!r.phase) {
+    record(Error{ErrorCode::InvalidAttribute,
+                 node + ": no forward phase; set_forward_phase(NormFwdPhase::Inference or "
+                        "NormFwdPhase::Training)"});
+  } else if (!r.epsilon) {
+    record(Error{ErrorCode::InvalidAttribute,
+                 node + ": no epsilon; set_epsilon(graph.tensor(1e-5F)) for example"});
+  } else if (check_inputs(
+                 node,
+                 {{"X", r.x.get()}, {"scale", r.scale.get()}, {"epsilon", r.epsilon.get()}}) &&
+             (!r.bias || check_inputs(node, {{"bias", r.bias.get()}}))) {
+    nodes_.push_back(std::make_unique<detail::NormForwardNode>(
+        detail::NormSettings{r.kind, r.name, *r.phase, r.compute}, ports));
+  }
+  return ports;
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 3> Graph::layernorm(
+    const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
+    const std::shared_ptr<TensorAttributes>& bias, const LayernormAttributes& attributes) {
+  const std::string name =
+      attributes.name().empty() ? "layernorm_" + std::to_string(nodes_.size()) : attributes.name();
+  if (!bias) {  // a layer norm has a bias; rmsnorm's is optional
+    record(Error{ErrorCode::ForeignTensor, "layernorm '" + name + "': input bias is null"});
+  }
+  const detail::NormPorts ports =
+      add_norm({detail::NormKind::Layer, name, attributes.forward_phase(), attributes.epsilon(),
+                attributes.compute_data_type(), x, scale, bias});
+  return {ports.y, ports.mean_out, ports.inv_variance_out};
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 2> Graph::rmsnorm(
+    const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
+    const RmsnormAttributes& attributes) {
+  const std::string name =
+      attributes.name().empty() ? "rmsnorm_" + std::to_string(nodes_.size()) : attributes.name();
+  const detail::NormPorts ports =
+      add_norm({detail::NormKind::Rms, name, attributes.forward_phase(), attributes.epsilon(),
+                attributes.compute_data_type(), x, scale, attributes.bias()});
+  return {ports.y, ports.inv_variance_out};
+}
+
+std::shared_ptr<TensorAttributes> Graph::batchnorm_inference(
+    const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& mean,
+    const std::shared_ptr<TensorAttributes>& inv_variance,
+    const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& bias,
+    BatchnormInferenceAttributes attributes) {
+  if (attributes.name().empty()) {
+    attributes.set_name("batchnorm_inference_" + std::to_string(nodes_.size()));
+  }
+  // Four pointwise nodes, not cuDNN's NormForward in BATCH_NORM inference mode: cuDNN 9.19 on
+  // the H200 offers no engine for that operation on its own, while these fuse after a
+  // convolution and run standalone. The parameters broadcast like any pointwise operand.
+  const auto step = [&](const char* what, PointwiseMode mode) {
+    PointwiseAttributes p;
+    p.set_name(attributes.name() + "::" + what).set_mode(mode);
+    if (attributes.compute_data_type()) {
+      p.set_compute_data_type(*attributes.compute_data_type());
+    }
+    return p;
+  };
+  auto centered = pointwise(x, mean, step("center", PointwiseMode::Sub));
+  auto normalized = pointwise(centered, inv_variance, step("normalize", PointwiseMode::Mul));
+  auto scaled = pointwise(normalized, scale, step("scale", PointwiseMode::Mul));
+  return pointwise(scaled, bias, step("shift", PointwiseMode::Add));
+}
+
 namespace {
 
 Result<void> check_layout(const TensorAttributes& t) {
@@ -260,6 +350,27 @@ Result<void> check_layout(const TensorAttributes& t) {
                             std::to_string(t.stride()[i]) + "; strides must be positive (strides " +
                             to_string(t.stride()) + ")");
     }
+  }
+  return {};
+}
+
+// A by-value tensor is one Float value in host memory.
+Result<void> check_by_value(const TensorAttributes& t) {
+  if (const auto type = t.data_type(); type && *type != DataType::Float) {
+    return make_error(ErrorCode::UnsupportedDataType,
+                      "tensor " + t.describe() + " is passed by value (set_value) with data type " +
+                          std::string(to_string(*type)) + "; by-value tensors are Float");
+  }
+  if (t.dim().empty()) {
+    return {};
+  }
+  if (auto ok = check_layout(t); !ok) {
+    return ok;
+  }
+  if (element_count(t.dim()) != 1) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      "tensor " + t.describe() + " is passed by value (set_value), but has dims " +
+                          to_string(t.dim()) + "; a by-value tensor holds one value (all dims 1)");
   }
   return {};
 }
@@ -351,16 +462,30 @@ Result<void> Graph::validate_filling() {
   // Graph inputs first: nodes read their dims and types.
   for (const auto& t : tensors_) {
     if (produced.contains(t.get())) {
+      if (t->is_pass_by_value()) {
+        return make_error(ErrorCode::InvalidAttribute,
+                          "tensor " + t->describe() +
+                              " has a value (set_value), but a node produces it; only graph "
+                              "inputs are passed by value");
+      }
       continue;
     }
     if (t->is_virtual()) {
       return make_error(ErrorCode::InvalidAttribute,
                         "tensor " + t->describe() + " is virtual, but no node produces it");
     }
+    if (t->is_pass_by_value()) {
+      if (auto ok = check_by_value(*t); !ok) {
+        return ok;
+      }
+      if (t->dim().empty()) {
+        continue;  // the first node that reads it gives it its rank
+      }
+    }
     if (auto ok = check_layout(*t); !ok) {
       return ok;
     }
-    if (!t->data_type() && !io_type_) {
+    if (!t->data_type() && !io_type_ && !t->is_pass_by_value()) {
       return make_error(
           ErrorCode::UnsupportedDataType,
           "tensor " + t->describe() + " has no data type and the graph has no io data type");
@@ -371,10 +496,12 @@ Result<void> Graph::validate_filling() {
     if (produced.contains(t.get())) {
       continue;
     }
-    if (!t->data_type() && io_type_) {  // the loop above refused the other case
+    if (!t->data_type() && t->is_pass_by_value()) {
+      t->set_data_type(DataType::Float);
+    } else if (!t->data_type() && io_type_) {  // the loop above refused the other case
       t->set_data_type(*io_type_);
     }
-    if (t->stride().empty()) {
+    if (t->stride().empty() && !t->dim().empty()) {
       t->set_stride(packed_strides(t->dim()));
     }
   }
@@ -386,6 +513,16 @@ Result<void> Graph::validate_filling() {
       if (auto ok = check_layout(*out); !ok) {
         return ok;
       }
+    }
+  }
+  if (auto ok = detail::check_pointwise_only_graph(
+          nodes_, [](const TensorAttributes& t) -> const auto& { return t.dim(); }, "");
+      !ok) {
+    return ok;
+  }
+  for (const auto& t : tensors_) {
+    if (t->is_pass_by_value() && t->dim().empty()) {  // no node reads it (build() refuses)
+      t->set_dim({1}).set_stride({1});
     }
   }
   // Uids: user-given ones must be unique; the rest get fresh ones above the largest.
@@ -570,18 +707,26 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
     }
     return std::unexpected(chosen.error());
   }
-  std::vector<std::pair<std::int64_t, std::string>> io;
+  struct Io {
+    std::int64_t uid;
+    std::string name;
+    std::optional<float> value;
+  };
+  std::vector<Io> io;
   for (const auto& t : tensors_) {
     if (const auto uid = t->uid(); uid && !t->is_virtual()) {  // validate() gave every one
-      io.emplace_back(*uid, t->describe());
+      io.push_back({*uid, t->describe(), t->value()});
     }
   }
-  std::ranges::sort(io);
+  std::ranges::sort(io, {}, &Io::uid);
   auto built = std::make_unique<detail::BuiltGraph>(
       std::move(*lowered), std::move(*op_graph), std::move(chosen->plan), std::move(chosen->info));
-  for (auto& [uid, name] : io) {
-    built->io_uids.push_back(uid);
-    built->io_names.push_back(std::move(name));
+  built->values.resize(io.size());  // never resized again: execute() points cuDNN into it
+  for (std::size_t i = 0; i < io.size(); ++i) {
+    built->io_uids.push_back(io[i].uid);
+    built->io_names.push_back(std::move(io[i].name));
+    built->by_value.push_back(io[i].value.has_value());
+    built->values[i] = io[i].value.value_or(0.0F);
   }
   built->cache = std::move(cache);
   if (override_shape_) {
@@ -731,6 +876,17 @@ Result<void> Graph::execute_with(const Handle& handle,
   pointers.reserve(uids.size());
   for (std::size_t i = 0; i < uids.size(); ++i) {
     auto it = variant_pack.find(uids[i]);
+    if (built_->by_value[i]) {
+      if (it != variant_pack.end()) {
+        return make_error(ErrorCode::InvalidAttribute,
+                          "execute: the variant pack names uid " + std::to_string(uids[i]) +
+                              ", but tensor " + built_->io_names[i] +
+                              " is passed by value (its value was fixed at build); leave it out");
+      }
+      // cuDNN reads a by-value tensor through a host pointer and does not write it.
+      pointers.push_back(const_cast<float*>(&built_->values[i]));  // NOLINT(*-const-cast)
+      continue;
+    }
     if (it == variant_pack.end()) {
       return make_error(ErrorCode::MissingTensor,
                         "execute: the variant pack has no device "
@@ -823,6 +979,11 @@ Result<std::int64_t> Graph::get_workspace_size(
 #if CUDNN_VERSION >= 91800
     // cuDNN >= 9.23 answers for a variant pack that carries the overrides; no data is read.
     std::vector<void*> no_data(built_->io_uids.size(), nullptr);
+    for (std::size_t i = 0; i < no_data.size(); ++i) {
+      if (built_->by_value[i]) {
+        no_data[i] = const_cast<float*>(&built_->values[i]);  // NOLINT(*-const-cast): read only
+      }
+    }
     OverrideScratch lists;
     lists.assign(overrides);
     auto pack = backend::VariantPack::create();

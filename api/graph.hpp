@@ -11,6 +11,7 @@
 #include "api/tensor_attributes.hpp"
 #include "api/types.hpp"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -27,6 +28,8 @@ namespace detail {
 class Node;
 struct BuiltGraph;
 struct Overrides;
+struct NormPorts;
+enum class NormKind : std::uint8_t;
 }  // namespace detail
 
 // What lower() made: backend descriptors, all finalized without a GPU.
@@ -70,6 +73,9 @@ class Graph {
 
   // Adds a graph input; the graph keeps the returned tensor.
   std::shared_ptr<TensorAttributes> tensor(const TensorAttributes& attributes);
+  // Adds a Float scalar passed by value (TensorAttributes::set_value): an epsilon, a scale, a
+  // constant operand of a pointwise node. Not in the variant pack.
+  std::shared_ptr<TensorAttributes> tensor(float value);
   // C = A x B. The result is virtual until set_output(true).
   std::shared_ptr<TensorAttributes> matmul(const std::shared_ptr<TensorAttributes>& a,
                                            const std::shared_ptr<TensorAttributes>& b,
@@ -105,6 +111,28 @@ class Graph {
   // dims with 1 in each reduced dim); its strides, unless set, are packed.
   std::shared_ptr<TensorAttributes> reduction(const std::shared_ptr<TensorAttributes>& x,
                                               ReductionAttributes attributes);
+
+  // Layer normalization over every dim but the first of X [N, ...] (rank 2-5; cuDNN's examples
+  // use [N, D, 1, 1] channels-last): scale and bias [1, X dims but the first]. Returns
+  // {Y, mean, inv_variance}; the statistics ([N, 1, ...], Float) exist in the Training phase
+  // only (null in Inference). Set the phase and epsilon in the attributes.
+  std::array<std::shared_ptr<TensorAttributes>, 3> layernorm(
+      const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
+      const std::shared_ptr<TensorAttributes>& bias, const LayernormAttributes& attributes);
+  // RMS normalization, shapes as layernorm; the bias (attributes.set_bias) is optional. Returns
+  // {Y, inv_variance}; inv_variance (the inverse RMS, [N, 1, ...], Float) in Training only.
+  std::array<std::shared_ptr<TensorAttributes>, 2> rmsnorm(
+      const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
+      const RmsnormAttributes& attributes);
+  // Batch normalization for inference with the caller's statistics:
+  // Y = (X - mean) * inv_variance * scale + bias, the parameters [1, C, 1, 1] for X [N, C, H, W]
+  // (they broadcast like pointwise operands). Made of four pointwise nodes named
+  // "<name>::center", "::normalize", "::scale", "::shift", so it fuses after a convolution.
+  std::shared_ptr<TensorAttributes> batchnorm_inference(
+      const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& mean,
+      const std::shared_ptr<TensorAttributes>& inv_variance,
+      const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& bias,
+      BatchnormInferenceAttributes attributes);
 
   // Checks every tensor and node, infers node outputs, assigns uids to tensors without one.
   [[nodiscard]] Result<void> validate();
@@ -153,6 +181,17 @@ class Graph {
       void* workspace, const detail::Overrides& overrides) const;
   [[nodiscard]] Result<void> check_overrides_once(const detail::Overrides& overrides) const;
   std::shared_ptr<TensorAttributes> add_output(const std::string& node_name, const char* port);
+  // What layernorm() and rmsnorm() share: the checks of phase, epsilon and inputs, the outputs
+  // the phase asks for, and the node.
+  struct NormRequest {
+    detail::NormKind kind;
+    std::string name;
+    std::optional<NormFwdPhase> phase;
+    std::shared_ptr<TensorAttributes> epsilon;
+    std::optional<DataType> compute;
+    std::shared_ptr<TensorAttributes> x, scale, bias;
+  };
+  detail::NormPorts add_norm(const NormRequest& r);
   // inputs: (port name, tensor) pairs, e.g. {"A", a.get()}; the port names the input in errors.
   bool check_inputs(std::string_view node,
                     std::initializer_list<std::pair<const char*, const TensorAttributes*>> inputs);

@@ -118,6 +118,7 @@ backend::Expected<backend::Tensor> make_tensor(const TensorAttributes& t) {
   if (ok) ok = tensor->set_unique_id(*uid);
   if (ok) ok = tensor->set_byte_alignment(alignment);
   if (ok) ok = tensor->set_is_virtual(t.is_virtual());
+  if (ok && t.is_pass_by_value()) ok = tensor->set_is_by_value(true);
   if (ok) ok = tensor->finalize();
   if (!ok) {
     return std::unexpected(std::move(ok.error()));

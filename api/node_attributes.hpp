@@ -1,9 +1,11 @@
 // Attributes of graph nodes (one struct per node kind), with chainable setters.
 #pragma once
 
+#include "api/tensor_attributes.hpp"
 #include "api/types.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -206,6 +208,94 @@ class ReductionAttributes {
  private:
   std::string name_;
   std::optional<ReductionMode> mode_;
+  std::optional<DataType> compute_data_type_;
+};
+
+// Whether a forward normalization computes for training (it also writes the statistics it
+// used) or for inference (it writes Y only).
+enum class NormFwdPhase : std::uint8_t { Inference, Training };
+
+[[nodiscard]] std::string_view to_string(NormFwdPhase phase) noexcept;
+
+// What layer and RMS normalization share: a name, the phase, epsilon (a tensor holding one
+// value, usually Graph::tensor(1e-5F)) and the compute type (Float, the only one cuDNN takes).
+template <class Self>
+class NormAttributes {
+ public:
+  Self& set_name(std::string name) {
+    name_ = std::move(name);
+    return self();
+  }
+  Self& set_forward_phase(NormFwdPhase phase) {
+    phase_ = phase;
+    return self();
+  }
+  Self& set_epsilon(std::shared_ptr<TensorAttributes> epsilon) {
+    epsilon_ = std::move(epsilon);
+    return self();
+  }
+  Self& set_compute_data_type(DataType type) {
+    compute_data_type_ = type;
+    return self();
+  }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] std::optional<NormFwdPhase> forward_phase() const noexcept { return phase_; }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& epsilon() const noexcept {
+    return epsilon_;
+  }
+  [[nodiscard]] std::optional<DataType> compute_data_type() const noexcept {
+    return compute_data_type_;
+  }
+
+ private:
+  NormAttributes() = default;  // only LayernormAttributes and RmsnormAttributes derive
+  friend Self;
+  Self& self() { return static_cast<Self&>(*this); }
+  std::string name_;
+  std::optional<NormFwdPhase> phase_;
+  std::shared_ptr<TensorAttributes> epsilon_;
+  std::optional<DataType> compute_data_type_;
+};
+
+// Y = (X - mean) * inv_variance * scale + bias, the statistics over every dim but the first.
+class LayernormAttributes final : public NormAttributes<LayernormAttributes> {
+ public:
+  LayernormAttributes() = default;  // user-declared: `{}` value-initializes
+};
+
+// Y = X * inv_rms * scale (+ bias), inv_rms = 1 / sqrt(mean(X^2) + epsilon) over every dim but
+// the first. The bias is optional.
+class RmsnormAttributes final : public NormAttributes<RmsnormAttributes> {
+ public:
+  RmsnormAttributes() = default;  // user-declared: `{}` value-initializes
+  RmsnormAttributes& set_bias(std::shared_ptr<TensorAttributes> bias) {
+    bias_ = std::move(bias);
+    return *this;
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& bias() const noexcept { return bias_; }
+
+ private:
+  std::shared_ptr<TensorAttributes> bias_;
+};
+
+// Y = (X - mean) * inv_variance * scale + bias with per-channel statistics the caller gives.
+class BatchnormInferenceAttributes {
+ public:
+  BatchnormInferenceAttributes& set_name(std::string name) {
+    name_ = std::move(name);
+    return *this;
+  }
+  BatchnormInferenceAttributes& set_compute_data_type(DataType type) {
+    compute_data_type_ = type;
+    return *this;
+  }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] std::optional<DataType> compute_data_type() const noexcept {
+    return compute_data_type_;
+  }
+
+ private:
+  std::string name_;
   std::optional<DataType> compute_data_type_;
 };
 

@@ -1,6 +1,8 @@
 // Checks of execute-time shape overrides.
 #include "api/override_shapes.hpp"
 
+#include "api/nodes/pointwise.hpp"
+
 #include <algorithm>
 #include <string>
 
@@ -110,27 +112,6 @@ Result<void> check_layout(std::size_t index, const TensorAttributes& t,
   return {};
 }
 
-// Strides for new dims that keep the build strides' memory order (packed in that order): what a
-// virtual tensor between two nodes has when the nodes' shapes change.
-std::vector<std::int64_t> strides_like(const std::vector<std::int64_t>& dims,
-                                       const TensorAttributes& build) {
-  std::vector<std::size_t> order(dims.size());
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    order[i] = i;
-  }
-  const auto& s = build.stride();
-  std::ranges::sort(order, [&](std::size_t a, std::size_t b) {
-    return s[a] != s[b] ? s[a] < s[b] : a > b;  // innermost first
-  });
-  std::vector<std::int64_t> strides(dims.size(), 1);
-  std::int64_t next = 1;
-  for (std::size_t d : order) {
-    strides[d] = next;
-    next *= dims[d];
-  }
-  return strides;
-}
-
 }  // namespace
 
 Result<OverriddenTensors> check_overrides(
@@ -166,6 +147,12 @@ Result<OverriddenTensors> check_overrides(
                         at(i, t) +
                             ": the tensor is virtual; only tensors with device memory "
                             "(inputs and outputs) take overrides");
+    }
+    if (t.is_pass_by_value()) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        at(i, t) +
+                            ": the tensor is passed by value (one value); it takes no "
+                            "override");
     }
     if (auto [prev, fresh] = seen.emplace(uid, i); !fresh) {
       return make_error(ErrorCode::InvalidAttribute,
@@ -212,6 +199,15 @@ Result<OverriddenTensors> check_overrides(
                                     : "it keeps its build dims " + to_string(given.dims) +
                                           " (it is not overridden; override it too)"));
     }
+  }
+  if (auto ok = check_pointwise_only_graph(
+          nodes,
+          [&](const TensorAttributes& t) -> const std::vector<std::int64_t>& {
+            return layout_of(t).dims;
+          },
+          "overrides: ");
+      !ok) {
+    return std::unexpected(ok.error());
   }
   return layout;
 }

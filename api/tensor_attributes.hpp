@@ -42,6 +42,14 @@ class TensorAttributes {
   }
   // An output is a non-virtual node result the user reads back.
   TensorAttributes& set_output(bool is_output) { return set_is_virtual(!is_output); }
+  // A scalar passed by value (CUDNN_ATTR_TENSOR_IS_BY_VALUE): a Float graph input that cuDNN
+  // reads from host memory the built graph keeps. It has no device buffer and stays out of the
+  // variant pack; its dims, unless set, are 1s of the rank of the first node that reads it. The
+  // value is taken at build(): change it, build again. Graph::tensor(float) makes one.
+  TensorAttributes& set_value(float value) {
+    value_ = value;
+    return *this;
+  }
 
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] std::optional<std::int64_t> uid() const noexcept { return uid_; }
@@ -49,6 +57,8 @@ class TensorAttributes {
   [[nodiscard]] const std::vector<std::int64_t>& stride() const noexcept { return strides_; }
   [[nodiscard]] std::optional<DataType> data_type() const noexcept { return data_type_; }
   [[nodiscard]] bool is_virtual() const noexcept { return is_virtual_; }
+  [[nodiscard]] std::optional<float> value() const noexcept { return value_; }
+  [[nodiscard]] bool is_pass_by_value() const noexcept { return value_.has_value(); }
 
   // "'A' (uid 1)" or "'A' (no uid yet)", for error messages.
   [[nodiscard]] std::string describe() const;
@@ -64,6 +74,7 @@ class TensorAttributes {
   std::vector<std::int64_t> strides_;
   std::optional<DataType> data_type_;
   bool is_virtual_ = false;
+  std::optional<float> value_;
 };
 
 // Packed row-major strides for dims: the last dimension is contiguous. Needs dims whose

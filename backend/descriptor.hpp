@@ -72,6 +72,14 @@ struct AttributeType<cudnnBackendKnobType_t> {
   static constexpr auto value = CUDNN_TYPE_KNOB_TYPE;
 };
 template <>
+struct AttributeType<cudnnBackendNormMode_t> {
+  static constexpr auto value = CUDNN_TYPE_NORM_MODE;
+};
+template <>
+struct AttributeType<cudnnBackendNormFwdPhase_t> {
+  static constexpr auto value = CUDNN_TYPE_NORM_FWD_PHASE;
+};
+template <>
 struct AttributeType<cudnnNanPropagation_t> {
   static constexpr auto value = CUDNN_TYPE_NAN_PROPOGATION;
 };

@@ -8,6 +8,7 @@ export module dnngraph;
 
 export namespace dnngraph {
 using dnngraph::arity;
+using dnngraph::BatchnormInferenceAttributes;
 using dnngraph::channels_last_strides;
 using dnngraph::ConvDgradAttributes;
 using dnngraph::ConvFpropAttributes;
@@ -23,9 +24,11 @@ using dnngraph::Graph;
 using dnngraph::Handle;
 using dnngraph::HeuristicMode;
 using dnngraph::KernelCache;
+using dnngraph::LayernormAttributes;
 using dnngraph::LoweringSummary;
 using dnngraph::make_error;
 using dnngraph::MatmulAttributes;
+using dnngraph::NormFwdPhase;
 using dnngraph::packed_strides;
 using dnngraph::PlanInfo;
 using dnngraph::PointwiseAttributes;
@@ -33,6 +36,7 @@ using dnngraph::PointwiseMode;
 using dnngraph::ReductionAttributes;
 using dnngraph::ReductionMode;
 using dnngraph::Result;
+using dnngraph::RmsnormAttributes;
 using dnngraph::size_of;
 using dnngraph::TensorAttributes;
 using dnngraph::to_string;

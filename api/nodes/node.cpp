@@ -1,7 +1,28 @@
 // detail::Node shared helpers.
 #include "api/nodes/node.hpp"
 
+#include <algorithm>
+
 namespace dnngraph::detail {
+
+std::vector<std::int64_t> strides_like(const std::vector<std::int64_t>& dims,
+                                       const TensorAttributes& like) {
+  std::vector<std::size_t> order(dims.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+  }
+  const auto& s = like.stride();
+  std::ranges::sort(order, [&](std::size_t a, std::size_t b) {
+    return s[a] != s[b] ? s[a] < s[b] : a > b;  // innermost first
+  });
+  std::vector<std::int64_t> strides(dims.size(), 1);
+  std::int64_t next = 1;
+  for (std::size_t d : order) {
+    strides[d] = next;
+    next *= dims[d];
+  }
+  return strides;
+}
 
 std::string Node::describe() const { return std::string(kind()) + " '" + name_ + "'"; }
 
@@ -49,6 +70,14 @@ Result<void> Node::settle_output(TensorAttributes& out,
     }
   }
   return {};
+}
+
+void Node::settle_scalar_inputs(std::size_t rank) const {
+  for (const TensorPtr& t : inputs_) {
+    if (t->is_pass_by_value() && t->dim().empty() && rank > 0) {
+      t->set_dim(std::vector<std::int64_t>(rank, 1)).set_stride(std::vector<std::int64_t>(rank, 1));
+    }
+  }
 }
 
 Result<const backend::Tensor*> Node::lowered(const TensorTable& tensors,

@@ -16,6 +16,12 @@ namespace dnngraph::detail {
 
 using TensorPtr = std::shared_ptr<TensorAttributes>;
 
+// Packed strides for dims in the memory order of `like` (same rank, strides set): what a virtual
+// tensor between two nodes has when the shapes change, or a statistics tensor [N, 1, ...] of a
+// normalization has next to its input.
+[[nodiscard]] std::vector<std::int64_t> strides_like(const std::vector<std::int64_t>& dims,
+                                                     const TensorAttributes& like);
+
 // A tensor with the dims it has in one shape inference: its own, or execute-time overrides.
 struct ShapedTensor {
   const TensorAttributes* tensor;
@@ -58,6 +64,9 @@ class Node {
   [[nodiscard]] Result<void> settle_output(TensorAttributes& out,
                                            const std::vector<std::int64_t>& inferred_dims,
                                            const GraphContext& context) const;
+  // Gives each by-value input without dims (Graph::tensor(float)) all-1 dims and strides of
+  // `rank`, so it broadcasts against the node's other operands.
+  void settle_scalar_inputs(std::size_t rank) const;
   // The finalized backend tensor of t; an InvalidState error if lowering skipped it.
   [[nodiscard]] Result<const backend::Tensor*> lowered(const TensorTable& tensors,
                                                        const TensorAttributes& t) const;

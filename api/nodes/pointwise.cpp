@@ -8,6 +8,7 @@
 #include "backend/pointwise.hpp"
 
 #include <algorithm>
+#include <functional>
 
 namespace dnngraph::detail {
 
@@ -104,6 +105,58 @@ Result<std::vector<std::int64_t>> PointwiseNode::output_dims(
   return y_dims;
 }
 
+Result<void> check_pointwise_only_graph(
+    const std::vector<std::unique_ptr<Node>>& nodes,
+    const std::function<const std::vector<std::int64_t>&(const TensorAttributes&)>& dims_of,
+    std::string_view context) {
+  for (const auto& node : nodes) {
+    if (node->kind() != "pointwise" && node->kind() != "reduction") {
+      return {};  // a fusion behind a matmul, convolution or normalization: its epilogue rules
+    }
+  }
+  for (const auto& node : nodes) {
+    if (node->kind() != "pointwise") {
+      continue;
+    }
+    const TensorAttributes& y = *node->outputs()[0];
+    const std::vector<std::int64_t>& y_dims = dims_of(y);
+    if (y_dims.size() < 3) {
+      return make_error(ErrorCode::ShapeMismatch,
+                        std::string(context) + node->describe() + ": output " + y.describe() +
+                            " has dims " + to_string(y_dims) + " (rank " +
+                            std::to_string(y_dims.size()) +
+                            "); in a graph of pointwise nodes alone cuDNN takes rank 3 to 5 "
+                            "(rank 2 left most of Y unwritten, measured with cuDNN 9.19 on an "
+                            "H200): add a leading dim of 1");
+    }
+    if (y_dims.size() != 3) {
+      continue;
+    }
+    for (const auto& input : node->inputs()) {
+      if (input->is_pass_by_value()) {
+        continue;  // a host scalar, broadcast right at any rank (measured)
+      }
+      const std::vector<std::int64_t>& dims = dims_of(*input);
+      int broadcast = 0;
+      for (std::size_t i = 0; i < y_dims.size(); ++i) {
+        broadcast += dims[i] != y_dims[i] ? 1 : 0;
+      }
+      if (broadcast > 1) {
+        return make_error(
+            ErrorCode::ShapeMismatch,
+            std::string(context) + node->describe() + ": " + input->describe() + " has dims " +
+                to_string(dims) + " and broadcasts to " + to_string(y_dims) + " along " +
+                std::to_string(broadcast) +
+                " dims; in a graph of pointwise nodes alone cuDNN computes that wrong at rank 3 "
+                "(measured with cuDNN 9.19 on an H200: wrong values from the second batch on). "
+                "Broadcast along one dim, give the operand the full dims, or use rank 4 "
+                "(channels-last, where cuDNN broadcasts [1, C, 1, 1] right)");
+      }
+    }
+  }
+  return {};
+}
+
 Result<void> PointwiseNode::infer(const GraphContext& context) {
   const auto chosen = attributes_.mode();
   if (!chosen) {
@@ -136,6 +189,11 @@ Result<void> PointwiseNode::infer(const GraphContext& context) {
                         message + " takes Half, BFloat16, Float, Int32, Int8, Uint8 or Fp8");
     }
   }
+  std::size_t rank = 0;
+  for (const TensorPtr& t : inputs()) {
+    rank = std::max(rank, t->dim().size());
+  }
+  settle_scalar_inputs(rank);
   std::vector<ShapedTensor> shaped;
   for (const TensorPtr& t : inputs()) {
     shaped.push_back({t.get(), &t->dim()});
@@ -183,8 +241,11 @@ Result<LoweredOperation> PointwiseNode::lower(const TensorTable& tensors,
   if (!desc || !op) {
     return std::unexpected(cudnn_error(!desc ? desc.error() : op.error(), "lower " + describe()));
   }
-  const DataType math =
-      attributes_.compute_data_type().value_or(context.compute.value_or(DataType::Float));
+  // Logical modes work on truth values: their math is Boolean unless the node says otherwise
+  // (cuDNN finds no engine for a Float LogicalAnd/Or/Not).
+  const DataType fallback =
+      is_logical(*mode) ? DataType::Boolean : context.compute.value_or(DataType::Float);
+  const DataType math = attributes_.compute_data_type().value_or(fallback);
   auto ok = desc->set_mode(to_cudnn(*mode));
   if (ok) ok = desc->set_math_precision(to_cudnn(math));
   if (const auto beta = attributes_.swish_beta(); ok && beta) ok = desc->set_swish_beta(*beta);

@@ -124,7 +124,7 @@ BOOST_AUTO_TEST_CASE(every_binary_pointwise_mode_lowers) {
       Graph g;
       g.set_io_data_type(DataType::Float);
       auto x = g.tensor(tensor("X", {2, 8, 4}));
-      auto b = g.tensor(tensor("B", {1, 1, 4}));
+      auto b = g.tensor(tensor("B", {2, 1, 4}));
       g.pointwise(x, b, pointwise("op", mode))->set_output(true);
       auto lowered = g.lower();
       BOOST_TEST_REQUIRE(lowered.has_value(), (lowered ? "" : lowered.error().message));

@@ -43,14 +43,15 @@ PointwiseAttributes pointwise(std::string name, PointwiseMode mode) {
 }
 
 // Inputs of the mode's arity with the types its family takes, Y [2, 3, 40] non-virtual.
-// Numeric inputs have `type`; the second input broadcasts as [1, 1, 40].
+// Numeric inputs have `type`; the second input broadcasts as [2, 1, 40] (one dim: see the
+// comparison broadcast rule in api/nodes/pointwise.cpp).
 TensorPtr add_mode(Graph& g, PointwiseMode mode, DataType type) {
   const int n = dnngraph::arity(mode);
   const bool logical = family(mode) == PointwiseFamily::Logical;
   std::vector<TensorPtr> in;
   for (int i = 0; i < n; ++i) {
     const bool boolean = logical || (mode == PointwiseMode::BinarySelect && i == 2);
-    const Dims dims = i == 1 ? Dims{1, 1, 40} : Dims{2, 3, 40};
+    const Dims dims = i == 1 ? Dims{2, 1, 40} : Dims{2, 3, 40};
     in.push_back(g.tensor(TensorAttributes()
                               .set_name("in" + std::to_string(i))
                               .set_uid(i + 1)
@@ -127,7 +128,7 @@ BOOST_AUTO_TEST_CASE(virtual_comparison_output_is_boolean_not_the_intermediate_t
   Graph g;
   g.set_io_data_type(DataType::Float).set_intermediate_data_type(DataType::Float);
   auto x = g.tensor(TensorAttributes().set_name("X").set_uid(1).set_dim({2, 3, 40}));
-  auto b = g.tensor(TensorAttributes().set_name("B").set_uid(2).set_dim({1, 1, 40}));
+  auto b = g.tensor(TensorAttributes().set_name("B").set_uid(2).set_dim({2, 1, 40}));
   auto mask = g.pointwise(x, b, pointwise("gt", PointwiseMode::CmpGt));
   auto y = g.pointwise(x, b, mask, pointwise("select", PointwiseMode::BinarySelect));
   y->set_output(true).set_uid(3);
@@ -277,14 +278,18 @@ BOOST_AUTO_TEST_CASE(select_predicate_that_does_not_broadcast_is_rejected_by_nam
 BOOST_AUTO_TEST_CASE(select_output_broadcasts_all_three_inputs) {
   Graph g;
   g.set_io_data_type(DataType::Float);
-  auto x = g.tensor(TensorAttributes().set_name("X").set_uid(1).set_dim({2, 1, 40}));
-  auto b = g.tensor(TensorAttributes().set_name("B").set_uid(2).set_dim({1, 1, 40}));
-  auto t = g.tensor(TensorAttributes().set_name("T").set_uid(3).set_dim({1, 3, 1}).set_data_type(
-      DataType::Boolean));
+  // Rank 4: at rank 3 a graph of pointwise nodes alone refuses two-dim broadcasts.
+  auto x = g.tensor(TensorAttributes().set_name("X").set_uid(1).set_dim({1, 2, 1, 40}));
+  auto b = g.tensor(TensorAttributes().set_name("B").set_uid(2).set_dim({1, 1, 1, 40}));
+  auto t = g.tensor(TensorAttributes()
+                        .set_name("T")
+                        .set_uid(3)
+                        .set_dim({1, 1, 3, 1})
+                        .set_data_type(DataType::Boolean));
   auto y = g.pointwise(x, b, t, pointwise("select", PointwiseMode::BinarySelect));
   y->set_output(true).set_uid(4);
   BOOST_TEST_REQUIRE(g.validate().has_value());
-  BOOST_TEST(y->dim() == (Dims{2, 3, 40}), boost::test_tools::per_element());
+  BOOST_TEST(y->dim() == (Dims{1, 2, 3, 40}), boost::test_tools::per_element());
 }
 
 // The GPU test's reference for each backward mode is dY times the derivative of its forward

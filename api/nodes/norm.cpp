@@ -1,0 +1,216 @@
+// Forward normalization nodes: parameter and statistics shapes, data types, and lowering to
+// OperationNormForward.
+#include "api/nodes/norm.hpp"
+
+#include "api/cudnn_error.hpp"
+#include "backend/operation_norm_forward.hpp"
+
+namespace dnngraph {
+
+std::string_view to_string(NormFwdPhase phase) noexcept {
+  switch (phase) {
+    case NormFwdPhase::Inference: return "Inference";
+    case NormFwdPhase::Training: return "Training";
+  }
+  return "Unknown";
+}
+
+}  // namespace dnngraph
+
+namespace dnngraph::detail {
+
+namespace {
+
+std::vector<TensorPtr> present(std::initializer_list<TensorPtr> tensors) {
+  std::vector<TensorPtr> out;
+  for (const TensorPtr& t : tensors) {
+    if (t) {
+      out.push_back(t);
+    }
+  }
+  return out;
+}
+
+bool is_float_type(DataType type) {
+  return type == DataType::Half || type == DataType::BFloat16 || type == DataType::Float;
+}
+
+std::string type_name(const TensorAttributes& t) {
+  const auto type = t.data_type();
+  return type ? std::string(to_string(*type)) : std::string("none");
+}
+
+cudnnBackendNormMode_t to_cudnn(NormKind kind) noexcept {
+  switch (kind) {
+    case NormKind::Layer: return CUDNN_LAYER_NORM;
+    case NormKind::Rms: return CUDNN_RMS_NORM;
+  }
+  return CUDNN_LAYER_NORM;  // not reached
+}
+
+}  // namespace
+
+NormForwardNode::NormForwardNode(NormSettings settings, NormPorts ports)
+    : Node(settings.name, present({ports.x, ports.scale, ports.bias, ports.epsilon}),
+           present({ports.y, ports.mean_out, ports.inv_variance_out})),
+      settings_(std::move(settings)),
+      ports_(std::move(ports)) {}
+
+std::string_view NormForwardNode::kind() const noexcept {
+  switch (settings_.kind) {
+    case NormKind::Layer: return "layernorm";
+    case NormKind::Rms: return "rmsnorm";
+  }
+  return "norm";
+}
+
+Result<void> NormForwardNode::check_parameter(const char* role, const TensorAttributes& t,
+                                              const std::vector<std::int64_t>& dims) const {
+  if (t.dim() != dims) {
+    return make_error(ErrorCode::ShapeMismatch,
+                      describe() + ": " + role + " " + t.describe() + " has dims " +
+                          to_string(t.dim()) + ", expected " + to_string(dims) + " for X " +
+                          ports_.x->describe() + " of dims " + to_string(ports_.x->dim()));
+  }
+  const auto type = t.data_type();
+  if (!type || !is_float_type(*type)) {
+    return make_error(ErrorCode::UnsupportedDataType,
+                      describe() + ": " + role + " " + t.describe() + " has data type " +
+                          type_name(t) + "; it takes Half, BFloat16 or Float");
+  }
+  return {};
+}
+
+Result<void> NormForwardNode::settle_statistic(const char* role, TensorAttributes& t,
+                                               const GraphContext& context) const {
+  const TensorAttributes& x = *ports_.x;
+  std::vector<std::int64_t> dims(x.dim().size(), 1);
+  dims[0] = x.dim()[0];
+  if (!t.data_type()) {
+    t.set_data_type(DataType::Float);
+  }
+  if (t.stride().empty() && t.dim().empty()) {
+    t.set_stride(strides_like(dims, x));
+  }
+  if (auto ok = settle_output(t, dims, context); !ok) {
+    return ok;
+  }
+  if (t.data_type() != DataType::Float) {
+    return make_error(ErrorCode::UnsupportedDataType, describe() + ": " + role + " " +
+                                                          t.describe() + " has data type " +
+                                                          type_name(t) + "; statistics are Float");
+  }
+  return {};
+}
+
+Result<void> NormForwardNode::infer(const GraphContext& context) {
+  const TensorAttributes& x = *ports_.x;
+  const auto x_type = x.data_type();
+  if (!x_type || !is_float_type(*x_type)) {
+    return make_error(ErrorCode::UnsupportedDataType, describe() + ": input X " + x.describe() +
+                                                          " has data type " + type_name(x) +
+                                                          "; it takes Half, BFloat16 or Float");
+  }
+  const std::size_t rank = x.dim().size();
+  if (rank < 2 || rank > 5) {
+    return make_error(ErrorCode::ShapeMismatch,
+                      describe() + ": input X " + x.describe() + " has dims " + to_string(x.dim()) +
+                          " (rank " + std::to_string(rank) + "); it takes rank 2 to 5");
+  }
+  const DataType compute = settings_.compute.value_or(context.compute.value_or(DataType::Float));
+  if (compute != DataType::Float) {
+    return make_error(ErrorCode::UnsupportedDataType,
+                      describe() + ": compute data type " + std::string(to_string(compute)) +
+                          " is not supported; normalization computes in Float");
+  }
+  // Parameters: [1, X dims but the first]; the statistics run over every dim but the first.
+  std::vector<std::int64_t> parameter_dims(rank, 1);
+  std::copy(x.dim().begin() + 1, x.dim().end(), parameter_dims.begin() + 1);
+  if (auto ok = check_parameter("scale", *ports_.scale, parameter_dims); !ok) {
+    return ok;
+  }
+  if (ports_.bias) {
+    if (auto ok = check_parameter("bias", *ports_.bias, parameter_dims); !ok) {
+      return ok;
+    }
+  }
+  {
+    settle_scalar_inputs(rank);
+    TensorAttributes& eps = *ports_.epsilon;
+    if (element_count(eps.dim()) != 1 || eps.dim().size() != rank) {
+      return make_error(ErrorCode::ShapeMismatch,
+                        describe() + ": epsilon " + eps.describe() + " has dims " +
+                            to_string(eps.dim()) + "; it holds one value: " + std::to_string(rank) +
+                            " dims of 1 (or make it with Graph::tensor(1e-5F))");
+    }
+    if (eps.data_type() != DataType::Float) {
+      return make_error(ErrorCode::UnsupportedDataType, describe() + ": epsilon " + eps.describe() +
+                                                            " has data type " + type_name(eps) +
+                                                            "; it takes Float");
+    }
+  }
+  TensorAttributes& y = *ports_.y;
+  if (y.stride().empty() && y.dim().empty()) {
+    y.set_stride(x.stride());  // Y keeps X's layout
+  }
+  if (auto ok = settle_output(y, x.dim(), context); !ok) {
+    return ok;
+  }
+  const DataType y_type = y.data_type().value_or(DataType::Boolean);  // settle_output gave one
+  if (!is_float_type(y_type) && y_type != DataType::Fp8E4M3 && y_type != DataType::Fp8E5M2) {
+    return make_error(ErrorCode::UnsupportedDataType,
+                      describe() + ": output Y " + y.describe() + " has data type " + type_name(y) +
+                          "; it takes Half, BFloat16, Float or Fp8");
+  }
+  if (ports_.mean_out) {
+    if (auto ok = settle_statistic("mean", *ports_.mean_out, context); !ok) {
+      return ok;
+    }
+  }
+  if (ports_.inv_variance_out) {
+    if (auto ok = settle_statistic("inv_variance", *ports_.inv_variance_out, context); !ok) {
+      return ok;
+    }
+  }
+  return {};
+}
+
+Result<LoweredOperation> NormForwardNode::lower(const TensorTable& tensors,
+                                                const GraphContext& /*context*/) const {
+  auto op = backend::OperationNormForward::create();
+  if (!op) {
+    return std::unexpected(cudnn_error(op.error(), "lower " + describe()));
+  }
+  const bool training = settings_.phase == NormFwdPhase::Training;
+  auto ok = op->set_mode(to_cudnn(settings_.kind));
+  if (ok) ok = op->set_phase(training ? CUDNN_NORM_FWD_TRAINING : CUDNN_NORM_FWD_INFERENCE);
+  // Each role's setter, in the order cuDNN's documentation lists them.
+  using Setter =
+      backend::Expected<void> (backend::OperationNormForward::*)(const backend::Descriptor&);
+  const std::pair<const TensorPtr*, Setter> roles[] = {
+      {&ports_.x, &backend::OperationNormForward::set_x},
+      {&ports_.mean_out, &backend::OperationNormForward::set_mean},
+      {&ports_.inv_variance_out, &backend::OperationNormForward::set_inv_variance},
+      {&ports_.scale, &backend::OperationNormForward::set_scale},
+      {&ports_.bias, &backend::OperationNormForward::set_bias},
+      {&ports_.epsilon, &backend::OperationNormForward::set_epsilon},
+      {&ports_.y, &backend::OperationNormForward::set_y},
+  };
+  for (const auto& [tensor, setter] : roles) {
+    if (!ok || !*tensor) {
+      continue;
+    }
+    auto found = lowered(tensors, **tensor);
+    if (!found) {
+      return std::unexpected(found.error());
+    }
+    ok = ((*op).*setter)(**found);
+  }
+  if (ok) ok = op->finalize();
+  if (!ok) {
+    return std::unexpected(cudnn_error(ok.error(), "lower " + describe()));
+  }
+  return LoweredOperation{std::move(*op), {}};
+}
+
+}  // namespace dnngraph::detail

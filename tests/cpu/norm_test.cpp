@@ -1,0 +1,377 @@
+// Normalization nodes and by-value scalars without a GPU: layernorm and rmsnorm check their
+// phase, epsilon, parameter shapes, data types and compute type with Errors that name the node,
+// the tensor, the expected and the given values; infer Y (X's dims and layout) and, in training,
+// the Float statistics [N, 1, ...]; and lower to finalized descriptors. batchnorm_inference
+// lowers to four pointwise operations. Scalars from Graph::tensor(float) take the rank of the
+// node that reads them, stay Float, and are refused where they cannot be.
+#define BOOST_TEST_MODULE norm
+#include <boost/test/unit_test.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+import dnngraph;
+
+#include "support/graph_checks.hpp"
+#include "support/printing.hpp"
+
+using dnngraph::DataType;
+using dnngraph::Error;
+using dnngraph::ErrorCode;
+using dnngraph::Graph;
+using dnngraph::LayernormAttributes;
+using dnngraph::LoweringSummary;
+using dnngraph::NormFwdPhase;
+using dnngraph::PointwiseAttributes;
+using dnngraph::PointwiseMode;
+using dnngraph::RmsnormAttributes;
+using dnngraph::TensorAttributes;
+using Dims = std::vector<std::int64_t>;
+using TensorPtr = std::shared_ptr<TensorAttributes>;
+
+using namespace dnngraph::test;
+
+namespace {
+
+// X [6, 64, 1, 1] channels-last (Half), scale and bias [1, 64, 1, 1] Float.
+struct NormGraph {
+  Graph g;
+  TensorPtr x, scale, bias;
+};
+
+NormGraph norm_graph(Dims x_dims = {6, 64, 1, 1}) {
+  NormGraph n;
+  n.g.set_io_data_type(DataType::Half).set_compute_data_type(DataType::Float);
+  Dims p(x_dims.size(), 1);
+  std::copy(x_dims.begin() + 1, x_dims.end(), p.begin() + 1);
+  n.x = n.g.tensor(tensor("X", 1, x_dims).set_stride(dnngraph::channels_last_strides(x_dims)));
+  n.scale = n.g.tensor(tensor("scale", 2, p).set_data_type(DataType::Float));
+  n.bias = n.g.tensor(tensor("bias", 3, p).set_data_type(DataType::Float));
+  return n;
+}
+
+LayernormAttributes training(Graph& g) {
+  return LayernormAttributes()
+      .set_name("ln")
+      .set_forward_phase(NormFwdPhase::Training)
+      .set_epsilon(g.tensor(1e-5F));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(layernorm_inference_of_outputs)
+
+BOOST_AUTO_TEST_CASE(training_gives_y_like_x_and_float_statistics_of_n_by_1) {
+  NormGraph n = norm_graph();
+  auto [y, mean, inv_var] = n.g.layernorm(n.x, n.scale, n.bias, training(n.g));
+  BOOST_TEST_REQUIRE(mean != nullptr);
+  BOOST_TEST_REQUIRE(inv_var != nullptr);
+  y->set_output(true);
+  mean->set_output(true);
+  inv_var->set_output(true);
+  const LoweringSummary lowered = require_lowered(n.g);
+  BOOST_TEST(lowered.operation_count == 1U);
+  BOOST_TEST(lowered.all_finalized);
+  BOOST_TEST(y->dim() == n.x->dim());
+  BOOST_TEST(y->stride() == n.x->stride());
+  BOOST_TEST((*y->data_type() == DataType::Half));
+  for (const TensorPtr& s : {mean, inv_var}) {
+    BOOST_TEST(s->dim() == (Dims{6, 1, 1, 1}));
+    BOOST_TEST((*s->data_type() == DataType::Float));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(inference_gives_no_statistics) {
+  NormGraph n = norm_graph();
+  auto [y, mean, inv_var] = n.g.layernorm(n.x, n.scale, n.bias,
+                                          LayernormAttributes()
+                                              .set_forward_phase(NormFwdPhase::Inference)
+                                              .set_epsilon(n.g.tensor(1e-5F)));
+  BOOST_TEST(mean == nullptr);
+  BOOST_TEST(inv_var == nullptr);
+  y->set_output(true);
+  BOOST_TEST(require_lowered(n.g).all_finalized);
+}
+
+BOOST_AUTO_TEST_CASE(rmsnorm_without_bias_lowers_and_with_bias_too) {
+  for (const bool with_bias : {false, true}) {
+    NormGraph n = norm_graph();
+    RmsnormAttributes a;
+    a.set_forward_phase(NormFwdPhase::Training).set_epsilon(n.g.tensor(1e-6F));
+    if (with_bias) {
+      a.set_bias(n.bias);
+    }
+    auto [y, inv_rms] = n.g.rmsnorm(n.x, n.scale, a);
+    y->set_output(true);
+    inv_rms->set_output(true);
+    if (!with_bias) {
+      // The bias tensor is then read by nothing: build would refuse it; validate needs none.
+      BOOST_TEST(require_lowered(n.g).operation_count == 1U);
+    } else {
+      BOOST_TEST(require_lowered(n.g).all_finalized);
+    }
+    BOOST_TEST(inv_rms->dim() == (Dims{6, 1, 1, 1}));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(epsilon_takes_the_rank_of_x_and_stays_float) {
+  NormGraph n = norm_graph({4, 8, 6, 10});
+  auto eps = n.g.tensor(1e-5F);
+  auto [y, mean, inv_var] = n.g.layernorm(
+      n.x, n.scale, n.bias,
+      LayernormAttributes().set_forward_phase(NormFwdPhase::Inference).set_epsilon(eps));
+  y->set_output(true);
+  require_valid(n.g);
+  BOOST_TEST(eps->dim() == (Dims{1, 1, 1, 1}));
+  BOOST_TEST(eps->stride() == (Dims{1, 1, 1, 1}));
+  BOOST_TEST((*eps->data_type() == DataType::Float));
+  BOOST_TEST(eps->is_pass_by_value());
+  BOOST_TEST(*eps->value() == 1e-5F);
+}
+
+BOOST_AUTO_TEST_CASE(batchnorm_inference_is_four_pointwise_operations) {
+  Graph g;
+  g.set_io_data_type(DataType::Half).set_compute_data_type(DataType::Float);
+  const Dims x_dims{2, 16, 5, 7};
+  const Dims c{1, 16, 1, 1};
+  auto x = g.tensor(tensor("X", 1, x_dims).set_stride(dnngraph::channels_last_strides(x_dims)));
+  const auto param = [&](const char* name, std::int64_t uid) {
+    return g.tensor(tensor(name, uid, c).set_data_type(DataType::Float));
+  };
+  auto y = g.batchnorm_inference(x, param("mean", 2), param("inv_variance", 3), param("scale", 4),
+                                 param("bias", 5),
+                                 dnngraph::BatchnormInferenceAttributes().set_name("bn"));
+  y->set_output(true);
+  const LoweringSummary lowered = require_lowered(g);
+  BOOST_TEST(lowered.operation_count == 4U);
+  BOOST_TEST(lowered.operations.front() == "pointwise 'bn::center'");
+  BOOST_TEST(lowered.operations.back() == "pointwise 'bn::shift'");
+  BOOST_TEST(y->stride() == dnngraph::channels_last_strides(x_dims));  // keeps X's layout
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(norm_bad_input)
+
+BOOST_AUTO_TEST_CASE(no_phase_is_an_error_naming_the_setter) {
+  NormGraph n = norm_graph();
+  n.g.layernorm(n.x, n.scale, n.bias,
+                LayernormAttributes().set_name("ln").set_epsilon(n.g.tensor(1e-5F)))[0]
+      ->set_output(true);
+  const Error e = validation_error(n.g);
+  BOOST_TEST(e.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(e, "layernorm 'ln': no forward phase"));
+}
+
+BOOST_AUTO_TEST_CASE(no_epsilon_is_an_error) {
+  NormGraph n = norm_graph();
+  n.g.rmsnorm(n.x, n.scale,
+              RmsnormAttributes().set_name("rms").set_forward_phase(NormFwdPhase::Inference))[0]
+      ->set_output(true);
+  const Error e = validation_error(n.g);
+  BOOST_TEST(e.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(e, "rmsnorm 'rms': no epsilon"));
+}
+
+BOOST_AUTO_TEST_CASE(scale_of_the_wrong_dims_names_both_shapes) {
+  NormGraph n = norm_graph();
+  auto wrong = n.g.tensor(tensor("scale2", 7, {1, 32, 1, 1}).set_data_type(DataType::Float));
+  n.g.layernorm(n.x, wrong, n.bias, training(n.g))[0]->set_output(true);
+  const Error e = validation_error(n.g);
+  BOOST_TEST(e.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(e, "scale 'scale2' (uid 7) has dims [1, 32, 1, 1], expected [1, 64, 1, 1]"));
+  BOOST_TEST(mentions(e, "[6, 64, 1, 1]"));
+}
+
+BOOST_AUTO_TEST_CASE(a_half_compute_type_is_refused) {
+  NormGraph n = norm_graph();
+  n.g.layernorm(n.x, n.scale, n.bias, training(n.g).set_compute_data_type(DataType::Half))[0]
+      ->set_output(true);
+  const Error e = validation_error(n.g);
+  BOOST_TEST(e.code == ErrorCode::UnsupportedDataType);
+  BOOST_TEST(mentions(e, "compute data type Half"));
+}
+
+BOOST_AUTO_TEST_CASE(an_int32_input_is_refused) {
+  NormGraph n = norm_graph();
+  n.x->set_data_type(DataType::Int32);
+  n.g.layernorm(n.x, n.scale, n.bias, training(n.g))[0]->set_output(true);
+  const Error e = validation_error(n.g);
+  BOOST_TEST(e.code == ErrorCode::UnsupportedDataType);
+  BOOST_TEST(mentions(e, "input X 'X' (uid 1) has data type Int32"));
+}
+
+BOOST_AUTO_TEST_CASE(an_epsilon_of_many_values_is_refused) {
+  NormGraph n = norm_graph();
+  auto eps = n.g.tensor(tensor("eps", 9, {1, 64, 1, 1}).set_data_type(DataType::Float));
+  n.g.layernorm(n.x, n.scale, n.bias,
+                LayernormAttributes()
+                    .set_name("ln")
+                    .set_forward_phase(NormFwdPhase::Inference)
+                    .set_epsilon(eps))[0]
+      ->set_output(true);
+  const Error e = validation_error(n.g);
+  BOOST_TEST(e.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(e, "epsilon 'eps' (uid 9) has dims [1, 64, 1, 1]"));
+}
+
+BOOST_AUTO_TEST_CASE(a_rank_1_input_is_refused) {
+  Graph g;
+  g.set_io_data_type(DataType::Float);
+  auto x = g.tensor(tensor("X", 1, {64}));
+  auto s = g.tensor(tensor("scale", 2, {64}));
+  auto b = g.tensor(tensor("bias", 3, {64}));
+  g.layernorm(x, s, b, training(g))[0]->set_output(true);
+  const Error e = validation_error(g);
+  BOOST_TEST(e.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(e, "it takes rank 2 to 5"));
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_validation_leaves_the_scalar_as_it_was) {
+  NormGraph n = norm_graph();
+  auto eps = n.g.tensor(1e-5F);
+  n.x->set_data_type(DataType::Int32);  // fails after the graph inputs are settled
+  n.g.layernorm(
+         n.x, n.scale, n.bias,
+         LayernormAttributes().set_forward_phase(NormFwdPhase::Inference).set_epsilon(eps))[0]
+      ->set_output(true);
+  BOOST_TEST(validation_error(n.g).code == ErrorCode::UnsupportedDataType);
+  BOOST_TEST(eps->dim().empty());
+  BOOST_TEST(eps->stride().empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(by_value_scalars)
+
+BOOST_AUTO_TEST_CASE(a_scalar_operand_takes_the_rank_of_the_pointwise_node) {
+  Graph g;
+  g.set_io_data_type(DataType::Half);
+  auto x = g.tensor(tensor("X", 1, {2, 3, 40}));
+  auto s = g.tensor(0.5F);
+  g.pointwise(x, s, PointwiseAttributes().set_mode(PointwiseMode::Mul))->set_output(true);
+  const LoweringSummary lowered = require_lowered(g);
+  BOOST_TEST(lowered.all_finalized);
+  BOOST_TEST(s->dim() == (Dims{1, 1, 1}));
+  BOOST_TEST((*s->data_type() == DataType::Float));  // not the io type
+  BOOST_TEST(s->uid().has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_by_value_tensor_of_another_type_is_refused) {
+  Graph g;
+  g.set_io_data_type(DataType::Half);
+  auto x = g.tensor(tensor("X", 1, {2, 3, 40}));
+  auto s = g.tensor(
+      TensorAttributes().set_name("s").set_uid(5).set_value(2.0F).set_data_type(DataType::Half));
+  g.pointwise(x, s, PointwiseAttributes().set_mode(PointwiseMode::Mul))->set_output(true);
+  const Error e = validation_error(g);
+  BOOST_TEST(e.code == ErrorCode::UnsupportedDataType);
+  BOOST_TEST(mentions(e, "tensor 's' (uid 5) is passed by value (set_value) with data type Half"));
+}
+
+BOOST_AUTO_TEST_CASE(a_by_value_tensor_with_many_elements_is_refused) {
+  Graph g;
+  g.set_io_data_type(DataType::Half);
+  auto x = g.tensor(tensor("X", 1, {2, 3, 40}));
+  auto s =
+      g.tensor(TensorAttributes().set_name("s").set_uid(5).set_value(2.0F).set_dim({1, 1, 40}));
+  g.pointwise(x, s, PointwiseAttributes().set_mode(PointwiseMode::Mul))->set_output(true);
+  const Error e = validation_error(g);
+  BOOST_TEST(e.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(e, "has dims [1, 1, 40]; a by-value tensor holds one value"));
+}
+
+BOOST_AUTO_TEST_CASE(a_node_output_with_a_value_is_refused) {
+  Graph g;
+  g.set_io_data_type(DataType::Half);
+  auto x = g.tensor(tensor("X", 1, {2, 3, 40}));
+  auto y = g.pointwise(x, PointwiseAttributes().set_name("relu").set_mode(PointwiseMode::ReluFwd));
+  y->set_output(true).set_value(1.0F);
+  const Error e = validation_error(g);
+  BOOST_TEST(e.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(e, "only graph inputs are passed by value"));
+}
+
+BOOST_AUTO_TEST_CASE(a_by_value_tensor_takes_no_override) {
+  Graph g;
+  g.set_io_data_type(DataType::Half);
+  auto x = g.tensor(tensor("X", 1, {2, 3, 40}));
+  auto s = g.tensor(TensorAttributes().set_name("s").set_uid(5).set_value(2.0F));
+  g.pointwise(x, s, PointwiseAttributes().set_mode(PointwiseMode::Mul))
+      ->set_output(true)
+      .set_uid(3);
+  require_valid(g);
+  const std::vector<std::int64_t> uids{5};
+  const std::vector<std::vector<std::int64_t>> shapes{{1, 1, 1}};
+  const std::vector<std::vector<std::int64_t>> strides{{1, 1, 1}};
+  const auto checked = g.check_overrides(uids, shapes, strides);
+  BOOST_TEST_REQUIRE(!checked.has_value());
+  BOOST_TEST(mentions(checked.error(), "passed by value"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(pointwise_only_graph_shapes)
+
+// cuDNN 9.19 computed these wrong on the H200 (tests/gpu/pointwise_test.cpp): refused.
+BOOST_AUTO_TEST_CASE(broadcast_along_two_dims_at_rank_3_is_refused_naming_the_tensor) {
+  for (const PointwiseMode mode : {PointwiseMode::Add, PointwiseMode::CmpGt}) {
+    Graph g;
+    g.set_io_data_type(DataType::Float);
+    auto x = g.tensor(tensor("X", 1, {2, 3, 40}));
+    auto b = g.tensor(tensor("B", 2, {1, 1, 40}));
+    g.pointwise(x, b, PointwiseAttributes().set_name("op").set_mode(mode))->set_output(true);
+    const Error e = validation_error(g);
+    BOOST_TEST(e.code == ErrorCode::ShapeMismatch);
+    BOOST_TEST(mentions(e,
+                        "pointwise 'op': 'B' (uid 2) has dims [1, 1, 40] and broadcasts to "
+                        "[2, 3, 40] along 2 dims"));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(rank_2_is_refused_even_without_broadcast) {
+  Graph g;
+  g.set_io_data_type(DataType::Float);
+  auto x = g.tensor(tensor("X", 1, {6, 40}));
+  auto b = g.tensor(tensor("B", 2, {6, 40}));
+  g.pointwise(x, b, PointwiseAttributes().set_mode(PointwiseMode::CmpLt))->set_output(true);
+  const Error e = validation_error(g);
+  BOOST_TEST(e.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(e, "(rank 2)"));
+  BOOST_TEST(mentions(e, "add a leading dim of 1"));
+}
+
+BOOST_AUTO_TEST_CASE(one_dim_broadcast_by_value_scalars_and_rank_4_are_accepted) {
+  Graph g;
+  g.set_io_data_type(DataType::Float);
+  auto x = g.tensor(tensor("X", 1, {2, 3, 40}));
+  auto b1 = g.tensor(tensor("B1", 2, {2, 1, 40}));
+  auto mask = g.pointwise(x, b1, PointwiseAttributes().set_mode(PointwiseMode::CmpGt));
+  auto scaled = g.pointwise(x, g.tensor(2.0F), PointwiseAttributes().set_mode(PointwiseMode::Mul));
+  g.pointwise(scaled, x, mask, PointwiseAttributes().set_mode(PointwiseMode::BinarySelect))
+      ->set_output(true);
+  require_valid(g);
+  Graph image;
+  image.set_io_data_type(DataType::Float);
+  auto xi = image.tensor(tensor("X", 1, {2, 8, 5, 7}));
+  auto ci = image.tensor(tensor("C", 2, {1, 8, 1, 1}));
+  image.pointwise(xi, ci, PointwiseAttributes().set_mode(PointwiseMode::Add))->set_output(true);
+  require_valid(image);
+}
+
+BOOST_AUTO_TEST_CASE(the_same_broadcast_behind_a_matmul_is_accepted) {
+  Graph g;
+  g.set_io_data_type(DataType::Half);
+  auto a = g.tensor(tensor("A", 1, {2, 3, 16}));
+  auto w = g.tensor(tensor("W", 2, {2, 16, 40}));
+  auto bias = g.tensor(tensor("bias", 3, {1, 1, 40}));
+  auto c = g.matmul(a, w);
+  g.pointwise(c, bias, PointwiseAttributes().set_mode(PointwiseMode::Add))->set_output(true);
+  require_valid(g);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
