@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <random>
@@ -68,7 +69,8 @@ std::string describe(const dnngraph::Error& error) {
 
 Handle require_handle() {
   auto handle = Handle::create();
-  BOOST_REQUIRE_MESSAGE(handle.has_value(), "Handle::create failed: " << describe(handle.error()));
+  BOOST_REQUIRE_MESSAGE(handle.has_value(),
+                        "Handle::create failed: " << (handle ? "" : describe(handle.error())));
   return std::move(*handle);
 }
 
@@ -109,7 +111,9 @@ std::optional<std::vector<float>> run(Handle& handle, Graph& g, const std::vecto
     return std::nullopt;
   }
   const auto info = g.plan_info();
-  BOOST_REQUIRE_MESSAGE(info.has_value(), what << ": plan_info: " << describe(info.error()));
+  // Boost.Test may format a message even when the check passes: never read error() of a value.
+  BOOST_REQUIRE_MESSAGE(info.has_value(),
+                        what << ": plan_info: " << (info ? "" : describe(info.error())));
   std::vector<DeviceBuffer> buffers;
   std::unordered_map<std::int64_t, void*> pack;
   for (const Operand& in : ins) {
@@ -123,7 +127,8 @@ std::optional<std::vector<float>> run(Handle& handle, Graph& g, const std::vecto
   DeviceBuffer workspace = require_cuda(
       DeviceBuffer::allocate(static_cast<std::size_t>(info->workspace_size)), what + " workspace");
   const auto ran = g.execute(handle, pack, workspace.get());
-  BOOST_REQUIRE_MESSAGE(ran.has_value(), what << ": execute failed: " << describe(ran.error()));
+  BOOST_REQUIRE_MESSAGE(ran.has_value(),
+                        what << ": execute failed: " << (ran ? "" : describe(ran.error())));
   require_cuda(dnngraph::test::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"),
                what + " after execute");
   require_cuda(y.download(std::span<std::byte>(y_bytes)), what + " download Y");
@@ -167,59 +172,122 @@ void check_unary(Handle& handle, PointwiseMode mode, DataType type, std::mt19937
 }
 
 // Y = mode(X, B) (dX = mode(dY, X) for backward modes), B [2, 3, 40] or [1, 1, 40].
+// The flat index into B (dims b_dims, packed) that element i of X (dims x_dims, packed) meets
+// when B broadcasts: a size-1 B dim reads coordinate 0.
+std::size_t broadcast_index(std::size_t i, const Dims& x_dims, const Dims& b_dims) {
+  std::size_t rest = i;
+  std::size_t at = 0;
+  std::size_t scale = 1;
+  for (std::size_t d = x_dims.size(); d-- > 0;) {
+    const auto extent = static_cast<std::size_t>(x_dims[d]);
+    const std::size_t coordinate = rest % extent;
+    rest /= extent;
+    at += (b_dims[d] == 1 ? 0 : coordinate) * scale;
+    scale *= static_cast<std::size_t>(b_dims[d]);
+  }
+  return at;
+}
+
+// B's dims broadcast from the left ([1, ..., 1, n] against [..., n]): B's index is i % b_count.
 void check_binary(Handle& handle, PointwiseMode mode, DataType type, const Dims& b_dims,
-                  std::mt19937& rng) {
-  const std::string what = label(mode, type, ", B " + dnngraph::to_string(b_dims));
+                  std::mt19937& rng, const Dims& x_dims = full_dims) {
+  const std::string what = label(mode, type,
+                                 (x_dims == full_dims ? "" : ", X " + dnngraph::to_string(x_dims)) +
+                                     ", B " + dnngraph::to_string(b_dims));
   const std::size_t b_count = dnngraph::test::element_count(b_dims);
+  const std::size_t x_count = dnngraph::test::element_count(x_dims);
   Graph g = new_graph(what, type);
-  auto x = input(g, 1, full_dims);
+  auto x = input(g, 1, x_dims);
   auto b = input(g, 2, b_dims);
   g.pointwise(x, b, pointwise("op", mode))->set_output(true).set_uid(uid_y);
   std::vector<float> b_values =
       dnngraph::test::draw(type, dnngraph::test::b_range(mode), b_count, rng);
   std::vector<float> x_values =
-      dnngraph::test::draw(type, dnngraph::test::x_range(mode), full_count, rng);
+      dnngraph::test::draw(type, dnngraph::test::x_range(mode), x_count, rng);
   if (mode == PointwiseMode::Mod) {
     dnngraph::test::keep_off_mod_jumps(type, x_values, b_values);
   }
   const std::vector<Operand> ins{{1, dnngraph::test::encode(type, x_values)},
                                  {2, dnngraph::test::encode(type, b_values)}};
   std::vector<double> expected;
-  for (std::size_t i = 0; i < full_count; ++i) {
+  for (std::size_t i = 0; i < x_count; ++i) {
     expected.push_back(
         dnngraph::test::pointwise_reference(mode, x_values[i], b_values[i % b_count]));
   }
-  check(what, run(handle, g, ins, type, full_count, what), expected,
+  check(what, run(handle, g, ins, type, x_count, what), expected,
         dnngraph::test::pointwise_tolerance(mode, type));
 }
 
-// Y = select(P, Q, mask), mask = cmp(X, B) or a logical mode of CmpGt(X, B) and CmpLt(X2, B);
-// X and X2 on the grid {-1, -0.5, 0, 0.5, 1}, so ties happen. B is [1, 1, 40].
-void check_through_select(Handle& handle, PointwiseMode mode, DataType type, std::mt19937& rng) {
-  const std::string what = label(mode, type, " through BinarySelect");
+// Shapes cuDNN computed wrong in a graph of pointwise nodes alone (measured here, see
+// api/nodes/pointwise.hpp): validation must refuse them with a ShapeMismatch that says why.
+void check_refused(PointwiseMode mode, DataType type, const Dims& x_dims, const Dims& b_dims) {
+  const std::string what = label(
+      mode, type,
+      ", X " + dnngraph::to_string(x_dims) + ", B " + dnngraph::to_string(b_dims) + " (refused)");
+  Graph g = new_graph(what, type);
+  g.pointwise(input(g, 1, x_dims), input(g, 2, b_dims), pointwise("op", mode))
+      ->set_output(true)
+      .set_uid(uid_y)
+      .set_data_type(type);
+  const auto validated = g.validate();
+  BOOST_TEST_MESSAGE(what << ": " << (validated ? "validated" : describe(validated.error())));
+  BOOST_CHECK_MESSAGE(
+      !validated && validated.error().code == dnngraph::ErrorCode::ShapeMismatch &&
+          validated.error().message.find("measured with cuDNN 9.19") != std::string::npos,
+      what << ": expected a ShapeMismatch refusing the shapes");
+}
+
+// How a select case builds its mask: B's dims ([1, 1, 40] broadcast, or [2, 3, 40]) and the
+// compute type the comparison and logical nodes ask for (none: the library's default).
+struct MaskVariant {
+  Dims b_dims = {2, 1, 40};  // one broadcast dim: see check_comparison_as_number
+  std::optional<DataType> compute;
+  [[nodiscard]] std::string text() const {
+    return ", B " + dnngraph::to_string(b_dims) +
+           (compute ? ", mask compute " + std::string(to_string(*compute)) : "");
+  }
+};
+
+PointwiseAttributes mask_node(std::string name, PointwiseMode mode, const MaskVariant& v) {
+  PointwiseAttributes a = pointwise(std::move(name), mode);
+  if (v.compute) {
+    a.set_compute_data_type(*v.compute);
+  }
+  return a;
+}
+
+// Y = select(P, Q, mask), mask = cmp(X, B) or a logical mode of CmpGt(X, B) and CmpLt(X2, B)
+// (LogicalNot: of CmpGt(X, B) alone); X, X2 and B on the grid {-1, -0.5, 0, 0.5, 1}, so ties
+// happen.
+void check_through_select(Handle& handle, PointwiseMode mode, DataType type, const MaskVariant& v,
+                          std::mt19937& rng) {
+  const std::string what = label(mode, type, " through BinarySelect" + v.text());
   const dnngraph::test::OperandRange grid{.grid = true};
   const dnngraph::test::OperandRange wide{.lo = -2, .hi = 2};
+  const std::size_t b_count = dnngraph::test::element_count(v.b_dims);
   Graph g = new_graph(what, type);
+  const bool comparison = family(mode) == PointwiseFamily::Comparison;
+  const bool uses_x2 = !comparison && mode != PointwiseMode::LogicalNot;
   auto x = input(g, 1, full_dims);
-  auto x2 = input(g, 2, full_dims);
-  auto b = input(g, 3, row_dims);
+  auto x2 = uses_x2 ? input(g, 2, full_dims) : nullptr;  // an unused input fails build()
+  auto b = input(g, 3, v.b_dims);
   auto p = input(g, 4, full_dims);
   auto q = input(g, 5, full_dims);
   TensorPtr mask;
-  if (family(mode) == PointwiseFamily::Comparison) {
-    mask = g.pointwise(x, b, pointwise("cmp", mode));
+  if (comparison) {
+    mask = g.pointwise(x, b, mask_node("cmp", mode, v));
   } else {
-    auto gt = g.pointwise(x, b, pointwise("gt", PointwiseMode::CmpGt));
-    auto lt = g.pointwise(x2, b, pointwise("lt", PointwiseMode::CmpLt));
-    mask = mode == PointwiseMode::LogicalNot ? g.pointwise(gt, pointwise("logic", mode))
-                                             : g.pointwise(gt, lt, pointwise("logic", mode));
+    auto gt = g.pointwise(x, b, mask_node("gt", PointwiseMode::CmpGt, v));
+    mask = uses_x2 ? g.pointwise(gt, g.pointwise(x2, b, mask_node("lt", PointwiseMode::CmpLt, v)),
+                                 mask_node("logic", mode, v))
+                   : g.pointwise(gt, mask_node("logic", mode, v));
   }
   g.pointwise(p, q, mask, pointwise("select", PointwiseMode::BinarySelect))
       ->set_output(true)
       .set_uid(uid_y);
   const std::vector<Operand> ins{{1, operand(type, grid, full_count, rng)},
                                  {2, operand(type, grid, full_count, rng)},
-                                 {3, operand(type, grid, 40, rng)},
+                                 {3, operand(type, grid, b_count, rng)},
                                  {4, operand(type, wide, full_count, rng)},
                                  {5, operand(type, wide, full_count, rng)}};
   std::vector<double> expected;
@@ -227,9 +295,9 @@ void check_through_select(Handle& handle, PointwiseMode mode, DataType type, std
   for (std::size_t i = 0; i < full_count; ++i) {
     const double xv = ins[0].data.values[i];
     const double x2v = ins[1].data.values[i];
-    const double bv = ins[2].data.values[i % 40];
+    const double bv = ins[2].data.values[broadcast_index(i, full_dims, v.b_dims)];
     double m = 0;
-    if (family(mode) == PointwiseFamily::Comparison) {
+    if (comparison) {
       m = dnngraph::test::pointwise_reference(mode, xv, bv);
     } else {
       const double gt = dnngraph::test::pointwise_reference(PointwiseMode::CmpGt, xv, bv);
@@ -241,8 +309,80 @@ void check_through_select(Handle& handle, PointwiseMode mode, DataType type, std
         PointwiseMode::BinarySelect, ins[3].data.values[i], ins[4].data.values[i], m != 0));
   }
   BOOST_TEST_MESSAGE(what << ": mask true for " << trues << " of " << full_count);
-  check(what, run(handle, g, ins, type, full_count, what), expected,
+  std::vector<Operand> used;
+  std::ranges::copy_if(ins, std::back_inserter(used),
+                       [&](const Operand& in) { return uses_x2 || in.uid != 2; });
+  check(what, run(handle, g, used, type, full_count, what), expected,
         dnngraph::test::pointwise_tolerance(PointwiseMode::BinarySelect, type));
+}
+
+// Y = cmp(X, B) written as numbers (1 or 0) in the io type: the comparison alone, no select.
+// Prints where the wrong elements are (which X dims they sit at), to tell broadcast patterns
+// apart.
+void check_comparison_as_number(Handle& handle, PointwiseMode mode, DataType type,
+                                const Dims& x_dims, const Dims& b_dims, std::mt19937& rng,
+                                bool refused = false) {
+  const std::string what = label(
+      mode, type,
+      " as a number, X " + dnngraph::to_string(x_dims) + ", B " + dnngraph::to_string(b_dims));
+  if (refused) {
+    check_refused(mode, type, x_dims, b_dims);
+    return;
+  }
+  const dnngraph::test::OperandRange grid{.grid = true};
+  const std::size_t x_count = dnngraph::test::element_count(x_dims);
+  const std::size_t b_count = dnngraph::test::element_count(b_dims);
+  Graph g = new_graph(what, type);
+  auto x = input(g, 1, x_dims);
+  auto b = input(g, 2, b_dims);
+  g.pointwise(x, b, pointwise("cmp", mode))->set_output(true).set_uid(uid_y).set_data_type(type);
+  const std::vector<Operand> ins{{1, operand(type, grid, x_count, rng)},
+                                 {2, operand(type, grid, b_count, rng)}};
+  std::vector<double> expected;
+  for (std::size_t i = 0; i < x_count; ++i) {
+    expected.push_back(dnngraph::test::pointwise_reference(
+        mode, ins[0].data.values[i], ins[1].data.values[broadcast_index(i, x_dims, b_dims)]));
+  }
+  const auto got = run(handle, g, ins, type, x_count, what);
+  check(what, got, expected, dnngraph::test::pointwise_tolerance(mode, type));
+  if (got) {
+    std::string wrong;
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < x_count; ++i) {
+      if ((*got)[i] != expected[i] && count++ < 12) {
+        wrong += " " + std::to_string(i);
+      }
+    }
+    BOOST_TEST_MESSAGE(what << ": " << count << " wrong, the first at flat index" << wrong);
+  }
+}
+
+// Y = mode(X, s) with s a by-value scalar (Graph::tensor(float)): not in the variant pack.
+void check_by_value(Handle& handle, PointwiseMode mode, DataType type, float s, std::mt19937& rng) {
+  const std::string what = label(mode, type, ", B by value " + std::to_string(s));
+  Graph g = new_graph(what, type);
+  auto x = input(g, 1, full_dims);
+  auto scalar = g.tensor(s);
+  g.pointwise(x, scalar, pointwise("op", mode))->set_output(true).set_uid(uid_y);
+  const std::vector<Operand> ins{
+      {1, operand(type, dnngraph::test::x_range(mode), full_count, rng)}};
+  std::vector<double> expected;
+  for (const float v : ins[0].data.values) {
+    expected.push_back(dnngraph::test::pointwise_reference(mode, v, s));
+  }
+  check(what, run(handle, g, ins, type, full_count, what, true), expected,
+        dnngraph::test::pointwise_tolerance(mode, type));
+  // The scalar's value lives in the built graph: naming its uid in the variant pack is an error
+  // (caught before cuDNN sees any pointer).
+  BOOST_REQUIRE(scalar->uid().has_value());
+  std::byte dummy{};
+  const std::unordered_map<std::int64_t, void*> pack{
+      {1, &dummy}, {uid_y, &dummy}, {*scalar->uid(), &dummy}};
+  const auto refused = g.execute(handle, pack, nullptr);
+  BOOST_CHECK_MESSAGE(!refused && refused.error().code == dnngraph::ErrorCode::InvalidAttribute &&
+                          refused.error().message.find("passed by value") != std::string::npos,
+                      what << ": a by-value uid in the variant pack was not refused: "
+                           << (refused ? "ok" : describe(refused.error())));
 }
 
 void check_family(PointwiseFamily wanted, DataType type, std::uint32_t seed) {
@@ -257,11 +397,39 @@ void check_family(PointwiseFamily wanted, DataType type, std::uint32_t seed) {
       case PointwiseFamily::ActivationFwd: check_unary(handle, mode, type, rng); break;
       case PointwiseFamily::Arithmetic:
         check_binary(handle, mode, type, full_dims, rng);
-        check_binary(handle, mode, type, row_dims, rng);
+        check_binary(handle, mode, type, {1, 3, 40}, rng);  // along one dim
+        if (mode == PointwiseMode::Add || mode == PointwiseMode::Max) {
+          check_binary(handle, mode, type, {1, 1, 1, 40}, rng, {2, 3, 5, 40});  // rank 4
+          check_refused(mode, type, full_dims, row_dims);
+          check_refused(mode, type, {6, 40}, {1, 40});
+          check_refused(mode, type, {6, 40}, {6, 40});
+        }
+        if (mode == PointwiseMode::Add || mode == PointwiseMode::Mul ||
+            mode == PointwiseMode::Max) {
+          check_by_value(handle, mode, type, -0.375F, rng);
+        }
         break;
       case PointwiseFamily::ActivationBwd: check_binary(handle, mode, type, full_dims, rng); break;
       case PointwiseFamily::Comparison:
-      case PointwiseFamily::Logical: check_through_select(handle, mode, type, rng); break;
+        check_comparison_as_number(handle, mode, type, full_dims, full_dims, rng);
+        check_comparison_as_number(handle, mode, type, full_dims, {2, 1, 40}, rng);
+        check_comparison_as_number(handle, mode, type, full_dims, {1, 3, 40}, rng);
+        check_comparison_as_number(handle, mode, type, {1, 6, 40}, row_dims, rng);
+        check_comparison_as_number(handle, mode, type, {6, 40}, {6, 40}, rng, true);
+        check_comparison_as_number(handle, mode, type, full_dims, row_dims, rng, true);
+        check_comparison_as_number(handle, mode, type, {6, 40}, {1, 40}, rng, true);
+        check_through_select(handle, mode, type, {}, rng);
+        check_through_select(handle, mode, type, {.b_dims = full_dims, .compute = {}}, rng);
+        check_through_select(handle, mode, type, {.b_dims = {2, 1, 40}, .compute = DataType::Float},
+                             rng);
+        check_through_select(handle, mode, type,
+                             {.b_dims = {2, 1, 40}, .compute = DataType::Boolean}, rng);
+        break;
+      case PointwiseFamily::Logical:  // B full: the comparisons feeding them, exact
+        check_through_select(handle, mode, type, {.b_dims = full_dims, .compute = {}}, rng);
+        check_through_select(handle, mode, type, {.b_dims = full_dims, .compute = DataType::Float},
+                             rng);
+        break;
       case PointwiseFamily::Select: break;  // every select case above runs it
     }
   }
@@ -423,6 +591,19 @@ BOOST_AUTO_TEST_CASE(comparison_and_select_give_max_with_s) {
                    },
                .reference = [](double c, double s, double) { return std::max(c, s); },
                .seed = 25});
+}
+
+BOOST_AUTO_TEST_CASE(mul_by_a_by_value_scalar_then_add_one) {
+  check_fused(
+      {.what = "matmul then Mul by 0.75 then Add 1.5, both by value",
+       .epilogue =
+           [](Graph& g, TensorPtr c, TensorPtr, TensorPtr) {
+             auto scaled = g.pointwise(c, g.tensor(0.75F), pointwise("scale", PointwiseMode::Mul));
+             return g.pointwise(scaled, g.tensor(1.5F), pointwise("shift", PointwiseMode::Add));
+           },
+       .reference = [](double c, double, double) { return c * 0.75 + 1.5; },
+       .required = true,
+       .seed = 27});
 }
 
 BOOST_AUTO_TEST_CASE(logical_not_and_select_give_min_with_s) {

@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <expected>
-#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -24,7 +23,7 @@
 
 import dnngraph;
 
-#include "support/gpu_checks.hpp"
+#include "support/built_cases.hpp"
 
 #include "support/device_buffer.hpp"
 #include "support/host_tensor.hpp"
@@ -60,7 +59,16 @@ struct ReductionCase {
   Dims y_dims;
   std::optional<std::int64_t> matmul_k;  // set: X = A [1, M, K] x B [1, K, N], virtual
   std::uint32_t seed = 1;
+  bool channels_last = false;  // X and Y [N, C, H, W] stored NHWC (C contiguous)
 };
+
+// [N, C, H, W] -> [N, H, W, C]: the dims in memory order of a channels-last tensor.
+Dims memory_order(const Dims& dims) {
+  Dims order{dims.front()};
+  order.insert(order.end(), dims.begin() + 2, dims.end());
+  order.push_back(dims[1]);
+  return order;
+}
 
 // Tolerances. Y is Float in every case, so no output rounding enters; inputs are uniform in
 // [-1, 1] and at most 2048 are reduced into one output.
@@ -96,7 +104,8 @@ std::string case_text(const ReductionCase& c) {
     text += "of [1, M, " + std::to_string(*c.matmul_k) + "] x [1, " + std::to_string(*c.matmul_k) +
             ", N] = ";
   }
-  return text + dnngraph::to_string(c.x_dims) + " -> " + dnngraph::to_string(c.y_dims) + ")";
+  return text + dnngraph::to_string(c.x_dims) + " -> " + dnngraph::to_string(c.y_dims) +
+         (c.channels_last ? " NHWC)" : ")");
 }
 
 Dims a_dims(const ReductionCase& c) { return {1, c.x_dims[1], *c.matmul_k}; }
@@ -119,76 +128,37 @@ Graph make_graph(const ReductionCase& c) {
     x = g.matmul(a, b, MatmulAttributes().set_name("mm"));
   } else {
     x = g.tensor(TensorAttributes().set_name("X").set_uid(uid_x).set_dim(c.x_dims));
+    if (c.channels_last) {
+      x->set_stride(dnngraph::channels_last_strides(c.x_dims));
+    }
   }
   auto y = g.reduction(x, ReductionAttributes().set_name("reduce").set_mode(c.mode));
   y->set_output(true).set_name("Y").set_uid(uid_y).set_dim(c.y_dims).set_data_type(DataType::Float);
-  return g;
-}
-
-// One build per case: the case's precondition builds it, its body takes it (so the handle and
-// plan go before the next case is built).
-struct BuiltCase {
-  std::optional<Handle> handle;
-  Graph graph;
-  Result<void> built;
-};
-
-std::map<std::string, std::unique_ptr<BuiltCase>>& built_cases() {
-  static std::map<std::string, std::unique_ptr<BuiltCase>> cache;
-  return cache;
-}
-
-BuiltCase& build(const ReductionCase& c) {
-  auto& slot = built_cases()[case_text(c)];  // names repeat across types; the text does not
-  if (!slot) {
-    slot = std::make_unique<BuiltCase>(BuiltCase{{}, make_graph(c), {}});
-    auto handle = Handle::create();
-    if (!handle) {
-      slot->built = std::unexpected(handle.error());
-    } else {
-      slot->handle = std::move(*handle);
-      slot->built = slot->graph.build(*slot->handle, {HeuristicMode::A, HeuristicMode::Fallback});
-    }
+  if (c.channels_last) {
+    y->set_stride(dnngraph::channels_last_strides(c.y_dims));
   }
-  return *slot;
-}
-
-std::unique_ptr<BuiltCase> take(const ReductionCase& c) {
-  build(c);
-  auto node = built_cases().extract(case_text(c));
-  return std::move(node.mapped());
+  return g;
 }
 
 // cuDNN 9.19 refuses Avg, Norm1, Norm2 and MulNoZeros when lowering (the Reduction descriptor's
 // finalize gives CUDNN_STATUS_NOT_SUPPORTED); those cases run where a cuDNN takes them.
-bool refused_mode(const Result<void>& built) {
-  return !built && built.error().code == ErrorCode::CudnnFailure &&
-         built.error().message.find(
-             "cudnnBackendFinalize(Reduction): CUDNN_STATUS_NOT_SUPPORTED") != std::string::npos;
+bool refused_mode(const dnngraph::Error& error) {
+  return error.code == ErrorCode::CudnnFailure &&
+         error.message.find("cudnnBackendFinalize(Reduction): CUDNN_STATUS_NOT_SUPPORTED") !=
+             std::string::npos;
 }
 
 // Skips the case, with the Error as the reason, when cuDNN has no engine for its graph or refuses
 // its mode: a finding, not a pass. Any other build failure is left to the body, which fails on it.
 boost::unit_test::precondition builds(const ReductionCase& c) {
-  return boost::unit_test::precondition(
-      [c](boost::unit_test::test_unit_id) -> boost::test_tools::assertion_result {
-        const BuiltCase& b = build(c);
-        if (!b.built && (b.built.error().code == ErrorCode::NoEngine || refused_mode(b.built))) {
-          boost::test_tools::assertion_result result(false);
-          result.message() << "finding: cuDNN does not run " << case_text(c) << ": "
-                           << describe(b.built);
-          built_cases().erase(case_text(c));  // the body will not run to take it
-          return result;
-        }
-        return true;
-      });
+  return dnngraph::test::builds_or_skips(case_text(c), [c] { return make_graph(c); }, refused_mode);
 }
 
 // Runs the built case once on inputs uniform in [-1, 1] (fixed seed) and compares Y with the
 // reference within the case's tolerance.
 void check_against_reference(const ReductionCase& c) {
-  const std::unique_ptr<BuiltCase> taken = take(c);
-  BuiltCase& b = *taken;
+  const auto taken = dnngraph::test::take_case(case_text(c), [c] { return make_graph(c); });
+  dnngraph::test::BuiltCase& b = *taken;
   BOOST_REQUIRE_MESSAGE(b.built.has_value(), case_text(c)
                                                  << ": build failed: " << describe(b.built));
   const auto info = b.graph.plan_info();
@@ -230,6 +200,10 @@ void check_against_reference(const ReductionCase& c) {
         shape, x.values, second.values, {}, dnngraph::test::Epilogue::None);
     expected = dnngraph::test::reference_reduction(std::span<const double>(product), c.x_dims,
                                                    c.y_dims, c.mode);
+  } else if (c.channels_last) {
+    // Memory order is [N, H, W, C] packed for both: reduce in that order.
+    expected = dnngraph::test::reference_reduction(
+        std::span<const float>(x.values), memory_order(c.x_dims), memory_order(c.y_dims), c.mode);
   } else {
     expected = dnngraph::test::reference_reduction(std::span<const float>(x.values), c.x_dims,
                                                    c.y_dims, c.mode);
@@ -306,123 +280,109 @@ const ReductionCase row_sum_matmul_float{
     "row sums of a matmul", DataType::Float, ReductionMode::Add, {1, 64, 32}, {1, 64, 1}, 128, 221};
 const ReductionCase row_max_matmul_half{
     "row max of a matmul", DataType::Half, ReductionMode::Max, {1, 64, 32}, {1, 64, 1}, 128, 222};
+// Channels-last 4-D X [N, C, H, W] = [4, 24, 6, 10] (odd-ish sizes): cuDNN 9.19's standalone
+// reduction engine refuses other layouts ("!is_NHWC").
+const Dims image{4, 24, 6, 10};
+ReductionCase nhwc(std::string name, DataType type, ReductionMode mode, Dims y_dims,
+                   std::uint32_t seed) {
+  return {std::move(name), type, mode, image, std::move(y_dims), {}, seed, true};
+}
+const ReductionCase nhwc_sum_channel_float =
+    nhwc("sum per channel", DataType::Float, ReductionMode::Add, {1, 24, 1, 1}, 230);
+const ReductionCase nhwc_sum_channel_half =
+    nhwc("sum per channel", DataType::Half, ReductionMode::Add, {1, 24, 1, 1}, 231);
+const ReductionCase nhwc_max_channel_half =
+    nhwc("max per channel", DataType::Half, ReductionMode::Max, {1, 24, 1, 1}, 232);
+const ReductionCase nhwc_min_channel_bf16 =
+    nhwc("min per channel", DataType::BFloat16, ReductionMode::Min, {1, 24, 1, 1}, 233);
+const ReductionCase nhwc_amax_channel_half =
+    nhwc("max |x| per channel", DataType::Half, ReductionMode::Amax, {1, 24, 1, 1}, 234);
+const ReductionCase nhwc_sum_image_channel_half =
+    nhwc("sum per image and channel", DataType::Half, ReductionMode::Add, {4, 24, 1, 1}, 235);
+const ReductionCase nhwc_sum_over_channels_half =
+    nhwc("sum over channels", DataType::Half, ReductionMode::Add, {4, 1, 6, 10}, 236);
+const ReductionCase nhwc_sum_all_float =
+    nhwc("sum over every dim", DataType::Float, ReductionMode::Add, {1, 1, 1, 1}, 237);
 }  // namespace cases
 
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(reduction_over_last_dim)
 
-BOOST_AUTO_TEST_CASE(float_sum_over_the_last_dim_matches_reference,
-                     *builds(cases::sum_last_float)) {
-  check_against_reference(cases::sum_last_float);
-}
+DNNGRAPH_REFERENCE_CASE(float_sum_over_the_last_dim_matches_reference, cases::sum_last_float)
 
-BOOST_AUTO_TEST_CASE(half_sum_over_the_last_dim_matches_reference, *builds(cases::sum_last_half)) {
-  check_against_reference(cases::sum_last_half);
-}
+DNNGRAPH_REFERENCE_CASE(half_sum_over_the_last_dim_matches_reference, cases::sum_last_half)
 
-BOOST_AUTO_TEST_CASE(float_max_over_the_last_dim_matches_reference,
-                     *builds(cases::max_last_float)) {
-  check_against_reference(cases::max_last_float);
-}
+DNNGRAPH_REFERENCE_CASE(float_max_over_the_last_dim_matches_reference, cases::max_last_float)
 
-BOOST_AUTO_TEST_CASE(half_max_over_the_last_dim_matches_reference, *builds(cases::max_last_half)) {
-  check_against_reference(cases::max_last_half);
-}
+DNNGRAPH_REFERENCE_CASE(half_max_over_the_last_dim_matches_reference, cases::max_last_half)
 
-BOOST_AUTO_TEST_CASE(float_min_over_the_last_dim_matches_reference,
-                     *builds(cases::min_last_float)) {
-  check_against_reference(cases::min_last_float);
-}
+DNNGRAPH_REFERENCE_CASE(float_min_over_the_last_dim_matches_reference, cases::min_last_float)
 
-BOOST_AUTO_TEST_CASE(half_min_over_the_last_dim_matches_reference, *builds(cases::min_last_half)) {
-  check_against_reference(cases::min_last_half);
-}
+DNNGRAPH_REFERENCE_CASE(half_min_over_the_last_dim_matches_reference, cases::min_last_half)
 
-BOOST_AUTO_TEST_CASE(float_mean_over_the_last_dim_matches_reference,
-                     *builds(cases::avg_last_float)) {
-  check_against_reference(cases::avg_last_float);
-}
+DNNGRAPH_REFERENCE_CASE(float_mean_over_the_last_dim_matches_reference, cases::avg_last_float)
 
-BOOST_AUTO_TEST_CASE(half_mean_over_the_last_dim_matches_reference, *builds(cases::avg_last_half)) {
-  check_against_reference(cases::avg_last_half);
-}
+DNNGRAPH_REFERENCE_CASE(half_mean_over_the_last_dim_matches_reference, cases::avg_last_half)
 
-BOOST_AUTO_TEST_CASE(float_2_norm_over_the_last_dim_matches_reference,
-                     *builds(cases::norm2_last_float)) {
-  check_against_reference(cases::norm2_last_float);
-}
+DNNGRAPH_REFERENCE_CASE(float_2_norm_over_the_last_dim_matches_reference, cases::norm2_last_float)
 
-BOOST_AUTO_TEST_CASE(half_2_norm_over_the_last_dim_matches_reference,
-                     *builds(cases::norm2_last_half)) {
-  check_against_reference(cases::norm2_last_half);
-}
+DNNGRAPH_REFERENCE_CASE(half_2_norm_over_the_last_dim_matches_reference, cases::norm2_last_half)
 
-BOOST_AUTO_TEST_CASE(half_1_norm_over_the_last_dim_matches_reference,
-                     *builds(cases::norm1_last_half)) {
-  check_against_reference(cases::norm1_last_half);
-}
+DNNGRAPH_REFERENCE_CASE(half_1_norm_over_the_last_dim_matches_reference, cases::norm1_last_half)
 
-BOOST_AUTO_TEST_CASE(half_max_abs_over_the_last_dim_matches_reference,
-                     *builds(cases::amax_last_half)) {
-  check_against_reference(cases::amax_last_half);
-}
+DNNGRAPH_REFERENCE_CASE(half_max_abs_over_the_last_dim_matches_reference, cases::amax_last_half)
 
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(reduction_over_other_dims)
 
-BOOST_AUTO_TEST_CASE(float_sum_over_a_middle_dim_matches_reference,
-                     *builds(cases::sum_middle_float)) {
-  check_against_reference(cases::sum_middle_float);
-}
+DNNGRAPH_REFERENCE_CASE(float_sum_over_a_middle_dim_matches_reference, cases::sum_middle_float)
 
-BOOST_AUTO_TEST_CASE(half_sum_over_a_middle_dim_matches_reference,
-                     *builds(cases::sum_middle_half)) {
-  check_against_reference(cases::sum_middle_half);
-}
+DNNGRAPH_REFERENCE_CASE(half_sum_over_a_middle_dim_matches_reference, cases::sum_middle_half)
 
-BOOST_AUTO_TEST_CASE(half_max_over_a_middle_dim_matches_reference,
-                     *builds(cases::max_middle_half)) {
-  check_against_reference(cases::max_middle_half);
-}
+DNNGRAPH_REFERENCE_CASE(half_max_over_a_middle_dim_matches_reference, cases::max_middle_half)
 
-BOOST_AUTO_TEST_CASE(float_sum_over_the_last_two_dims_matches_reference,
-                     *builds(cases::sum_two_float)) {
-  check_against_reference(cases::sum_two_float);
-}
+DNNGRAPH_REFERENCE_CASE(float_sum_over_the_last_two_dims_matches_reference, cases::sum_two_float)
 
-BOOST_AUTO_TEST_CASE(half_sum_over_the_last_two_dims_matches_reference,
-                     *builds(cases::sum_two_half)) {
-  check_against_reference(cases::sum_two_half);
-}
+DNNGRAPH_REFERENCE_CASE(half_sum_over_the_last_two_dims_matches_reference, cases::sum_two_half)
 
-BOOST_AUTO_TEST_CASE(half_sum_over_the_first_and_last_dims_matches_reference,
-                     *builds(cases::sum_outer_half)) {
-  check_against_reference(cases::sum_outer_half);
-}
+DNNGRAPH_REFERENCE_CASE(half_sum_over_the_first_and_last_dims_matches_reference,
+                        cases::sum_outer_half)
 
-BOOST_AUTO_TEST_CASE(half_sum_over_every_dim_matches_reference, *builds(cases::sum_all_half)) {
-  check_against_reference(cases::sum_all_half);
-}
+DNNGRAPH_REFERENCE_CASE(half_sum_over_every_dim_matches_reference, cases::sum_all_half)
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(channels_last_reduction)
+
+DNNGRAPH_REFERENCE_CASE(float_sum_per_channel_matches_reference, cases::nhwc_sum_channel_float)
+
+DNNGRAPH_REFERENCE_CASE(half_sum_per_channel_matches_reference, cases::nhwc_sum_channel_half)
+
+DNNGRAPH_REFERENCE_CASE(half_max_per_channel_matches_reference, cases::nhwc_max_channel_half)
+
+DNNGRAPH_REFERENCE_CASE(bfloat16_min_per_channel_matches_reference, cases::nhwc_min_channel_bf16)
+
+DNNGRAPH_REFERENCE_CASE(half_max_abs_per_channel_matches_reference, cases::nhwc_amax_channel_half)
+
+DNNGRAPH_REFERENCE_CASE(half_sum_per_image_and_channel_matches_reference,
+                        cases::nhwc_sum_image_channel_half)
+
+DNNGRAPH_REFERENCE_CASE(half_sum_over_channels_matches_reference,
+                        cases::nhwc_sum_over_channels_half)
+
+DNNGRAPH_REFERENCE_CASE(float_sum_over_every_dim_matches_reference, cases::nhwc_sum_all_float)
 
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(matmul_then_reduction)
 
-BOOST_AUTO_TEST_CASE(half_row_sums_of_a_matmul_match_reference,
-                     *builds(cases::row_sum_matmul_half)) {
-  check_against_reference(cases::row_sum_matmul_half);
-}
+DNNGRAPH_REFERENCE_CASE(half_row_sums_of_a_matmul_match_reference, cases::row_sum_matmul_half)
 
-BOOST_AUTO_TEST_CASE(float_row_sums_of_a_matmul_match_reference_within_tf32_error,
-                     *builds(cases::row_sum_matmul_float)) {
-  check_against_reference(cases::row_sum_matmul_float);
-}
+DNNGRAPH_REFERENCE_CASE(float_row_sums_of_a_matmul_match_reference_within_tf32_error,
+                        cases::row_sum_matmul_float)
 
-BOOST_AUTO_TEST_CASE(half_row_max_of_a_matmul_matches_reference,
-                     *builds(cases::row_max_matmul_half)) {
-  check_against_reference(cases::row_max_matmul_half);
-}
+DNNGRAPH_REFERENCE_CASE(half_row_max_of_a_matmul_matches_reference, cases::row_max_matmul_half)
 
 BOOST_AUTO_TEST_SUITE_END()

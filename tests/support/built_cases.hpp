@@ -1,0 +1,77 @@
+// GPU test cases whose graph cuDNN may not run: the case's precondition builds the graph once
+// (heuristics A, then Fallback) and skips the case, with the Error as the reason, when cuDNN has
+// no engine for it: a finding, reported as skipped, never as passed. The body then takes the
+// built graph. Include after `import dnngraph;` and <boost/test/unit_test.hpp>.
+#pragma once
+
+#include "support/gpu_checks.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace dnngraph::test {
+
+struct BuiltCase {
+  std::optional<Handle> handle;
+  Graph graph;
+  Result<void> built;
+};
+
+inline std::map<std::string, std::unique_ptr<BuiltCase>>& built_cases() {
+  static std::map<std::string, std::unique_ptr<BuiltCase>> cases;
+  return cases;
+}
+
+// Builds make() once per key.
+inline BuiltCase& build_case(const std::string& key, const std::function<Graph()>& make) {
+  auto& slot = built_cases()[key];
+  if (!slot) {
+    slot = std::make_unique<BuiltCase>(BuiltCase{{}, make(), {}});
+    auto handle = Handle::create();
+    if (!handle) {
+      slot->built = std::unexpected(handle.error());
+    } else {
+      slot->handle = std::move(*handle);
+      slot->built = slot->graph.build(*slot->handle, {HeuristicMode::A, HeuristicMode::Fallback});
+    }
+  }
+  return *slot;
+}
+
+// The built case, out of the map (its handle and plan go when the body ends).
+inline std::unique_ptr<BuiltCase> take_case(const std::string& key,
+                                            const std::function<Graph()>& make) {
+  build_case(key, make);
+  auto node = built_cases().extract(key);
+  return std::move(node.mapped());
+}
+
+// Skips the case when build() says NoEngine (or `refused` says so for another Error); any other
+// build failure is left to the body, which fails on it.
+inline boost::unit_test::precondition builds_or_skips(
+    std::string key, std::function<Graph()> make,
+    std::function<bool(const Error&)> refused = [](const Error&) { return false; }) {
+  return boost::unit_test::precondition(
+      [key = std::move(key), make = std::move(make),
+       refused = std::move(refused)](boost::unit_test::test_unit_id) {
+        const BuiltCase& b = build_case(key, make);
+        if (!b.built && (b.built.error().code == ErrorCode::NoEngine || refused(b.built.error()))) {
+          boost::test_tools::assertion_result result(false);
+          result.message() << "finding: cuDNN does not run " << key << ": " << describe(b.built);
+          built_cases().erase(key);  // the body will not run to take it
+          return result;
+        }
+        return boost::test_tools::assertion_result(true);
+      });
+}
+
+}  // namespace dnngraph::test
+
+// A test case that builds `the_case` in its precondition (builds(the_case), defined by the test
+// file) and checks it against the reference in its body (check_against_reference(the_case)).
+#define DNNGRAPH_REFERENCE_CASE(test_name, the_case) \
+  BOOST_AUTO_TEST_CASE(test_name, *builds(the_case)) { check_against_reference(the_case); }
