@@ -131,6 +131,18 @@ BOOST_AUTO_TEST_CASE(bfloat16_nhwc_conv_matches_reference) {
   check_against_reference(conv_cases::bfloat16_nhwc());
 }
 
+BOOST_AUTO_TEST_CASE(float_nhwc_conv_matches_reference_within_tf32_error) {
+  check_against_reference(conv_cases::float_nhwc());
+}
+
+BOOST_AUTO_TEST_CASE(float_nhwc_dgrad_matches_reference_within_tf32_error) {
+  check_against_reference(conv_cases::float_nhwc_dgrad());
+}
+
+BOOST_AUTO_TEST_CASE(float_nhwc_wgrad_matches_reference_within_tf32_error) {
+  check_against_reference(conv_cases::float_nhwc_wgrad());
+}
+
 BOOST_AUTO_TEST_CASE(half_nhwc_conv_bias_relu_fused_matches_reference) {
   check_against_reference(conv_cases::half_nhwc_bias_relu());
 }

@@ -498,6 +498,18 @@ BOOST_AUTO_TEST_CASE(arithmetic_modes_in_half) {
 BOOST_AUTO_TEST_CASE(unary_math_modes_in_float) {
   check_family(PointwiseFamily::UnaryMath, DataType::Float, 3);
 }
+BOOST_AUTO_TEST_CASE(arithmetic_modes_in_bfloat16) {
+  check_family(PointwiseFamily::Arithmetic, DataType::BFloat16, 13);
+}
+BOOST_AUTO_TEST_CASE(unary_math_modes_in_bfloat16) {
+  check_family(PointwiseFamily::UnaryMath, DataType::BFloat16, 14);
+}
+BOOST_AUTO_TEST_CASE(forward_activations_in_bfloat16) {
+  check_family(PointwiseFamily::ActivationFwd, DataType::BFloat16, 15);
+}
+BOOST_AUTO_TEST_CASE(backward_activations_in_bfloat16) {
+  check_family(PointwiseFamily::ActivationBwd, DataType::BFloat16, 16);
+}
 BOOST_AUTO_TEST_CASE(unary_math_modes_in_half) {
   check_family(PointwiseFamily::UnaryMath, DataType::Half, 4);
 }

@@ -347,9 +347,27 @@ inline ConvCase half_nhwc_wgrad_stride_2() {
                   Layout::ChannelsLast, 2, 234);
 }
 
+// Float inputs: cuDNN may run them on TF32 tensor cores (inputs rounded to 10 mantissa bits):
+// ~2^-11 relative per product, a random walk over at most max_conv_terms products of |x| <= 1,
+// i.e. ~sqrt(600) / 3 * 2^-11 ~ 0.004 rms, inside conv_tolerance(Float) (1e-2 + 1e-2).
+inline ConvCase float_nhwc() {
+  return fprop("float NHWC conv_fprop 3x3", DataType::Float, Layout::ChannelsLast, plain_2d(), 241);
+}
+inline ConvCase float_nhwc_dgrad() {
+  return backward("float NHWC conv_dgrad 3x3", ConvKind::Dgrad, DataType::Float,
+                  Layout::ChannelsLast, 1, 242);
+}
+inline ConvCase float_nhwc_wgrad() {
+  return backward("float NHWC conv_wgrad 3x3", ConvKind::Wgrad, DataType::Float,
+                  Layout::ChannelsLast, 1, 243);
+}
+
 inline std::vector<ConvCase> all() {
   return {half_nchw(),
           half_nhwc(),
+          float_nhwc(),
+          float_nhwc_dgrad(),
+          float_nhwc_wgrad(),
           bfloat16_nchw(),
           bfloat16_nhwc(),
           half_nhwc_bias_relu(),
