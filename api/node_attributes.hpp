@@ -13,16 +13,24 @@
 
 namespace dnngraph {
 
-class MatmulAttributes {
+template <class Derived>
+class ConvolutionAttributes;
+template <class Self>
+class NormAttributes;
+
+// What every node's attributes have: a name (in errors and LoweringSummary; a default from the
+// node kind and index when empty) and a compute type (the math or accumulation type; unset, the
+// graph's compute data type, then Float). Self is the attributes class, so setters chain.
+template <class Self>
+class NodeAttributes {
  public:
-  MatmulAttributes& set_name(std::string name) {
+  Self& set_name(std::string name) {
     name_ = std::move(name);
-    return *this;
+    return self();
   }
-  // Accumulation type; defaults to the graph's compute data type, then Float.
-  MatmulAttributes& set_compute_data_type(DataType type) {
+  Self& set_compute_data_type(DataType type) {
     compute_data_type_ = type;
-    return *this;
+    return self();
   }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] std::optional<DataType> compute_data_type() const noexcept {
@@ -30,23 +38,28 @@ class MatmulAttributes {
   }
 
  private:
+  // Only Self (and the shared bases of the convolution and normalization attributes) can make
+  // one: a NodeAttributes<A> never stands in for another type.
+  NodeAttributes() = default;
+  friend Self;
+  friend class ConvolutionAttributes<Self>;
+  friend class NormAttributes<Self>;
+  Self& self() noexcept { return static_cast<Self&>(*this); }
+
   std::string name_;
   std::optional<DataType> compute_data_type_;
 };
 
-class PointwiseAttributes {
+class MatmulAttributes final : public NodeAttributes<MatmulAttributes> {
  public:
-  PointwiseAttributes& set_name(std::string name) {
-    name_ = std::move(name);
-    return *this;
-  }
+  MatmulAttributes() = default;  // user-declared: `{}` value-initializes
+};
+
+class PointwiseAttributes final : public NodeAttributes<PointwiseAttributes> {
+ public:
+  PointwiseAttributes() = default;  // user-declared: `{}` value-initializes
   PointwiseAttributes& set_mode(PointwiseMode mode) {
     mode_ = mode;
-    return *this;
-  }
-  // Math precision; defaults to the graph's compute data type, then Float.
-  PointwiseAttributes& set_compute_data_type(DataType type) {
-    compute_data_type_ = type;
     return *this;
   }
   // SwishFwd only: x * sigmoid(beta * x).
@@ -54,17 +67,11 @@ class PointwiseAttributes {
     swish_beta_ = beta;
     return *this;
   }
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] std::optional<PointwiseMode> mode() const noexcept { return mode_; }
-  [[nodiscard]] std::optional<DataType> compute_data_type() const noexcept {
-    return compute_data_type_;
-  }
   [[nodiscard]] std::optional<double> swish_beta() const noexcept { return swish_beta_; }
 
  private:
-  std::string name_;
   std::optional<PointwiseMode> mode_;
-  std::optional<DataType> compute_data_type_;
   std::optional<double> swish_beta_;
 };
 
@@ -72,12 +79,8 @@ class PointwiseAttributes {
 // left unset means padding 0, stride 1 and dilation 1 in every spatial dim. ConvFpropAttributes,
 // ConvDgradAttributes and ConvWgradAttributes are this with their own type, so the setters chain.
 template <class Derived>
-class ConvolutionAttributes {
+class ConvolutionAttributes : public NodeAttributes<Derived> {
  public:
-  Derived& set_name(std::string name) {
-    name_ = std::move(name);
-    return self();
-  }
   // The same zero-padding before and after each spatial dim.
   Derived& set_padding(std::vector<std::int64_t> padding) {
     pre_padding_ = padding;
@@ -107,13 +110,7 @@ class ConvolutionAttributes {
     mode_ = mode;
     return self();
   }
-  // Accumulation type; defaults to the graph's compute data type, then Float.
-  Derived& set_compute_data_type(DataType type) {
-    compute_data_type_ = type;
-    return self();
-  }
 
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] const std::optional<std::vector<std::int64_t>>& pre_padding() const noexcept {
     return pre_padding_;
   }
@@ -127,23 +124,18 @@ class ConvolutionAttributes {
     return dilation_;
   }
   [[nodiscard]] ConvolutionMode convolution_mode() const noexcept { return mode_; }
-  [[nodiscard]] std::optional<DataType> compute_data_type() const noexcept {
-    return compute_data_type_;
-  }
 
  private:
   // Only Derived can be made: a ConvolutionAttributes<A> can never stand in for another type.
   ConvolutionAttributes() = default;
   friend Derived;
-  Derived& self() noexcept { return static_cast<Derived&>(*this); }
+  Derived& self() noexcept { return NodeAttributes<Derived>::self(); }
 
-  std::string name_;
   std::optional<std::vector<std::int64_t>> pre_padding_;
   std::optional<std::vector<std::int64_t>> post_padding_;
   std::optional<std::vector<std::int64_t>> stride_;
   std::optional<std::vector<std::int64_t>> dilation_;
   ConvolutionMode mode_ = ConvolutionMode::CrossCorrelation;
-  std::optional<DataType> compute_data_type_;
 };
 
 // Y = conv(X, W): X [N, C, spatial...], W [K, C, filter...] -> Y [N, K, out...].
@@ -184,31 +176,17 @@ enum class ReductionMode : std::uint8_t {
 
 // Y = mode(X) over the dims where Y has extent 1 and X does not. Set Y's dims on the returned
 // tensor: X alone does not say which dims to reduce.
-class ReductionAttributes {
+class ReductionAttributes final : public NodeAttributes<ReductionAttributes> {
  public:
-  ReductionAttributes& set_name(std::string name) {
-    name_ = std::move(name);
-    return *this;
-  }
+  ReductionAttributes() = default;  // user-declared: `{}` value-initializes
   ReductionAttributes& set_mode(ReductionMode mode) {
     mode_ = mode;
     return *this;
   }
-  // Accumulation type; defaults to the graph's compute data type, then Float.
-  ReductionAttributes& set_compute_data_type(DataType type) {
-    compute_data_type_ = type;
-    return *this;
-  }
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] std::optional<ReductionMode> mode() const noexcept { return mode_; }
-  [[nodiscard]] std::optional<DataType> compute_data_type() const noexcept {
-    return compute_data_type_;
-  }
 
  private:
-  std::string name_;
   std::optional<ReductionMode> mode_;
-  std::optional<DataType> compute_data_type_;
 };
 
 // Whether a forward normalization computes for training (it also writes the statistics it
@@ -220,41 +198,26 @@ enum class NormFwdPhase : std::uint8_t { Inference, Training };
 // What layer and RMS normalization share: a name, the phase, epsilon (a tensor holding one
 // value, usually Graph::tensor(1e-5F)) and the compute type (Float, the only one cuDNN takes).
 template <class Self>
-class NormAttributes {
+class NormAttributes : public NodeAttributes<Self> {
  public:
-  Self& set_name(std::string name) {
-    name_ = std::move(name);
-    return self();
-  }
   Self& set_forward_phase(NormFwdPhase phase) {
     phase_ = phase;
-    return self();
+    return this->self();
   }
   Self& set_epsilon(std::shared_ptr<TensorAttributes> epsilon) {
     epsilon_ = std::move(epsilon);
-    return self();
+    return this->self();
   }
-  Self& set_compute_data_type(DataType type) {
-    compute_data_type_ = type;
-    return self();
-  }
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] std::optional<NormFwdPhase> forward_phase() const noexcept { return phase_; }
   [[nodiscard]] const std::shared_ptr<TensorAttributes>& epsilon() const noexcept {
     return epsilon_;
-  }
-  [[nodiscard]] std::optional<DataType> compute_data_type() const noexcept {
-    return compute_data_type_;
   }
 
  private:
   NormAttributes() = default;  // only LayernormAttributes and RmsnormAttributes derive
   friend Self;
-  Self& self() { return static_cast<Self&>(*this); }
-  std::string name_;
   std::optional<NormFwdPhase> phase_;
   std::shared_ptr<TensorAttributes> epsilon_;
-  std::optional<DataType> compute_data_type_;
 };
 
 // Y = (X - mean) * inv_variance * scale + bias, the statistics over every dim but the first.
@@ -279,24 +242,9 @@ class RmsnormAttributes final : public NormAttributes<RmsnormAttributes> {
 };
 
 // Y = (X - mean) * inv_variance * scale + bias with per-channel statistics the caller gives.
-class BatchnormInferenceAttributes {
+class BatchnormInferenceAttributes final : public NodeAttributes<BatchnormInferenceAttributes> {
  public:
-  BatchnormInferenceAttributes& set_name(std::string name) {
-    name_ = std::move(name);
-    return *this;
-  }
-  BatchnormInferenceAttributes& set_compute_data_type(DataType type) {
-    compute_data_type_ = type;
-    return *this;
-  }
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
-  [[nodiscard]] std::optional<DataType> compute_data_type() const noexcept {
-    return compute_data_type_;
-  }
-
- private:
-  std::string name_;
-  std::optional<DataType> compute_data_type_;
+  BatchnormInferenceAttributes() = default;  // user-declared: `{}` value-initializes
 };
 
 }  // namespace dnngraph
