@@ -258,7 +258,9 @@ detail::NormPorts Graph::add_norm(const NormRequest& r) {
   } else if (check_inputs(
                  node,
                  {{"X", r.x.get()}, {"scale", r.scale.get()}, {"epsilon", r.epsilon.get()}}) &&
-             (!r.bias || check_inputs(node, {{"bias", r.bias.get()}}))) {
+             // rmsnorm's bias is optional; layernorm's is not (check_inputs refuses a null one)
+             ((!r.bias && r.kind == detail::NormKind::Rms) ||
+              check_inputs(node, {{"bias", r.bias.get()}}))) {
     nodes_.push_back(std::make_unique<detail::NormForwardNode>(
         detail::NormSettings{r.kind, r.name, *r.phase, r.compute}, ports));
   }
@@ -270,9 +272,6 @@ std::array<std::shared_ptr<TensorAttributes>, 3> Graph::layernorm(
     const std::shared_ptr<TensorAttributes>& bias, const LayernormAttributes& attributes) {
   const std::string name =
       attributes.name().empty() ? "layernorm_" + std::to_string(nodes_.size()) : attributes.name();
-  if (!bias) {  // a layer norm has a bias; rmsnorm's is optional
-    record(Error{ErrorCode::ForeignTensor, "layernorm '" + name + "': input bias is null"});
-  }
   const detail::NormPorts ports =
       add_norm({detail::NormKind::Layer, name, attributes.forward_phase(), attributes.epsilon(),
                 attributes.compute_data_type(), x, scale, bias});

@@ -177,6 +177,14 @@ BOOST_AUTO_TEST_CASE(no_epsilon_is_an_error) {
   BOOST_TEST(mentions(e, "rmsnorm 'rms': no epsilon"));
 }
 
+BOOST_AUTO_TEST_CASE(a_layernorm_without_bias_is_an_error) {
+  NormGraph n = norm_graph();
+  n.g.layernorm(n.x, n.scale, nullptr, training(n.g))[0]->set_output(true);
+  const Error e = validation_error(n.g);
+  BOOST_TEST(e.code == ErrorCode::ForeignTensor);
+  BOOST_TEST(mentions(e, "layernorm 'ln': input bias is null"));
+}
+
 BOOST_AUTO_TEST_CASE(scale_of_the_wrong_dims_names_both_shapes) {
   NormGraph n = norm_graph();
   auto wrong = n.g.tensor(tensor("scale2", 7, {1, 32, 1, 1}).set_data_type(DataType::Float));
