@@ -635,10 +635,13 @@ BOOST_AUTO_TEST_CASE(logical_not_and_select_give_min_with_s) {
 BOOST_AUTO_TEST_SUITE_END()
 
 // Runs last (Boost.Test keeps the order of the file): the graphs cuDNN built no plan for.
-BOOST_AUTO_TEST_CASE(list_graphs_without_an_engine) {
+// A graph may fail to build only because cuDNN has no engine for it; any other Error (a graph
+// the test got wrong, a refusal nobody expected) fails here.
+BOOST_AUTO_TEST_CASE(graphs_without_an_engine_failed_only_for_that) {
   BOOST_TEST_MESSAGE(not_supported().size() << " graph(s) not supported:");
   for (const std::string& line : not_supported()) {
     BOOST_TEST_MESSAGE("  " << line);
+    BOOST_CHECK_MESSAGE(line.find(": NoEngine: ") != std::string::npos,
+                        "a build failed for another reason than NoEngine: " << line);
   }
-  BOOST_TEST(true);
 }
