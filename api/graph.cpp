@@ -940,7 +940,10 @@ Result<void> Graph::execute_with(const Handle& handle,
   }
 #endif
   if (ok) ok = pack->finalize();
-  if (ok) ok = backend::execute(handle.native(), built_->plan, *pack);
+  if (ok) {
+    ok = built_->cache ? built_->cache->execute_plan(handle.native(), built_->plan, *pack)
+                       : backend::execute(handle.native(), built_->plan, *pack);
+  }
   if (!ok) {
     return std::unexpected(detail::cudnn_error(ok.error(), "execute"));
   }

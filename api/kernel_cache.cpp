@@ -238,6 +238,16 @@ backend::Expected<bool> KernelCache::finalize_plan(backend::ExecutionPlan& plan,
   return *before;
 }
 
+backend::Expected<void> KernelCache::execute_plan(cudnnHandle_t handle,
+                                                  const backend::ExecutionPlan& plan,
+                                                  const backend::Descriptor& variant_pack) const {
+  std::unique_lock lock(mutex_, std::defer_lock);
+  if (!native_introspection()) {
+    lock.lock();
+  }
+  return backend::execute(handle, plan, variant_pack);
+}
+
 std::int64_t KernelCache::descriptors_created() const {
   std::scoped_lock lock(mutex_);
   return descriptors_created_;

