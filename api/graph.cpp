@@ -316,41 +316,28 @@ std::shared_ptr<TensorAttributes> Graph::batchnorm_inference(
 
 namespace {
 
+// detail::check_layout (the one rule for layouts, overrides use it too) on t's dims and
+// strides, the message naming t.
 Result<void> check_layout(const TensorAttributes& t) {
   if (t.dim().empty()) {
     return make_error(ErrorCode::InvalidAttribute, "tensor " + t.describe() + " has no dims");
   }
-  for (std::size_t i = 0; i < t.dim().size(); ++i) {
-    if (t.dim()[i] <= 0) {
-      return make_error(ErrorCode::InvalidAttribute,
-                        "tensor " + t.describe() + ": dim " + std::to_string(i) + " is " +
-                            std::to_string(t.dim()[i]) + "; dims must be positive (dims " +
-                            to_string(t.dim()) + ")");
-    }
-  }
-  if (!element_count(t.dim())) {
-    return make_error(ErrorCode::InvalidAttribute,
-                      "tensor " + t.describe() + " has dims " + to_string(t.dim()) +
-                          ", whose element count does not fit in int64");
-  }
-  if (t.stride().empty()) {
-    return {};
-  }
-  if (t.stride().size() != t.dim().size()) {
-    return make_error(ErrorCode::InvalidAttribute,
-                      "tensor " + t.describe() + " has " + std::to_string(t.dim().size()) +
-                          " dims " + to_string(t.dim()) + " but " +
-                          std::to_string(t.stride().size()) + " strides " + to_string(t.stride()));
-  }
-  for (std::size_t i = 0; i < t.stride().size(); ++i) {
-    if (t.stride()[i] <= 0) {
-      return make_error(ErrorCode::InvalidAttribute,
-                        "tensor " + t.describe() + ": stride " + std::to_string(i) + " is " +
-                            std::to_string(t.stride()[i]) + "; strides must be positive (strides " +
-                            to_string(t.stride()) + ")");
-    }
+  const auto type = t.data_type();
+  const std::int64_t element = type && is_known(*type) ? size_of(*type) : 1;
+  if (auto ok = detail::check_layout(t.dim(), t.stride(), element); !ok) {
+    return make_error(ok.error().code, "tensor " + t.describe() + ": " + ok.error().message);
   }
   return {};
+}
+
+// An enum value cast from an integer would be lowered as some other type.
+Result<void> check_known(const std::string& what, std::optional<DataType> type) {
+  if (!type || is_known(*type)) {
+    return {};
+  }
+  return make_error(ErrorCode::InvalidAttribute, what + " has value " +
+                                                     std::to_string(static_cast<int>(*type)) +
+                                                     ", which is no DataType enumerator");
 }
 
 // A by-value tensor is one Float value in host memory.
@@ -452,6 +439,19 @@ Result<void> Graph::validate_filling() {
   if (deferred_error_) {
     return std::unexpected(*deferred_error_);
   }
+  const std::string graph = name_.empty() ? std::string("graph: ") : "graph '" + name_ + "': ";
+  for (const auto& [what, type] : {std::pair{"io data type", io_type_},
+                                   std::pair{"intermediate data type", intermediate_type_},
+                                   std::pair{"compute data type", compute_type_}}) {
+    if (auto ok = check_known(graph + what, type); !ok) {
+      return ok;
+    }
+  }
+  for (const auto& t : tensors_) {
+    if (auto ok = check_known("tensor " + t->describe() + ": data type", t->data_type()); !ok) {
+      return ok;
+    }
+  }
   std::unordered_set<const TensorAttributes*> produced;
   for (const auto& node : nodes_) {
     for (const auto& out : node->outputs()) {
@@ -503,6 +503,12 @@ Result<void> Graph::validate_filling() {
     if (t->stride().empty() && !t->dim().empty()) {
       t->set_stride(packed_strides(t->dim()));
     }
+    // Again with the data type: the extent in bytes must fit too.
+    if (!t->dim().empty()) {
+      if (auto ok = check_layout(*t); !ok) {
+        return ok;
+      }
+    }
   }
   for (const auto& node : nodes_) {
     if (auto ok = node->infer(context); !ok) {
@@ -521,7 +527,12 @@ Result<void> Graph::validate_filling() {
   }
   for (const auto& t : tensors_) {
     if (t->is_pass_by_value() && t->dim().empty()) {  // no node reads it (build() refuses)
-      t->set_dim({1}).set_stride({1});
+      t->set_dim({1});
+      if (t->stride().empty()) {
+        t->set_stride({1});
+      } else if (auto ok = check_layout(*t); !ok) {  // the user's strides stay as they are
+        return ok;
+      }
     }
   }
   // Uids: user-given ones must be unique; the rest get fresh ones above the largest.
