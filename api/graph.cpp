@@ -67,7 +67,28 @@ Graph& Graph::set_cache_first_plan_choice(bool enabled) {
   return *this;
 }
 
-void Graph::invalidate() noexcept { built_.reset(); }
+void Graph::invalidate() noexcept {
+  built_.reset();
+  validated_revisions_.reset();
+}
+
+Result<void> Graph::check_validated(std::string_view call) const {
+  if (!validated_revisions_ || validated_revisions_->size() != tensors_.size()) {
+    return make_error(ErrorCode::NotBuilt,
+                      std::string(call) +
+                          ": the graph is not validated, or a node, tensor or graph setting "
+                          "changed since; call validate() or build() first");
+  }
+  for (std::size_t i = 0; i < tensors_.size(); ++i) {
+    if (tensors_[i]->revision_ != (*validated_revisions_)[i]) {
+      return make_error(ErrorCode::InvalidState,
+                        std::string(call) + ": tensor " + tensors_[i]->describe() +
+                            " was changed after the last validate(); call validate() (and "
+                            "build() again) first");
+    }
+  }
+  return {};
+}
 
 void Graph::record(Error error) {
   if (!deferred_error_) {
@@ -78,6 +99,8 @@ void Graph::record(Error error) {
 std::shared_ptr<TensorAttributes> Graph::tensor(const TensorAttributes& attributes) {
   invalidate();
   auto t = std::make_shared<TensorAttributes>(attributes);
+  t->label_ = "tensor #" + std::to_string(tensors_.size()) + " of the graph";
+  t->label_from_node_ = false;
   owned_.insert(t.get());
   tensors_.push_back(t);
   return t;
@@ -94,14 +117,16 @@ std::shared_ptr<TensorAttributes> Graph::add_output(const std::string& node_name
                                                     const char* port) {
   auto t = std::make_shared<TensorAttributes>();
   t->set_name(node_name + "::" + port).set_is_virtual(true);
+  t->label_ = "output " + std::string(port) + " of node #" + std::to_string(nodes_.size()) + " ('" +
+              node_name + "')";
+  t->label_from_node_ = true;
   owned_.insert(t.get());
   tensors_.push_back(t);
   return t;
 }
 
-bool Graph::check_inputs(
-    std::string_view node,
-    std::initializer_list<std::pair<const char*, const TensorAttributes*>> inputs) {
+bool Graph::check_inputs(std::string_view node,
+                         std::initializer_list<std::pair<const char*, TensorAttributes*>> inputs) {
   for (const auto& [port, t] : inputs) {
     if (t == nullptr) {
       record(Error{ErrorCode::ForeignTensor, std::string(node) + ": input " + port + " is null"});
@@ -113,6 +138,13 @@ bool Graph::check_inputs(
                        " does not belong to this graph; create it with this graph's tensor() "
                        "or take it from one of this graph's nodes"});
       return false;
+    }
+  }
+  for (const auto& [port, t] : inputs) {
+    if (!t->label_from_node_) {
+      t->label_ = "input " + std::string(port) + " of node #" + std::to_string(nodes_.size()) +
+                  " (" + std::string(node) + ")";
+      t->label_from_node_ = true;
     }
   }
   return true;
@@ -364,6 +396,11 @@ Result<void> check_by_value(const TensorAttributes& t) {
 }  // namespace
 
 Result<void> Graph::validate() {
+  // A tensor changed since the last validation: a plan built from that one no longer describes
+  // the graph (execute-time overrides would be checked against shapes it was not built for).
+  if (!check_validated("validate")) {
+    invalidate();
+  }
   // Take back what the last validation filled in, where the user has not changed it since.
   for (const auto& t : tensors_) {
     auto it = filled_.find(t.get());
@@ -402,6 +439,15 @@ Result<void> Graph::validate() {
     } else if (f.dims || f.strides || f.data_type || f.uid) {
       filled_.emplace(t.get(), std::move(f));
     }
+  }
+  if (!ok) {
+    validated_revisions_.reset();
+    return ok;
+  }
+  validated_revisions_.emplace();
+  validated_revisions_->reserve(tensors_.size());
+  for (const auto& t : tensors_) {
+    validated_revisions_->push_back(t->revision_);
   }
   return ok;
 }
@@ -787,7 +833,7 @@ namespace {
 
 Error overrides_not_enabled(std::string_view call) {
   return Error{ErrorCode::InvalidState, std::string(call) +
-                                            ": shape overrides on a graph built without "
+                                            ": shape overrides on a graph without "
                                             "set_override_shape_enabled(true)"};
 }
 
@@ -818,15 +864,12 @@ Result<void> Graph::check_overrides(
     std::span<const std::int64_t> override_uids,
     std::span<const std::vector<std::int64_t>> override_shapes,
     std::span<const std::vector<std::int64_t>> override_strides) const {
-  if (built_ && !built_->override_enabled) {
+  // Before build too: the answer must be the one execute() would give.
+  if (!override_shape_ || (built_ && !built_->override_enabled)) {
     return std::unexpected(overrides_not_enabled("check_overrides"));
   }
-  for (const auto& t : tensors_) {
-    if (!t->uid()) {
-      return make_error(ErrorCode::NotBuilt,
-                        "check_overrides: the graph is not validated; call "
-                        "validate() or build() first");
-    }
+  if (auto ok = check_validated("check_overrides"); !ok) {
+    return ok;
   }
   auto checked =
       detail::check_overrides({override_uids, override_shapes, override_strides}, tensors_, nodes_);
@@ -869,6 +912,9 @@ Result<void> Graph::execute_with(const Handle& handle,
   if (!overrides.empty()) {
     if (!built_->override_enabled) {
       return std::unexpected(overrides_not_enabled("execute"));
+    }
+    if (auto ok = check_validated("execute"); !ok) {
+      return ok;
     }
     if (auto ok = check_overrides_once(overrides); !ok) {
       return ok;
@@ -962,6 +1008,9 @@ Result<std::int64_t> Graph::get_workspace_size(
   }
   if (!built_->override_enabled) {
     return std::unexpected(overrides_not_enabled("get_workspace_size"));
+  }
+  if (auto ok = check_validated("get_workspace_size"); !ok) {
+    return std::unexpected(ok.error());
   }
   if (handle.empty()) {
     return make_error(ErrorCode::InvalidHandle, "get_workspace_size: the Handle is empty");

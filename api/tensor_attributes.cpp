@@ -12,7 +12,12 @@ namespace dnngraph {
 static_assert(max_rank == CUDNN_DIM_MAX, "max_rank follows the cuDNN headers built against");
 
 std::string TensorAttributes::describe() const {
-  std::string out = "'" + name_ + "'";
+  std::string out;
+  if (!name_.empty()) {
+    out = "'" + name_ + "'";
+  } else {
+    out = label_.empty() ? std::string("unnamed tensor") : label_;
+  }
   out += uid_ ? " (uid " + std::to_string(*uid_) + ")" : std::string(" (no uid yet)");
   return out;
 }

@@ -20,27 +20,33 @@ class TensorAttributes {
  public:
   TensorAttributes& set_name(std::string name) {
     name_ = std::move(name);
+    ++revision_;
     return *this;
   }
   TensorAttributes& set_uid(std::int64_t uid) {
     uid_ = uid;
+    ++revision_;
     return *this;
   }
   TensorAttributes& set_dim(std::vector<std::int64_t> dims) {
     dims_ = std::move(dims);
+    ++revision_;
     return *this;
   }
   TensorAttributes& set_stride(std::vector<std::int64_t> strides) {
     strides_ = std::move(strides);
+    ++revision_;
     return *this;
   }
   TensorAttributes& set_data_type(DataType type) {
     data_type_ = type;
+    ++revision_;
     return *this;
   }
   // A virtual tensor lives only inside the fused kernel: it has no device memory.
   TensorAttributes& set_is_virtual(bool is_virtual) {
     is_virtual_ = is_virtual;
+    ++revision_;
     return *this;
   }
   // An output is a non-virtual node result the user reads back.
@@ -51,6 +57,7 @@ class TensorAttributes {
   // value is taken at build(): change it, build again. Graph::tensor(float) makes one.
   TensorAttributes& set_value(float value) {
     value_ = value;
+    ++revision_;
     return *this;
   }
 
@@ -63,7 +70,8 @@ class TensorAttributes {
   [[nodiscard]] std::optional<float> value() const noexcept { return value_; }
   [[nodiscard]] bool is_pass_by_value() const noexcept { return value_.has_value(); }
 
-  // "'A' (uid 1)" or "'A' (no uid yet)", for error messages.
+  // "'A' (uid 1)" or "'A' (no uid yet)", for error messages. An unnamed tensor is described by
+  // where its graph uses it: "input A of node #3 (matmul 'matmul_3') (no uid yet)".
   [[nodiscard]] std::string describe() const;
 
  private:
@@ -78,6 +86,13 @@ class TensorAttributes {
   std::optional<DataType> data_type_;
   bool is_virtual_ = false;
   std::optional<float> value_;
+  // Set by the Graph, not the user: where the graph uses this tensor, for describe() when the
+  // tensor has no name. from_node: a node already gave it (the first node to use it wins).
+  std::string label_;
+  bool label_from_node_ = false;
+  // Counts the changes made through the setters, so the Graph can tell that a tensor was
+  // changed after validate() (its checks then no longer hold).
+  std::uint64_t revision_ = 0;
 };
 
 // Packed row-major strides for dims: the last dimension is contiguous. Needs dims whose

@@ -126,6 +126,44 @@ BOOST_AUTO_TEST_CASE(a_reduction_of_a_scalar_without_dims_is_an_error) {
   expect_error(g.validate(), ErrorCode::InvalidAttribute, {"reduction 'sum'", "has no dims"});
 }
 
+// On ca8a263 the checks read the edited dims against the strides validate() had filled in: a
+// heap-buffer-overflow read under ASan, garbage without it.
+BOOST_AUTO_TEST_CASE(check_overrides_after_a_rank_change_without_validate_is_an_error) {
+  Matmul m;
+  BOOST_TEST_REQUIRE(m.g.validate().has_value());
+  m.a->set_dim({1, 1, 64, 32});
+  const Dims a{1, 1, 64, 32};
+  expect_error(m.g.check_overrides(std::vector<std::int64_t>{1}, std::vector<Dims>{a},
+                                   std::vector<Dims>{dnngraph::packed_strides(a)}),
+               ErrorCode::InvalidState, {"check_overrides", "'A'", "changed after"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(edits_after_validation)
+
+BOOST_AUTO_TEST_CASE(check_overrides_after_a_stride_edit_without_validate_is_an_error) {
+  Matmul m;
+  BOOST_TEST_REQUIRE(m.g.validate().has_value());
+  m.b->set_stride({1024, 1, 32});
+  const Dims b{1, 32, 16};
+  expect_error(m.g.check_overrides(std::vector<std::int64_t>{2}, std::vector<Dims>{b},
+                                   std::vector<Dims>{Dims{1024, 1, 32}}),
+               ErrorCode::InvalidState, {"'B'", "changed after"});
+}
+
+BOOST_AUTO_TEST_CASE(check_overrides_after_validating_the_edit_again_is_accepted) {
+  Matmul m;
+  BOOST_TEST_REQUIRE(m.g.validate().has_value());
+  m.a->set_dim({1, 128, 32});
+  BOOST_TEST_REQUIRE(m.g.validate().has_value());
+  const Dims a{1, 128, 32}, c{1, 128, 16};
+  auto r = m.g.check_overrides(
+      std::vector<std::int64_t>{1, 3}, std::vector<Dims>{a, c},
+      std::vector<Dims>{dnngraph::packed_strides(a), dnngraph::packed_strides(c)});
+  BOOST_TEST(r.has_value(), (r ? "" : r.error().message));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(override_arithmetic)
@@ -291,3 +329,30 @@ BOOST_AUTO_TEST_CASE(a_norm_phase_outside_the_enumerators_is_refused) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
+BOOST_AUTO_TEST_SUITE(overrides_need_the_flag)
+
+BOOST_AUTO_TEST_CASE(check_overrides_before_build_without_the_override_flag_is_an_error) {
+  Matmul m(false);
+  BOOST_TEST_REQUIRE(m.g.validate().has_value());
+  const Dims a{1, 64, 32};
+  expect_error(m.g.check_overrides(std::vector<std::int64_t>{1}, std::vector<Dims>{a},
+                                   std::vector<Dims>{dnngraph::packed_strides(a)}),
+               ErrorCode::InvalidState, {"set_override_shape_enabled"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(messages)
+
+BOOST_AUTO_TEST_CASE(an_unnamed_input_is_named_by_the_node_that_reads_it) {
+  Graph g;
+  g.set_io_data_type(DataType::Half);
+  auto a = g.tensor(TensorAttributes().set_dim({1, 64, 0}));
+  auto b = g.tensor(TensorAttributes().set_name("B").set_dim({1, 32, 16}));
+  g.matmul(a, b)->set_output(true);
+  const auto r = g.validate();
+  expect_error(r, ErrorCode::InvalidAttribute, {"input A of node #0 (matmul 'matmul_0')"});
+  BOOST_TEST(r.error().message.find("''") == std::string::npos, r.error().message);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
