@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <limits>
 #include <unordered_map>
+#include <utility>
 
 namespace dnngraph {
 
@@ -401,17 +402,21 @@ Result<void> Graph::validate() {
   if (!check_validated("validate")) {
     invalidate();
   }
-  // Take back what the last validation filled in, where the user has not changed it since.
+  // Take back what the last validation filled in, where the user has not changed it since;
+  // `taken` keeps it, for a failed validation to put back.
+  std::unordered_map<const TensorAttributes*, Filled> taken;
   for (const auto& t : tensors_) {
     auto it = filled_.find(t.get());
     if (it == filled_.end()) {
       continue;
     }
     const Filled& f = it->second;
-    if (f.dims && t->dims_ == *f.dims) t->dims_.clear();
-    if (f.strides && t->strides_ == *f.strides) t->strides_.clear();
-    if (f.data_type && t->data_type_ == f.data_type) t->data_type_.reset();
-    if (f.uid && t->uid_ == f.uid) t->uid_.reset();
+    Filled& back = taken[t.get()];
+    if (f.dims && t->dims_ == *f.dims) back.dims = std::exchange(t->dims_, {});
+    if (f.strides && t->strides_ == *f.strides) back.strides = std::exchange(t->strides_, {});
+    if (f.data_type && t->data_type_ == f.data_type)
+      back.data_type = std::exchange(t->data_type_, {});
+    if (f.uid && t->uid_ == f.uid) back.uid = std::exchange(t->uid_, {});
   }
   filled_.clear();
   // What is unset now is what this validation may fill in.
@@ -431,11 +436,20 @@ Result<void> Graph::validate() {
     if (u.data_type && t->data_type_) f.data_type = t->data_type_;
     if (u.uid && t->uid_) f.uid = t->uid_;
     if (!ok) {
-      // Nothing the user gave is changed by a failed validation.
+      // A failed validation changes nothing: neither what the user gave nor what the last
+      // successful one filled in (found by tests/fuzz/graph_fuzz.cpp).
       if (f.dims) t->dims_.clear();
       if (f.strides) t->strides_.clear();
       if (f.data_type) t->data_type_.reset();
       if (f.uid) t->uid_.reset();
+      if (auto it = taken.find(t.get()); it != taken.end()) {
+        const Filled& back = it->second;
+        if (back.dims) t->dims_ = *back.dims;
+        if (back.strides) t->strides_ = *back.strides;
+        if (back.data_type) t->data_type_ = back.data_type;
+        if (back.uid) t->uid_ = back.uid;
+        filled_.emplace(t.get(), back);
+      }
     } else if (f.dims || f.strides || f.data_type || f.uid) {
       filled_.emplace(t.get(), std::move(f));
     }
