@@ -58,7 +58,7 @@ struct Relu {
   Graph g;
   TensorPtr x, y;
   explicit Relu(
-      TensorAttributes x_attributes = TensorAttributes().set_name("X").set_dim({2, 8, 4}),
+      const TensorAttributes& x_attributes = TensorAttributes().set_name("X").set_dim({2, 8, 4}),
       PointwiseAttributes attributes = PointwiseAttributes().set_mode(PointwiseMode::ReluFwd)) {
     g.set_io_data_type(DataType::Half);
     x = g.tensor(x_attributes);
