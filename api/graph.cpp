@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <limits>
 #include <unordered_map>
+#include <utility>
 
 namespace dnngraph {
 
@@ -67,7 +68,28 @@ Graph& Graph::set_cache_first_plan_choice(bool enabled) {
   return *this;
 }
 
-void Graph::invalidate() noexcept { built_.reset(); }
+void Graph::invalidate() noexcept {
+  built_.reset();
+  validated_revisions_.reset();
+}
+
+Result<void> Graph::check_validated(std::string_view call) const {
+  if (!validated_revisions_ || validated_revisions_->size() != tensors_.size()) {
+    return make_error(ErrorCode::NotBuilt,
+                      std::string(call) +
+                          ": the graph is not validated, or a node, tensor or graph setting "
+                          "changed since; call validate() or build() first");
+  }
+  for (std::size_t i = 0; i < tensors_.size(); ++i) {
+    if (tensors_[i]->revision_ != (*validated_revisions_)[i]) {
+      return make_error(ErrorCode::InvalidState,
+                        std::string(call) + ": tensor " + tensors_[i]->describe() +
+                            " was changed after the last validate(); call validate() (and "
+                            "build() again) first");
+    }
+  }
+  return {};
+}
 
 void Graph::record(Error error) {
   if (!deferred_error_) {
@@ -78,6 +100,8 @@ void Graph::record(Error error) {
 std::shared_ptr<TensorAttributes> Graph::tensor(const TensorAttributes& attributes) {
   invalidate();
   auto t = std::make_shared<TensorAttributes>(attributes);
+  t->label_ = "tensor #" + std::to_string(tensors_.size()) + " of the graph";
+  t->label_from_node_ = false;
   owned_.insert(t.get());
   tensors_.push_back(t);
   return t;
@@ -94,14 +118,16 @@ std::shared_ptr<TensorAttributes> Graph::add_output(const std::string& node_name
                                                     const char* port) {
   auto t = std::make_shared<TensorAttributes>();
   t->set_name(node_name + "::" + port).set_is_virtual(true);
+  t->label_ = "output " + std::string(port) + " of node #" + std::to_string(nodes_.size()) + " ('" +
+              node_name + "')";
+  t->label_from_node_ = true;
   owned_.insert(t.get());
   tensors_.push_back(t);
   return t;
 }
 
-bool Graph::check_inputs(
-    std::string_view node,
-    std::initializer_list<std::pair<const char*, const TensorAttributes*>> inputs) {
+bool Graph::check_inputs(std::string_view node,
+                         std::initializer_list<std::pair<const char*, TensorAttributes*>> inputs) {
   for (const auto& [port, t] : inputs) {
     if (t == nullptr) {
       record(Error{ErrorCode::ForeignTensor, std::string(node) + ": input " + port + " is null"});
@@ -113,6 +139,13 @@ bool Graph::check_inputs(
                        " does not belong to this graph; create it with this graph's tensor() "
                        "or take it from one of this graph's nodes"});
       return false;
+    }
+  }
+  for (const auto& [port, t] : inputs) {
+    if (!t->label_from_node_) {
+      t->label_ = "input " + std::string(port) + " of node #" + std::to_string(nodes_.size()) +
+                  " (" + std::string(node) + ")";
+      t->label_from_node_ = true;
     }
   }
   return true;
@@ -316,41 +349,28 @@ std::shared_ptr<TensorAttributes> Graph::batchnorm_inference(
 
 namespace {
 
+// detail::check_layout (the one rule for layouts, overrides use it too) on t's dims and
+// strides, the message naming t.
 Result<void> check_layout(const TensorAttributes& t) {
   if (t.dim().empty()) {
     return make_error(ErrorCode::InvalidAttribute, "tensor " + t.describe() + " has no dims");
   }
-  for (std::size_t i = 0; i < t.dim().size(); ++i) {
-    if (t.dim()[i] <= 0) {
-      return make_error(ErrorCode::InvalidAttribute,
-                        "tensor " + t.describe() + ": dim " + std::to_string(i) + " is " +
-                            std::to_string(t.dim()[i]) + "; dims must be positive (dims " +
-                            to_string(t.dim()) + ")");
-    }
-  }
-  if (!element_count(t.dim())) {
-    return make_error(ErrorCode::InvalidAttribute,
-                      "tensor " + t.describe() + " has dims " + to_string(t.dim()) +
-                          ", whose element count does not fit in int64");
-  }
-  if (t.stride().empty()) {
-    return {};
-  }
-  if (t.stride().size() != t.dim().size()) {
-    return make_error(ErrorCode::InvalidAttribute,
-                      "tensor " + t.describe() + " has " + std::to_string(t.dim().size()) +
-                          " dims " + to_string(t.dim()) + " but " +
-                          std::to_string(t.stride().size()) + " strides " + to_string(t.stride()));
-  }
-  for (std::size_t i = 0; i < t.stride().size(); ++i) {
-    if (t.stride()[i] <= 0) {
-      return make_error(ErrorCode::InvalidAttribute,
-                        "tensor " + t.describe() + ": stride " + std::to_string(i) + " is " +
-                            std::to_string(t.stride()[i]) + "; strides must be positive (strides " +
-                            to_string(t.stride()) + ")");
-    }
+  const auto type = t.data_type();
+  const std::int64_t element = type && is_known(*type) ? size_of(*type) : 1;
+  if (auto ok = detail::check_layout(t.dim(), t.stride(), element); !ok) {
+    return make_error(ok.error().code, "tensor " + t.describe() + ": " + ok.error().message);
   }
   return {};
+}
+
+// An enum value cast from an integer would be lowered as some other type.
+Result<void> check_known(const std::string& what, std::optional<DataType> type) {
+  if (!type || is_known(*type)) {
+    return {};
+  }
+  return make_error(ErrorCode::InvalidAttribute, what + " has value " +
+                                                     std::to_string(static_cast<int>(*type)) +
+                                                     ", which is no DataType enumerator");
 }
 
 // A by-value tensor is one Float value in host memory.
@@ -377,17 +397,26 @@ Result<void> check_by_value(const TensorAttributes& t) {
 }  // namespace
 
 Result<void> Graph::validate() {
-  // Take back what the last validation filled in, where the user has not changed it since.
+  // A tensor changed since the last validation: a plan built from that one no longer describes
+  // the graph (execute-time overrides would be checked against shapes it was not built for).
+  if (!check_validated("validate")) {
+    invalidate();
+  }
+  // Take back what the last validation filled in, where the user has not changed it since;
+  // `taken` keeps it, for a failed validation to put back.
+  std::unordered_map<const TensorAttributes*, Filled> taken;
   for (const auto& t : tensors_) {
     auto it = filled_.find(t.get());
     if (it == filled_.end()) {
       continue;
     }
     const Filled& f = it->second;
-    if (f.dims && t->dims_ == *f.dims) t->dims_.clear();
-    if (f.strides && t->strides_ == *f.strides) t->strides_.clear();
-    if (f.data_type && t->data_type_ == f.data_type) t->data_type_.reset();
-    if (f.uid && t->uid_ == f.uid) t->uid_.reset();
+    Filled& back = taken[t.get()];
+    if (f.dims && t->dims_ == *f.dims) back.dims = std::exchange(t->dims_, {});
+    if (f.strides && t->strides_ == *f.strides) back.strides = std::exchange(t->strides_, {});
+    if (f.data_type && t->data_type_ == f.data_type)
+      back.data_type = std::exchange(t->data_type_, {});
+    if (f.uid && t->uid_ == f.uid) back.uid = std::exchange(t->uid_, {});
   }
   filled_.clear();
   // What is unset now is what this validation may fill in.
@@ -407,14 +436,32 @@ Result<void> Graph::validate() {
     if (u.data_type && t->data_type_) f.data_type = t->data_type_;
     if (u.uid && t->uid_) f.uid = t->uid_;
     if (!ok) {
-      // Nothing the user gave is changed by a failed validation.
+      // A failed validation changes nothing: neither what the user gave nor what the last
+      // successful one filled in (found by tests/fuzz/graph_fuzz.cpp).
       if (f.dims) t->dims_.clear();
       if (f.strides) t->strides_.clear();
       if (f.data_type) t->data_type_.reset();
       if (f.uid) t->uid_.reset();
+      if (auto it = taken.find(t.get()); it != taken.end()) {
+        const Filled& back = it->second;
+        if (back.dims) t->dims_ = *back.dims;
+        if (back.strides) t->strides_ = *back.strides;
+        if (back.data_type) t->data_type_ = back.data_type;
+        if (back.uid) t->uid_ = back.uid;
+        filled_.emplace(t.get(), back);
+      }
     } else if (f.dims || f.strides || f.data_type || f.uid) {
       filled_.emplace(t.get(), std::move(f));
     }
+  }
+  if (!ok) {
+    validated_revisions_.reset();
+    return ok;
+  }
+  validated_revisions_.emplace();
+  validated_revisions_->reserve(tensors_.size());
+  for (const auto& t : tensors_) {
+    validated_revisions_->push_back(t->revision_);
   }
   return ok;
 }
@@ -451,6 +498,19 @@ Result<void> Graph::check_complete() const {
 Result<void> Graph::validate_filling() {
   if (deferred_error_) {
     return std::unexpected(*deferred_error_);
+  }
+  const std::string graph = name_.empty() ? std::string("graph: ") : "graph '" + name_ + "': ";
+  for (const auto& [what, type] : {std::pair{"io data type", io_type_},
+                                   std::pair{"intermediate data type", intermediate_type_},
+                                   std::pair{"compute data type", compute_type_}}) {
+    if (auto ok = check_known(graph + what, type); !ok) {
+      return ok;
+    }
+  }
+  for (const auto& t : tensors_) {
+    if (auto ok = check_known("tensor " + t->describe() + ": data type", t->data_type()); !ok) {
+      return ok;
+    }
   }
   std::unordered_set<const TensorAttributes*> produced;
   for (const auto& node : nodes_) {
@@ -503,6 +563,12 @@ Result<void> Graph::validate_filling() {
     if (t->stride().empty() && !t->dim().empty()) {
       t->set_stride(packed_strides(t->dim()));
     }
+    // Again with the data type: the extent in bytes must fit too.
+    if (!t->dim().empty()) {
+      if (auto ok = check_layout(*t); !ok) {
+        return ok;
+      }
+    }
   }
   for (const auto& node : nodes_) {
     if (auto ok = node->infer(context); !ok) {
@@ -521,7 +587,12 @@ Result<void> Graph::validate_filling() {
   }
   for (const auto& t : tensors_) {
     if (t->is_pass_by_value() && t->dim().empty()) {  // no node reads it (build() refuses)
-      t->set_dim({1}).set_stride({1});
+      t->set_dim({1});
+      if (t->stride().empty()) {
+        t->set_stride({1});
+      } else if (auto ok = check_layout(*t); !ok) {  // the user's strides stay as they are
+        return ok;
+      }
     }
   }
   // Uids: user-given ones must be unique; the rest get fresh ones above the largest.
@@ -785,7 +856,7 @@ namespace {
 
 Error overrides_not_enabled(std::string_view call) {
   return Error{ErrorCode::InvalidState, std::string(call) +
-                                            ": shape overrides on a graph built without "
+                                            ": shape overrides on a graph without "
                                             "set_override_shape_enabled(true)"};
 }
 
@@ -816,15 +887,12 @@ Result<void> Graph::check_overrides(
     std::span<const std::int64_t> override_uids,
     std::span<const std::vector<std::int64_t>> override_shapes,
     std::span<const std::vector<std::int64_t>> override_strides) const {
-  if (built_ && !built_->override_enabled) {
+  // Before build too: the answer must be the one execute() would give.
+  if (!override_shape_ || (built_ && !built_->override_enabled)) {
     return std::unexpected(overrides_not_enabled("check_overrides"));
   }
-  for (const auto& t : tensors_) {
-    if (!t->uid()) {
-      return make_error(ErrorCode::NotBuilt,
-                        "check_overrides: the graph is not validated; call "
-                        "validate() or build() first");
-    }
+  if (auto ok = check_validated("check_overrides"); !ok) {
+    return ok;
   }
   auto checked =
       detail::check_overrides({override_uids, override_shapes, override_strides}, tensors_, nodes_);
@@ -867,6 +935,9 @@ Result<void> Graph::execute_with(const Handle& handle,
   if (!overrides.empty()) {
     if (!built_->override_enabled) {
       return std::unexpected(overrides_not_enabled("execute"));
+    }
+    if (auto ok = check_validated("execute"); !ok) {
+      return ok;
     }
     if (auto ok = check_overrides_once(overrides); !ok) {
       return ok;
@@ -963,6 +1034,9 @@ Result<std::int64_t> Graph::get_workspace_size(
   }
   if (!built_->override_enabled) {
     return std::unexpected(overrides_not_enabled("get_workspace_size"));
+  }
+  if (auto ok = check_validated("get_workspace_size"); !ok) {
+    return std::unexpected(ok.error());
   }
   if (handle.empty()) {
     return make_error(ErrorCode::InvalidHandle, "get_workspace_size: the Handle is empty");

@@ -193,14 +193,19 @@ class Graph {
   };
   detail::NormPorts add_norm(const NormRequest& r);
   // inputs: (port name, tensor) pairs, e.g. {"A", a.get()}; the port names the input in errors.
+  // Also labels unnamed inputs for messages ("input A of node #3 (matmul 'matmul_3')").
   bool check_inputs(std::string_view node,
-                    std::initializer_list<std::pair<const char*, const TensorAttributes*>> inputs);
+                    std::initializer_list<std::pair<const char*, TensorAttributes*>> inputs);
   void record(Error error);
   [[nodiscard]] Result<void> validate_filling();
   // build() needs a complete graph: every tensor read by a node or produced by one, and every
   // virtual node output read by another node.
   [[nodiscard]] Result<void> check_complete() const;
   void invalidate() noexcept;
+  // Success when validate() succeeded last and no tensor, node or graph setting changed since;
+  // what check_overrides, execute and get_workspace_size with overrides read is then what was
+  // validated (and built). The error names `call` and the first changed tensor.
+  [[nodiscard]] Result<void> check_validated(std::string_view call) const;
 
   std::string name_;
   std::optional<DataType> io_type_;
@@ -224,6 +229,9 @@ class Graph {
     std::optional<std::int64_t> uid;
   };
   std::unordered_map<const TensorAttributes*, Filled> filled_;
+  // Each tensor's revision (in tensors_ order) when validate() last succeeded; nullopt when it
+  // has not, or failed, or a node, tensor or graph setting was added or changed since.
+  std::optional<std::vector<std::uint64_t>> validated_revisions_;
   std::unique_ptr<detail::BuiltGraph> built_;  // null until build() succeeds
 };
 

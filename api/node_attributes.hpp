@@ -173,6 +173,8 @@ enum class ReductionMode : std::uint8_t {
 };
 
 [[nodiscard]] std::string_view to_string(ReductionMode mode) noexcept;
+// Whether the value is one of the enumerators (see is_known(DataType)).
+[[nodiscard]] bool is_known(ReductionMode mode) noexcept;
 
 // Y = mode(X) over the dims where Y has extent 1 and X does not. Set Y's dims on the returned
 // tensor: X alone does not say which dims to reduce.
@@ -194,6 +196,8 @@ class ReductionAttributes final : public NodeAttributes<ReductionAttributes> {
 enum class NormFwdPhase : std::uint8_t { Inference, Training };
 
 [[nodiscard]] std::string_view to_string(NormFwdPhase phase) noexcept;
+// Whether the value is one of the enumerators (see is_known(DataType)).
+[[nodiscard]] bool is_known(NormFwdPhase phase) noexcept;
 
 // What layer and RMS normalization share: a name, the phase, epsilon (a tensor holding one
 // value, usually Graph::tensor(1e-5F)) and the compute type (Float, the only one cuDNN takes).

@@ -1,6 +1,7 @@
 // Checks of execute-time shape overrides.
 #include "api/override_shapes.hpp"
 
+#include "api/checked.hpp"
 #include "api/nodes/pointwise.hpp"
 
 #include <algorithm>
@@ -12,22 +13,6 @@ namespace {
 
 std::string at(std::size_t index, const TensorAttributes& t) {
   return "override " + std::to_string(index) + " (tensor " + t.describe() + ")";
-}
-
-// Dims ordered from outermost to innermost by stride; size-1 dims have no say and are left out.
-std::vector<std::size_t> stride_order(const std::vector<std::int64_t>& dims,
-                                      const std::vector<std::int64_t>& strides) {
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] != 1) {
-      order.push_back(i);
-    }
-  }
-  // Ties (equal strides) keep index order; std::stable_sort trips a libstdc++ 12 deprecation.
-  std::ranges::sort(order, [&](std::size_t a, std::size_t b) {
-    return strides[a] != strides[b] ? strides[a] > strides[b] : a < b;
-  });
-  return order;
 }
 
 Result<void> check_layout(std::size_t index, const TensorAttributes& t,
@@ -46,19 +31,11 @@ Result<void> check_layout(std::size_t index, const TensorAttributes& t,
                                                     ", the tensor has rank " +
                                                     std::to_string(rank));
   }
-  for (std::size_t i = 0; i < rank; ++i) {
-    if (dims[i] <= 0) {
-      return make_error(ErrorCode::InvalidAttribute, at(index, t) + ": dim " + std::to_string(i) +
-                                                         " is " + std::to_string(dims[i]) +
-                                                         "; dims must be positive (shape " +
-                                                         to_string(dims) + ")");
-    }
-    if (strides[i] <= 0) {
-      return make_error(ErrorCode::InvalidAttribute,
-                        at(index, t) + ": stride " + std::to_string(i) + " is " +
-                            std::to_string(strides[i]) + "; strides must be positive (strides " +
-                            to_string(strides) + ")");
-    }
+  // The same rule as the build shapes (validate() used it on the tensor's own dims and strides).
+  const auto type = t.data_type();
+  const std::int64_t element = type ? size_of(*type) : 1;
+  if (auto ok = detail::check_layout(dims, strides, element); !ok) {
+    return make_error(ok.error().code, at(index, t) + ": " + ok.error().message);
   }
   // The plan was built for the build strides' layout (row-major, channels-last, ...): the
   // override may change sizes, not the order of the dims in memory.
@@ -81,32 +58,25 @@ Result<void> check_layout(std::size_t index, const TensorAttributes& t,
   }
   // The plan was built for this tensor's alignment: cuDNN's vectorized kernels assume every
   // row that started on a 16-byte boundary still does. An override that breaks that (a row of
-  // 33 fp16 values, say) could run and return wrong numbers, so it is refused.
+  // 33 fp16 values, say) could run and return wrong numbers, so it is refused. The byte sizes
+  // fit in int64: check_layout checked the override's, validate() the build strides'.
   constexpr std::int64_t alignment = 16;
-  const auto type = t.data_type();
-  const std::int64_t element = type ? size_of(*type) : 1;
   for (std::size_t i = 0; i < rank; ++i) {
-    const bool was_aligned = (t.stride()[i] * element) % alignment == 0;
-    if (was_aligned && dims[i] > 1 && (strides[i] * element) % alignment != 0) {
+    const auto build_bytes = checked_mul(t.stride()[i], element);
+    const auto bytes = checked_mul(strides[i], element);
+    if (!build_bytes || !bytes) {
       return make_error(
           ErrorCode::InvalidAttribute,
-          at(index, t) + ": stride " + std::to_string(i) + " is " + std::to_string(strides[i]) +
-              " (" + std::to_string(strides[i] * element) +
-              " bytes), but the plan was built with it a multiple of " + std::to_string(alignment) +
-              " bytes (build stride " + std::to_string(t.stride()[i]) + "); pad the rows");
+          at(index, t) + ": stride " + std::to_string(i) + " in bytes does not fit in int64");
     }
-  }
-  // No two elements may share memory: each dim's stride covers everything inside it.
-  for (std::size_t i = 1; i < order.size(); ++i) {
-    const std::size_t outer = order[i - 1];
-    const std::size_t inner = order[i];
-    if (strides[outer] < strides[inner] * dims[inner]) {
+    const bool was_aligned = *build_bytes % alignment == 0;
+    if (was_aligned && dims[i] > 1 && *bytes % alignment != 0) {
       return make_error(ErrorCode::InvalidAttribute,
-                        at(index, t) + ": strides " + to_string(strides) + " overlap: dim " +
-                            std::to_string(outer) + " has stride " +
-                            std::to_string(strides[outer]) + ", less than dim " +
-                            std::to_string(inner) + "'s " + std::to_string(dims[inner]) + " x " +
-                            std::to_string(strides[inner]));
+                        at(index, t) + ": stride " + std::to_string(i) + " is " +
+                            std::to_string(strides[i]) + " (" + std::to_string(*bytes) +
+                            " bytes), but the plan was built with it a multiple of " +
+                            std::to_string(alignment) + " bytes (build stride " +
+                            std::to_string(t.stride()[i]) + "); pad the rows");
     }
   }
   return {};
@@ -182,6 +152,14 @@ Result<OverriddenTensors> check_overrides(
       return make_error(inferred.error().code, "overrides: " + inferred.error().message);
     }
     const TensorAttributes& out = *node->outputs()[0];
+    // Each input fits, but what a node makes of them may not (M of A times N of B); the
+    // strides below would overflow.
+    const auto out_type = out.data_type();
+    if (auto ok = detail::check_layout(*inferred, {}, out_type ? size_of(*out_type) : 1); !ok) {
+      return make_error(ok.error().code, "overrides: " + node->describe() + " makes output " +
+                                             out.describe() + " " + to_string(*inferred) + ": " +
+                                             ok.error().message);
+    }
     if (out.is_virtual()) {
       layout[&out] = {*inferred, out.stride().size() == inferred->size()
                                      ? strides_like(*inferred, out)

@@ -1,12 +1,23 @@
-// TensorAttributes helpers.
+// TensorAttributes helpers and the one rule for legal layouts.
 #include "api/tensor_attributes.hpp"
 
+#include "api/checked.hpp"
+
+#include <cudnn_graph.h>
+#include <algorithm>
 #include <limits>
 
 namespace dnngraph {
 
+static_assert(max_rank == CUDNN_DIM_MAX, "max_rank follows the cuDNN headers built against");
+
 std::string TensorAttributes::describe() const {
-  std::string out = "'" + name_ + "'";
+  std::string out;
+  if (!name_.empty()) {
+    out = "'" + name_ + "'";
+  } else {
+    out = label_.empty() ? std::string("unnamed tensor") : label_;
+  }
   out += uid_ ? " (uid " + std::to_string(*uid_) + ")" : std::string(" (no uid yet)");
   return out;
 }
@@ -34,15 +45,116 @@ std::vector<std::int64_t> channels_last_strides(const std::vector<std::int64_t>&
 }
 
 std::optional<std::int64_t> element_count(const std::vector<std::int64_t>& dims) {
-  std::int64_t count = 1;
+  std::optional<std::int64_t> count = 1;
   for (const std::int64_t d : dims) {
-    if (d <= 0 || count > std::numeric_limits<std::int64_t>::max() / d) {
+    if (d <= 0) {
       return std::nullopt;
     }
-    count *= d;
+    count = detail::checked_mul(*count, d);
+    if (!count) {
+      return std::nullopt;
+    }
   }
   return count;
 }
+
+namespace {
+
+std::string list(std::span<const std::int64_t> values) {
+  return to_string(std::vector<std::int64_t>(values.begin(), values.end()));
+}
+
+}  // namespace
+
+namespace detail {
+
+std::vector<std::size_t> stride_order(std::span<const std::int64_t> dims,
+                                      std::span<const std::int64_t> strides) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] != 1) {
+      order.push_back(i);
+    }
+  }
+  // std::stable_sort trips a libstdc++ 12 deprecation; the index breaks ties instead.
+  std::ranges::sort(order, [&](std::size_t a, std::size_t b) {
+    return strides[a] != strides[b] ? strides[a] > strides[b] : a < b;
+  });
+  return order;
+}
+
+Result<void> check_layout(std::span<const std::int64_t> dims, std::span<const std::int64_t> strides,
+                          std::int64_t element_size) {
+  if (dims.empty() || dims.size() > max_rank) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      "dims " + list(dims) + " have rank " + std::to_string(dims.size()) +
+                          "; a tensor has 1 to " + std::to_string(max_rank) +
+                          " dims (cuDNN's CUDNN_DIM_MAX)");
+  }
+  std::optional<std::int64_t> count = 1;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] <= 0) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        "dim " + std::to_string(i) + " is " + std::to_string(dims[i]) +
+                            "; dims must be positive (dims " + list(dims) + ")");
+    }
+    count = count ? checked_mul(*count, dims[i]) : std::nullopt;
+  }
+  const std::int64_t size = std::max<std::int64_t>(element_size, 1);
+  if (!count || !checked_mul(*count, size)) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      "dims " + list(dims) + " have an element count (" + std::to_string(size) +
+                          " byte(s) each) that does not fit in int64");
+  }
+  if (strides.empty()) {
+    return {};
+  }
+  if (strides.size() != dims.size()) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      std::to_string(dims.size()) + " dims " + list(dims) + " but " +
+                          std::to_string(strides.size()) + " strides " + list(strides) +
+                          "; give one stride per dim");
+  }
+  // The offset of the last element, in elements: sum of (dim - 1) * stride.
+  std::optional<std::int64_t> last = 0;
+  for (std::size_t i = 0; i < strides.size(); ++i) {
+    if (strides[i] <= 0) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        "stride " + std::to_string(i) + " is " + std::to_string(strides[i]) +
+                            "; strides must be positive (strides " + list(strides) + ")");
+    }
+    if (!checked_mul(strides[i], size)) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        "stride " + std::to_string(i) + " is " + std::to_string(strides[i]) +
+                            ", which in bytes (" + std::to_string(size) +
+                            " byte(s) each) does not fit in int64");
+    }
+    last = last ? checked_mul_add(dims[i] - 1, strides[i], *last) : std::nullopt;
+  }
+  const auto extent = last ? checked_add(*last, 1) : std::nullopt;
+  if (!extent || !checked_mul(*extent, size)) {
+    return make_error(ErrorCode::InvalidAttribute, "dims " + list(dims) + " with strides " +
+                                                       list(strides) +
+                                                       " span more bytes than int64 can count");
+  }
+  const std::vector<std::size_t> order = stride_order(dims, strides);
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    const std::size_t outer = order[i - 1];
+    const std::size_t inner = order[i];
+    // A covered span beyond int64 is beyond every stride too: that is an overlap as well.
+    const auto covered = checked_mul(strides[inner], dims[inner]);
+    if (!covered || strides[outer] < *covered) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        "strides " + list(strides) + " overlap: dim " + std::to_string(outer) +
+                            " has stride " + std::to_string(strides[outer]) + ", less than dim " +
+                            std::to_string(inner) + "'s " + std::to_string(dims[inner]) + " x " +
+                            std::to_string(strides[inner]) + " (dims " + list(dims) + ")");
+    }
+  }
+  return {};
+}
+
+}  // namespace detail
 
 std::string to_string(const std::vector<std::int64_t>& values) {
   std::string out = "[";

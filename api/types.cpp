@@ -17,7 +17,7 @@ std::string_view to_string(DataType type) noexcept {
     case DataType::Fp8E4M3: return "Fp8E4M3";
     case DataType::Fp8E5M2: return "Fp8E5M2";
   }
-  return "Unknown";
+  return unknown_enumerator;
 }
 
 std::string_view to_string(HeuristicMode mode) noexcept {
@@ -26,7 +26,7 @@ std::string_view to_string(HeuristicMode mode) noexcept {
     case HeuristicMode::B: return "B";
     case HeuristicMode::Fallback: return "Fallback";
   }
-  return "Unknown";
+  return unknown_enumerator;
 }
 
 std::string_view to_string(PointwiseMode mode) noexcept {
@@ -81,7 +81,7 @@ std::string_view to_string(PointwiseMode mode) noexcept {
     case PointwiseMode::SwishBwd: return "SwishBwd";
     case PointwiseMode::BinarySelect: return "BinarySelect";
   }
-  return "Unknown";
+  return unknown_enumerator;
 }
 
 std::string_view to_string(ConvolutionMode mode) noexcept {
@@ -89,8 +89,15 @@ std::string_view to_string(ConvolutionMode mode) noexcept {
     case ConvolutionMode::CrossCorrelation: return "CrossCorrelation";
     case ConvolutionMode::Convolution: return "Convolution";
   }
-  return "Unknown";
+  return unknown_enumerator;
 }
+
+// Each to_string names every enumerator (the compiler checks that its switch is complete), so it
+// is also the one list of what is known.
+bool is_known(DataType type) noexcept { return to_string(type) != unknown_enumerator; }
+bool is_known(HeuristicMode mode) noexcept { return to_string(mode) != unknown_enumerator; }
+bool is_known(PointwiseMode mode) noexcept { return to_string(mode) != unknown_enumerator; }
+bool is_known(ConvolutionMode mode) noexcept { return to_string(mode) != unknown_enumerator; }
 
 std::int64_t size_of(DataType type) noexcept {
   switch (type) {

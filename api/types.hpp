@@ -87,10 +87,21 @@ enum class PointwiseMode : std::uint8_t {
 // filter as stored; Convolution flips it in every spatial dim first.
 enum class ConvolutionMode : std::uint8_t { CrossCorrelation, Convolution };
 
+// to_string's answer for a value that is none of the enumerators (an integer cast to the enum).
+inline constexpr std::string_view unknown_enumerator = "Unknown";
+
 [[nodiscard]] std::string_view to_string(DataType type) noexcept;
 [[nodiscard]] std::string_view to_string(HeuristicMode mode) noexcept;
 [[nodiscard]] std::string_view to_string(PointwiseMode mode) noexcept;
 [[nodiscard]] std::string_view to_string(ConvolutionMode mode) noexcept;
+
+// Whether the value is one of the enumerators. A value cast from an integer may be none, and
+// lowering would give cuDNN some other value for it (DataType(77) became FLOAT): validate()
+// refuses such values where the user gave them.
+[[nodiscard]] bool is_known(DataType type) noexcept;
+[[nodiscard]] bool is_known(HeuristicMode mode) noexcept;
+[[nodiscard]] bool is_known(PointwiseMode mode) noexcept;
+[[nodiscard]] bool is_known(ConvolutionMode mode) noexcept;
 
 // Bytes per element (fp8 types: 1).
 [[nodiscard]] std::int64_t size_of(DataType type) noexcept;

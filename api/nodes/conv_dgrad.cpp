@@ -8,6 +8,9 @@
 namespace dnngraph::detail {
 
 Result<void> ConvDgradNode::infer(const GraphContext& context) {
+  if (auto ok = check_known_convolution(attributes_); !ok) {
+    return ok;
+  }
   const std::string node = describe();
   const ConvTensor dy{"dY", *inputs()[0], inputs()[0]->dim()};
   const ConvTensor w{"W", *inputs()[1], inputs()[1]->dim()};

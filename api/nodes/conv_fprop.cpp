@@ -34,6 +34,9 @@ Result<std::vector<std::int64_t>> ConvFpropNode::output_dims(
 }
 
 Result<void> ConvFpropNode::infer(const GraphContext& context) {
+  if (auto ok = check_known_convolution(attributes_); !ok) {
+    return ok;
+  }
   const std::string node = describe();
   const TensorAttributes& x = *inputs()[0];
   const TensorAttributes& w = *inputs()[1];

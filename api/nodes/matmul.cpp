@@ -63,6 +63,9 @@ Result<std::vector<std::int64_t>> MatmulNode::output_dims(
 }
 
 Result<void> MatmulNode::infer(const GraphContext& context) {
+  if (auto ok = check_known_compute(attributes_.compute_data_type()); !ok) {
+    return ok;
+  }
   const TensorAttributes& a = *inputs()[0];
   const TensorAttributes& b = *inputs()[1];
   const std::array shaped{ShapedTensor{&a, &a.dim()}, ShapedTensor{&b, &b.dim()}};

@@ -72,12 +72,37 @@ Result<void> Node::settle_output(TensorAttributes& out,
   return {};
 }
 
-void Node::settle_scalar_inputs(std::size_t rank) const {
+Result<void> Node::settle_scalar_inputs(std::size_t rank) const {
   for (const TensorPtr& t : inputs_) {
-    if (t->is_pass_by_value() && t->dim().empty() && rank > 0) {
-      t->set_dim(std::vector<std::int64_t>(rank, 1)).set_stride(std::vector<std::int64_t>(rank, 1));
+    if (!t->is_pass_by_value() || !t->dim().empty() || rank == 0) {
+      continue;
+    }
+    if (!t->stride().empty() && t->stride().size() != rank) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        describe() + ": by-value input " + t->describe() + " has strides " +
+                            to_string(t->stride()) + " (rank " +
+                            std::to_string(t->stride().size()) + ") but no dims; it takes rank " +
+                            std::to_string(rank) + " from this node: set " + std::to_string(rank) +
+                            " strides, or none");
+    }
+    t->set_dim(std::vector<std::int64_t>(rank, 1));
+    if (t->stride().empty()) {
+      t->set_stride(std::vector<std::int64_t>(rank, 1));
     }
   }
+  return {};
+}
+
+Result<void> Node::unknown_value(std::string_view attribute, std::string_view type,
+                                 long long value) const {
+  return make_error(ErrorCode::InvalidAttribute, describe() + ": attribute " +
+                                                     std::string(attribute) + " has value " +
+                                                     std::to_string(value) + ", which is no " +
+                                                     std::string(type) + " enumerator");
+}
+
+Result<void> Node::check_known_compute(std::optional<DataType> own) const {
+  return check_known("compute data type", "DataType", own);
 }
 
 Result<const backend::Tensor*> Node::lowered(const TensorTable& tensors,

@@ -5,9 +5,11 @@
 #include "api/error.hpp"
 #include "api/known_issues.hpp"
 #include "api/lowering.hpp"
+#include "api/node_attributes.hpp"
 #include "api/tensor_attributes.hpp"
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,14 +71,39 @@ class Node {
   [[nodiscard]] Result<void> settle_output(TensorAttributes& out,
                                            const std::vector<std::int64_t>& inferred_dims,
                                            const GraphContext& context) const;
-  // Gives each by-value input without dims (Graph::tensor(float)) all-1 dims and strides of
-  // `rank`, so it broadcasts against the node's other operands.
-  void settle_scalar_inputs(std::size_t rank) const;
+  // Gives each by-value input without dims (Graph::tensor(float)) all-1 dims of `rank` (and
+  // all-1 strides unless the user set some), so it broadcasts against the node's other
+  // operands. User strides of another rank are an error, never replaced.
+  [[nodiscard]] Result<void> settle_scalar_inputs(std::size_t rank) const;
+  // An enum attribute the user set must be one of its enumerators; `type` names the enum.
+  template <class E>
+  [[nodiscard]] Result<void> check_known(std::string_view attribute, std::string_view type,
+                                         std::optional<E> value) const {
+    if (!value || is_known(*value)) {
+      return {};
+    }
+    return unknown_value(attribute, type, static_cast<long long>(*value));
+  }
+  // The node's own compute data type, where the user set one, is a DataType (the graph's is
+  // checked by the Graph).
+  [[nodiscard]] Result<void> check_known_compute(std::optional<DataType> own) const;
+  // What the three convolution nodes check alike: their compute type and convolution mode.
+  template <class A>
+  [[nodiscard]] Result<void> check_known_convolution(const A& attributes) const {
+    if (auto ok = check_known_compute(attributes.compute_data_type()); !ok) {
+      return ok;
+    }
+    return check_known("convolution mode", "ConvolutionMode",
+                       std::optional(attributes.convolution_mode()));
+  }
   // The finalized backend tensor of t; an InvalidState error if lowering skipped it.
   [[nodiscard]] Result<const backend::Tensor*> lowered(const TensorTable& tensors,
                                                        const TensorAttributes& t) const;
 
  private:
+  [[nodiscard]] Result<void> unknown_value(std::string_view attribute, std::string_view type,
+                                           long long value) const;
+
   std::string name_;
   std::vector<TensorPtr> inputs_;
   std::vector<TensorPtr> outputs_;

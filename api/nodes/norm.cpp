@@ -5,6 +5,8 @@
 #include "api/cudnn_error.hpp"
 #include "backend/operation_norm_forward.hpp"
 
+#include <cmath>
+
 namespace dnngraph {
 
 std::string_view to_string(NormFwdPhase phase) noexcept {
@@ -12,8 +14,10 @@ std::string_view to_string(NormFwdPhase phase) noexcept {
     case NormFwdPhase::Inference: return "Inference";
     case NormFwdPhase::Training: return "Training";
   }
-  return "Unknown";
+  return unknown_enumerator;
 }
+
+bool is_known(NormFwdPhase phase) noexcept { return to_string(phase) != unknown_enumerator; }
 
 }  // namespace dnngraph
 
@@ -104,6 +108,12 @@ Result<void> NormForwardNode::settle_statistic(const char* role, TensorAttribute
 }
 
 Result<void> NormForwardNode::infer(const GraphContext& context) {
+  if (auto ok = check_known("forward phase", "NormFwdPhase", std::optional(settings_.phase)); !ok) {
+    return ok;
+  }
+  if (auto ok = check_known_compute(settings_.compute); !ok) {
+    return ok;
+  }
   const TensorAttributes& x = *ports_.x;
   const auto x_type = x.data_type();
   if (!x_type || !is_float_type(*x_type)) {
@@ -135,7 +145,9 @@ Result<void> NormForwardNode::infer(const GraphContext& context) {
     }
   }
   {
-    settle_scalar_inputs(rank);
+    if (auto ok = settle_scalar_inputs(rank); !ok) {
+      return ok;
+    }
     TensorAttributes& eps = *ports_.epsilon;
     if (element_count(eps.dim()) != 1 || eps.dim().size() != rank) {
       return make_error(ErrorCode::ShapeMismatch,
@@ -147,6 +159,13 @@ Result<void> NormForwardNode::infer(const GraphContext& context) {
       return make_error(ErrorCode::UnsupportedDataType, describe() + ": epsilon " + eps.describe() +
                                                             " has data type " + type_name(eps) +
                                                             "; it takes Float");
+    }
+    // Added to a variance before its inverse square root: a negative, NaN or infinite epsilon
+    // gives NaN or 0 for every output. A device-memory epsilon is the caller's to check.
+    if (const auto value = eps.value(); value && !(std::isfinite(*value) && *value >= 0.0F)) {
+      return make_error(ErrorCode::InvalidAttribute, describe() + ": epsilon " + eps.describe() +
+                                                         " has value " + std::to_string(*value) +
+                                                         "; it must be finite and not negative");
     }
   }
   TensorAttributes& y = *ports_.y;

@@ -8,6 +8,7 @@
 #include "backend/pointwise.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 namespace dnngraph::detail {
@@ -162,6 +163,19 @@ Result<void> PointwiseNode::infer(const GraphContext& context) {
   if (!chosen) {
     return make_error(ErrorCode::InvalidAttribute, describe() + ": no mode set");
   }
+  if (auto ok = check_known("mode", "PointwiseMode", chosen); !ok) {
+    return ok;
+  }
+  if (auto ok = check_known_compute(attributes_.compute_data_type()); !ok) {
+    return ok;
+  }
+  // cuDNN writes the value into the operation graph (and the kernel cache's JSON, where a NaN
+  // makes the document unreadable); no finite-valued activation comes from NaN or Inf.
+  if (const auto beta = attributes_.swish_beta(); beta && !std::isfinite(*beta)) {
+    return make_error(ErrorCode::InvalidAttribute, describe() + ": attribute swish beta is " +
+                                                       std::to_string(*beta) +
+                                                       "; it must be a finite number");
+  }
   const PointwiseMode mode = *chosen;
   const std::string mode_name(to_string(mode));
   const auto needed = static_cast<std::size_t>(arity(mode));
@@ -193,7 +207,9 @@ Result<void> PointwiseNode::infer(const GraphContext& context) {
   for (const TensorPtr& t : inputs()) {
     rank = std::max(rank, t->dim().size());
   }
-  settle_scalar_inputs(rank);
+  if (auto ok = settle_scalar_inputs(rank); !ok) {
+    return ok;
+  }
   std::vector<ShapedTensor> shaped;
   for (const TensorPtr& t : inputs()) {
     shaped.push_back({t.get(), &t->dim()});

@@ -24,8 +24,10 @@ std::string_view to_string(ReductionMode mode) noexcept {
     case ReductionMode::Norm2: return "Norm2";
     case ReductionMode::MulNoZeros: return "MulNoZeros";
   }
-  return "unknown";
+  return unknown_enumerator;
 }
+
+bool is_known(ReductionMode mode) noexcept { return to_string(mode) != unknown_enumerator; }
 
 }  // namespace dnngraph
 
@@ -61,6 +63,12 @@ Result<void> ReductionNode::infer(const GraphContext& context) {
   if (!attributes_.mode()) {
     return make_error(ErrorCode::InvalidAttribute, describe() + ": no mode set");
   }
+  if (auto ok = check_known("mode", "ReductionMode", attributes_.mode()); !ok) {
+    return ok;
+  }
+  if (auto ok = check_known_compute(attributes_.compute_data_type()); !ok) {
+    return ok;
+  }
   const TensorAttributes& x = *inputs()[0];
   TensorAttributes& y = *outputs()[0];
   const auto x_type = x.data_type();
@@ -71,6 +79,14 @@ Result<void> ReductionNode::infer(const GraphContext& context) {
                           "; reduction takes Half, BFloat16 or Float");
   }
   const std::vector<std::int64_t>& x_dims = x.dim();
+  if (x_dims.empty()) {
+    // Only a by-value scalar without dims gets here (validate() gives every other input dims);
+    // a pointwise node would give it the rank of its operands, a reduction has none to give.
+    return make_error(ErrorCode::InvalidAttribute,
+                      describe() + ": input X " + x.describe() +
+                          " has no dims; set them (a by-value scalar takes its rank from a "
+                          "pointwise node, not from a reduction)");
+  }
   if (y.dim().empty()) {
     std::vector<std::int64_t> example = x_dims;
     example.back() = 1;

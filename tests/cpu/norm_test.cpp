@@ -306,7 +306,7 @@ BOOST_AUTO_TEST_CASE(a_node_output_with_a_value_is_refused) {
 
 BOOST_AUTO_TEST_CASE(a_by_value_tensor_takes_no_override) {
   Graph g;
-  g.set_io_data_type(DataType::Half);
+  g.set_io_data_type(DataType::Half).set_override_shape_enabled(true);
   auto x = g.tensor(tensor("X", 1, {2, 3, 40}));
   auto s = g.tensor(TensorAttributes().set_name("s").set_uid(5).set_value(2.0F));
   g.pointwise(x, s, PointwiseAttributes().set_mode(PointwiseMode::Mul))

@@ -73,6 +73,18 @@ BOOST_AUTO_TEST_CASE(values_the_user_set_after_validation_are_kept) {
   BOOST_TEST(*c->uid() == 42);
 }
 
+// Found by tests/fuzz/graph_fuzz.cpp: the failed validation took back what the earlier one
+// had filled in (uids, dims, strides) and left it unset.
+BOOST_AUTO_TEST_CASE(a_failed_validation_keeps_what_the_last_successful_one_filled_in) {
+  BOOST_TEST_REQUIRE(g.validate().has_value());
+  const auto uid = a->uid();
+  g.matmul(c, nullptr);  // an error deferred to the next validation
+  BOOST_TEST_REQUIRE(!g.validate().has_value());
+  BOOST_TEST((a->uid() == uid));
+  BOOST_TEST(c->dim() == (Dims{1, 8, 2}));
+  BOOST_TEST(a->stride() == (Dims{32, 4, 1}));
+}
+
 BOOST_AUTO_TEST_CASE(a_failed_validation_changes_no_tensor) {
   b->set_dim({1, 5, 2});  // K mismatch: validation fails after the inputs were settled
   auto r = g.validate();
