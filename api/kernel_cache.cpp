@@ -201,7 +201,7 @@ Result<void> KernelCache::from_json(std::string_view json) {
   if (!checked) {
     return std::unexpected(checked.error());
   }
-  auto loaded = loaded_from(checked->text);
+  auto loaded = loaded_from(*checked);
   if (!loaded) {
     return std::unexpected(loaded.error());
   }

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <boost/json/basic_parser_impl.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -149,6 +150,38 @@ Result<void> read_strictly(std::string_view text) {
   return {};
 }
 
+// The value serialized with object members in name order and integral doubles written as
+// integers (1.0 as 1), so two keys cuDNN reads alike compare equal.
+std::string canonical(const json::value& value) {
+  if (const auto* object = value.if_object()) {
+    std::vector<const json::key_value_pair*> members;
+    for (const auto& member : *object) {
+      members.push_back(&member);
+    }
+    std::ranges::sort(members, {}, [](const json::key_value_pair* m) { return m->key(); });
+    std::string text = "{";
+    for (const auto* member : members) {
+      text += (text.size() > 1 ? "," : "") + json::serialize(json::string(member->key())) + ":" +
+              canonical(member->value());
+    }
+    return text + "}";
+  }
+  if (const auto* array = value.if_array()) {
+    std::string text = "[";
+    for (const auto& element : *array) {
+      text += (text.size() > 1 ? "," : "") + canonical(element);
+    }
+    return text + "]";
+  }
+  // Integers up to 2^53 are exact in a double.
+  constexpr double exact = 9007199254740992.0;
+  if (const double* number = value.if_double();
+      number != nullptr && std::trunc(*number) == *number && std::fabs(*number) <= exact) {
+    return std::to_string(static_cast<std::int64_t>(*number));
+  }
+  return json::serialize(value);
+}
+
 }  // namespace
 
 Result<CacheEntries> parse_cache_entries(std::string_view json) {
@@ -185,7 +218,7 @@ Result<CacheEntries> parse_cache_entries(std::string_view json) {
   return entries;
 }
 
-Result<CheckedCacheDocument> check_cache_document(std::string_view text) {
+Result<std::string> check_cache_document(std::string_view text) {
   if (auto strict = read_strictly(text); !strict) {
     return std::unexpected(strict.error());
   }
@@ -197,33 +230,29 @@ Result<CheckedCacheDocument> check_cache_document(std::string_view text) {
   if (auto schema = check_cache_schema(doc); !schema) {
     return std::unexpected(schema.error());
   }
-  // cuDNN keeps both of two equal entries while the entry list (and size()) counts one.
+  // cuDNN keeps both of two equal entries while the entry list (and size()) counts one. Keys
+  // are compared in a canonical form: what cuDNN parses the same is the same key.
   // The schema check guarantees the shape read here; the if_ accessors keep it free of throws.
-  CheckedCacheDocument checked;
   std::map<std::string, std::size_t> first_index;
   const json::value* list = doc.get_object().if_contains("kernel_cache");
   const std::size_t count = list != nullptr && list->is_array() ? list->get_array().size() : 0;
   for (std::size_t i = 0; i < count; ++i) {
     const json::object* entry = list->get_array()[i].if_object();
-    const json::value* key_value = entry != nullptr ? entry->if_contains("key") : nullptr;
-    const json::value* value = entry != nullptr ? entry->if_contains("value") : nullptr;
-    if (key_value == nullptr || value == nullptr) {
+    const json::value* key = entry != nullptr ? entry->if_contains("key") : nullptr;
+    if (key == nullptr) {
       return make_error(ErrorCode::InvalidJson, "kernel cache JSON: kernel_cache[" +
                                                     std::to_string(i) +
-                                                    ": expected an object with key and value");
+                                                    "]: expected an object with a key");
     }
-    std::string key = json::serialize(*key_value);
-    if (auto [seen, fresh] = first_index.emplace(key, i); !fresh) {
+    if (auto [seen, fresh] = first_index.emplace(canonical(*key), i); !fresh) {
       return make_error(ErrorCode::InvalidJson,
                         "kernel cache JSON: kernel_cache[" + std::to_string(i) +
                             "].key: expected a key no other entry has, given the key of "
                             "kernel_cache[" +
                             std::to_string(seen->second) + "] again");
     }
-    checked.entries.emplace(std::move(key), std::hash<std::string>{}(json::serialize(*value)));
   }
-  checked.text = json::serialize(doc);
-  return checked;
+  return json::serialize(doc);
 }
 
 }  // namespace dnngraph::detail

@@ -20,19 +20,13 @@ using CacheEntries = std::map<std::string, std::size_t>;
 // check_cache_document.
 [[nodiscard]] Result<CacheEntries> parse_cache_entries(std::string_view json);
 
-// A document that passed every check: the text to give cuDNN (the checked document serialized
-// again, never the caller's text) and its entries.
-struct CheckedCacheDocument {
-  std::string text;
-  CacheEntries entries;
-};
-
 // Checks a document from outside against the schema of what cuDNN 9.19 reads, completely:
 // JSON syntax, no duplicate object members (cuDNN keeps the first, Boost.JSON the last), finite
 // numbers, then every member's type, enum strings, integer ranges, array lengths, tensor
 // references and at most one entry per key (see kernel_cache_schema.cpp). Each refusal is
 // InvalidJson naming the JSON path (e.g. `kernel_cache[0].key.type`), what was expected and
-// what was given.
-[[nodiscard]] Result<CheckedCacheDocument> check_cache_document(std::string_view json);
+// what was given. On success, the text to give cuDNN: the checked document serialized again,
+// never the caller's text.
+[[nodiscard]] Result<std::string> check_cache_document(std::string_view json);
 
 }  // namespace dnngraph::detail

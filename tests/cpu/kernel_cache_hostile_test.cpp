@@ -182,6 +182,16 @@ BOOST_AUTO_TEST_CASE(two_identical_entries_are_refused) {
           {"kernel_cache[1].key", "given the key of kernel_cache[0] again"});
 }
 
+BOOST_AUTO_TEST_CASE(two_entries_whose_keys_differ_only_in_member_order_are_refused) {
+  // cuDNN reads both keys alike, keeps both entries, and serializes them alike.
+  const std::string entry = matmul_entry(0);
+  const std::string reordered =
+      with(entry, R"("type":0,"engineId":7,)", R"("engineId":7,"type":0,)");
+  refused(
+      with(matmul, R"("kernel_cache":[])", R"("kernel_cache":[)" + entry + "," + reordered + "]"),
+      {"kernel_cache[1].key", "given the key of kernel_cache[0] again"});
+}
+
 BOOST_AUTO_TEST_CASE(a_number_beyond_the_range_of_a_double_is_refused) {
   refused(with(conv_relu, R"("alpha":1.0)", R"("alpha":1e999)"),
           {"operationGraph.nodes[0].alpha", "a finite number", "1e999"});
