@@ -192,6 +192,14 @@ BOOST_AUTO_TEST_CASE(two_entries_whose_keys_differ_only_in_member_order_are_refu
       {"kernel_cache[1].key", "given the key of kernel_cache[0] again"});
 }
 
+BOOST_AUTO_TEST_CASE(a_kernel_whose_cubin_is_not_base64_is_refused) {
+  // Compiled kernels are not verified (docs/kernel-cache.md), but their shape is.
+  const std::string entry =
+      with(matmul_entry(0), R"("value":[])", R"("value":[{"cubin":"!!!!","kernelName":"k"}])");
+  refused(with(matmul, R"("kernel_cache":[])", R"("kernel_cache":[)" + entry + "]"),
+          {"kernel_cache[0].value[0].cubin", "base64 text", R"(given "!!!!")"});
+}
+
 BOOST_AUTO_TEST_CASE(a_number_beyond_the_range_of_a_double_is_refused) {
   refused(with(conv_relu, R"("alpha":1.0)", R"("alpha":1e999)"),
           {"operationGraph.nodes[0].alpha", "a finite number", "1e999"});
