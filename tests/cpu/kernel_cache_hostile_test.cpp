@@ -12,6 +12,9 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -79,6 +82,25 @@ BOOST_AUTO_TEST_CASE(the_documents_cudnn_writes_load) {
     auto loaded = kc.from_json(*document);
     BOOST_TEST(loaded.has_value(), (loaded ? "" : loaded.error().message));
   }
+}
+
+BOOST_AUTO_TEST_CASE(every_document_of_the_fuzz_corpus_loads) {
+  // Documents cuDNN 9.19 wrote on the CPU for each node kind dnngraph lowers (and entries it
+  // takes): what to_json gives must load again.
+  const auto corpus =
+      std::filesystem::path(__FILE__).parent_path() / "../fuzz/corpus/kernel_cache_json";
+  int documents = 0;
+  for (const auto& file : std::filesystem::directory_iterator(corpus)) {
+    BOOST_TEST_CONTEXT(file.path().filename()) {
+      std::ifstream in(file.path());
+      const std::string document{std::istreambuf_iterator<char>(in), {}};
+      dnngraph::KernelCache kc;
+      auto loaded = kc.from_json(document);
+      BOOST_TEST(loaded.has_value(), (loaded ? "" : loaded.error().message));
+      ++documents;
+    }
+  }
+  BOOST_TEST(documents >= 10);
 }
 
 BOOST_AUTO_TEST_CASE(an_entry_cudnn_takes_loads) {

@@ -69,39 +69,45 @@ void collect(json::value& value, std::vector<json::value*>& all) {
   }
 }
 
-// A value a cuDNN document could hold, or one at the edges of what the checks allow.
-json::value edge_value(std::minstd_rand& random, const std::vector<json::value*>& all) {
-  constexpr std::array<std::int64_t, 13> integers{-1,
-                                                  0,
-                                                  1,
-                                                  2,
-                                                  3,
-                                                  4,
-                                                  7,
-                                                  8,
-                                                  9,
-                                                  32,
-                                                  std::numeric_limits<std::int32_t>::max(),
-                                                  std::numeric_limits<std::int64_t>::max(),
-                                                  std::numeric_limits<std::int64_t>::min()};
-  constexpr std::array<std::string_view, 8> strings{"1",
-                                                    "abc",
-                                                    "-1",
-                                                    "CUDNN_DATA_HALF",
-                                                    "CUDNN_POINTWISE_ADD",
-                                                    "BLAS_MATMUL",
-                                                    "CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR",
-                                                    "99999999999999999999"};
-  switch (random() % 9) {
-    case 0: return json::value(integers[random() % integers.size()]);
-    case 1: return json::value(0.5);
-    case 2: return json::value(1e308);
-    case 3: return json::value(strings[random() % strings.size()]);
-    case 4: return json::value(nullptr);
-    case 5: return json::value(random() % 2 == 0);
-    case 6: return json::value(json::array{});
-    case 7: return json::value(json::object{});
-    default: return *all[random() % all.size()];  // a copy of another part of the document
+constexpr std::int64_t int32_max = std::numeric_limits<std::int32_t>::max();
+constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t int64_min = std::numeric_limits<std::int64_t>::min();
+constexpr std::array<std::int64_t, 16> edge_integers{
+    -1, 0, 1, 2, 3, 4, 7, 8, 9, 32, 65536, int32_max, 1LL << 40, 1LL << 62, int64_max, int64_min};
+constexpr std::array<double, 6> edge_doubles{0.0, -1.0, 0.5, 1e-308, 1e308, -1e308};
+
+// A value of the same kind as `target` (another integer, another string of the document),
+// so the document mostly stays within the schema and reaches cuDNN.
+json::value same_kind(const json::value& target, std::minstd_rand& random,
+                      const std::vector<json::value*>& all) {
+  if (target.is_int64() || target.is_uint64()) {
+    return json::value(edge_integers[random() % edge_integers.size()]);
+  }
+  if (target.is_double()) {
+    return json::value(edge_doubles[random() % edge_doubles.size()]);
+  }
+  if (target.is_bool()) {
+    return json::value(!target.get_bool());
+  }
+  for (int tries = 0; tries < 8; ++tries) {  // a string: another one of the document
+    const json::value& other = *all[random() % all.size()];
+    if (other.is_string()) {
+      return other;
+    }
+  }
+  return target;
+}
+
+// A value of any kind, or a copy of another part of the document.
+json::value any_kind(std::minstd_rand& random, const std::vector<json::value*>& all) {
+  constexpr std::array<std::string_view, 4> strings{"abc", "-1", "99999999999999999999", ""};
+  switch (random() % 6) {
+    case 0: return json::value(strings[random() % strings.size()]);
+    case 1: return json::value(nullptr);
+    case 2: return json::value(json::array{});
+    case 3: return json::value(json::object{});
+    case 4: return json::value(edge_integers[random() % edge_integers.size()]);
+    default: return *all[random() % all.size()];
   }
 }
 
@@ -125,7 +131,7 @@ void mutate(json::value& document, std::minstd_rand& random) {
     object->erase(member);
     return;
   }
-  target = edge_value(random, all);
+  target = random() % 4 != 0 ? same_kind(target, random, all) : any_kind(random, all);
 }
 
 }  // namespace
