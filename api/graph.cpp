@@ -665,8 +665,11 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
                 "against " +
                 backend::version_string(backend::compiled_version) + " and cuDNN " +
                 backend::version_string(backend::runtime_version()) +
-                " is loaded. Below 9.21 overrides go through a dynamic-shape graph, which "
-                "returned wrong numbers for convolutions on the H200 (cuDNN 9.19)");
+                " is loaded. Below 9.21 overrides go through a dynamic-shape graph; on the H200 "
+                "with cuDNN 9.19 only a matmul alone ran exact there (convolutions returned "
+                "wrong numbers, a pointwise node after a matmul failed in the driver at "
+                "execute). Without overrides, build per shape with a dynamic-shape graph and "
+                "a kernel cache");
       }
     }
   }
@@ -692,7 +695,13 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
       return built_cache;
     }
   }
-  auto chosen = detail::choose_plan({*op_graph, handle.native(), modes, cache.get(), cache_first_});
+  detail::GraphTraits traits;
+  for (const auto& node : nodes_) {
+    node->note_traits(traits);
+  }
+  traits.override_shapes = override_shape_;
+  auto chosen =
+      detail::choose_plan({*op_graph, handle.native(), modes, cache.get(), cache_first_, traits});
   if (!chosen) {
     if (native_override && chosen.error().code == ErrorCode::NoEngine) {
       // Measured with cuDNN 9.27: conv_fprop + ReLU gets no engine config at all with the flag.

@@ -25,6 +25,13 @@ bool native_introspection() noexcept {
 
 // A new descriptor bound to the operation graph's topology and finalized.
 Result<backend::KernelCache> made_for(const backend::OperationGraph& graph) {
+  // cuDNN 9.19 finalizes a cache against an operation graph that was never finalized (an empty
+  // topology), and aborts the process (std::length_error) when given another descriptor type.
+  if (graph.native() == nullptr || graph.type() != CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR ||
+      !graph.is_finalized()) {
+    return make_error(ErrorCode::InvalidState,
+                      "kernel cache: build needs a finalized operation graph descriptor");
+  }
   auto created = backend::KernelCache::create();
   if (!created) {
     return std::unexpected(detail::cudnn_error(created.error(), "kernel cache: create"));
@@ -56,20 +63,11 @@ Result<backend::KernelCache> loaded_from(std::string_view checked_text) {
   return std::move(*created);
 }
 
-// The entries cuDNN serializes for a finalized descriptor.
-Result<detail::CacheEntries> entries_of(const backend::KernelCache& descriptor) {
-  auto json = descriptor.json();
-  if (!json) {
-    return std::unexpected(detail::cudnn_error(json.error(), "kernel cache: read entries"));
-  }
-  return detail::parse_cache_entries(*json);
-}
-
 }  // namespace
 
 std::string_view KernelCache::introspection_path() noexcept {
-  // Before 9.27 dnngraph derives both from the entries of
-  // CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION, read after each plan that may have compiled.
+  // Before 9.27 dnngraph counts the insertions itself (finalize_plan). The JSON cannot serve:
+  // cuDNN 9.19 serializes a cache once, so reading it after each build froze it.
   return native_introspection() ? "native" : "library";
 }
 
@@ -89,11 +87,10 @@ Result<void> KernelCache::build(const backend::OperationGraph& graph) {
     created.emplace(std::move(*made));
   }
   // A loaded cache was finalized by from_json and knows its topology from the document.
-  const backend::KernelCache& d = created ? *created : *descriptor_;
   std::int64_t native_base = 0;
-  Entries entries;
 #if CUDNN_VERSION >= 92700
   if (native_introspection()) {
+    const backend::KernelCache& d = created ? *created : *descriptor_;
     auto base = d.revision();
     if (!base) {
       return std::unexpected(detail::cudnn_error(base.error(), "kernel cache: revision"));
@@ -101,20 +98,14 @@ Result<void> KernelCache::build(const backend::OperationGraph& graph) {
     native_base = *base;
   }
 #endif
-  if (!native_introspection()) {
-    // A loaded cache starts with the loaded entries; they are not changes of this process.
-    auto read = entries_of(d);
-    if (!read) {
-      return std::unexpected(read.error());
-    }
-    entries = std::move(*read);
-  }
+  // Nothing above failed: the members change together. The entries are not read here (cuDNN
+  // 9.19 serializes a cache once, so a read now would freeze its document); a loaded cache
+  // starts with the loaded entries (size_ set by from_json), not changes of this process.
   if (created) {
     descriptor_.emplace(std::move(*created));
     ++descriptors_created_;
   }
   native_base_ = native_base;
-  entries_ = std::move(entries);
   built_ = true;
   return {};
 }
@@ -171,7 +162,7 @@ Result<std::int64_t> KernelCache::size() const {
     return detail::lift(descriptor_->entry_count(), "kernel cache: size");
   }
 #endif
-  return static_cast<std::int64_t>(entries_.size());
+  return size_;
 }
 
 Result<std::string> KernelCache::to_json() const {
@@ -180,7 +171,25 @@ Result<std::string> KernelCache::to_json() const {
   if (!d) {
     return std::unexpected(d.error());
   }
-  return detail::lift((*d)->json(), "kernel cache: to_json");
+  if (!native_introspection() && serialized_at_ && *serialized_at_ != revision_) {
+    return make_error(
+        ErrorCode::VersionTooOld,
+        "kernel cache: to_json: cuDNN " + backend::version_string(backend::runtime_version()) +
+            " serializes a kernel cache once (every later read returns the first document) and "
+            "this cache gained " +
+            std::to_string(revision_ - *serialized_at_) +
+            " entries since its first to_json(); a document of its contents now needs cuDNN >= "
+            "9.27 (measured: 9.19 freezes, 9.27 does not). Below 9.27 call to_json() once, when "
+            "the cache is complete");
+  }
+  auto json = (*d)->json();
+  if (!json) {
+    return std::unexpected(detail::cudnn_error(json.error(), "kernel cache: to_json"));
+  }
+  if (!serialized_at_) {
+    serialized_at_ = revision_;
+  }
+  return std::move(*json);
 }
 
 Result<void> KernelCache::from_json(std::string_view json) {
@@ -201,7 +210,7 @@ Result<void> KernelCache::from_json(std::string_view json) {
   if (!checked) {
     return std::unexpected(checked.error());
   }
-  auto loaded = loaded_from(*checked);
+  auto loaded = loaded_from(checked->text);
   if (!loaded) {
     return std::unexpected(loaded.error());
   }
@@ -209,67 +218,65 @@ Result<void> KernelCache::from_json(std::string_view json) {
   ++descriptors_created_;
   loaded_ = true;
   revision_ = 0;
+  size_ = checked->entries;
   return {};
 }
 
 Result<bool> KernelCache::holds(const backend::EngineConfig& config) const {
   std::scoped_lock lock(mutex_);
-  auto d = built_locked("holds()");
-  if (!d) {
-    return std::unexpected(d.error());
+  if (auto ok = require_built_locked("holds()"); !ok) {
+    return std::unexpected(ok.error());
   }
+  return detail::lift(holds_locked(config), "kernel cache: lookup");
+}
+
+backend::Expected<bool> KernelCache::holds_locked(const backend::EngineConfig& config) const {
   // Asked with the config as the single element, cuDNN answers in the element count: 1 when the
   // config's kernel is cached, 0 when not (cuDNN 9.19; as BOOLEAN it is BAD_PARAM_ATTRIBUTE_TYPE).
   std::array<cudnnBackendDescriptor_t, 1> element{config.native()};
-  auto count = (*d)->get_descriptors(CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED,
-                                     "CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED", element);
+  auto count =
+      descriptor_->get_descriptors(CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED,
+                                   "CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED", element);
   if (!count) {
-    return std::unexpected(detail::cudnn_error(count.error(), "kernel cache: lookup"));
+    return std::unexpected(std::move(count.error()));
   }
   return *count > 0;
 }
 
-Result<const backend::KernelCache*> KernelCache::descriptor() const {
-  std::scoped_lock lock(mutex_);
-  return built_locked("attach to a plan");
-}
-
-Result<KernelCache::Entries> KernelCache::read_entries_locked() const {
-  auto d = built_locked("read entries");
-  if (!d) {
-    return std::unexpected(d.error());
+backend::Expected<bool> KernelCache::finalize_plan(backend::ExecutionPlan& plan,
+                                                   const backend::EngineConfig& config) {
+  std::unique_lock lock(mutex_);
+  if (!built_ || !descriptor_) {
+    return std::unexpected(backend::Status{CUDNN_STATUS_BAD_PARAM, "kernel cache",
+                                           "a plan attached to a cache that is not built"});
   }
-  auto json = (*d)->json();
-  if (!json) {
-    return std::unexpected(detail::cudnn_error(json.error(), "kernel cache: read entries"));
+  auto before = holds_locked(config);
+  if (!before) {
+    return std::unexpected(std::move(before.error()));
   }
-  return detail::parse_cache_entries(*json);
-}
-
-Result<void> KernelCache::refresh() {
-  std::scoped_lock lock(mutex_);
-  if (auto ok = require_built_locked("refresh()"); !ok) {
-    return ok;
+  // The descriptor is never replaced once set, so the reference stays valid after unlocking.
+  const backend::KernelCache& cache = *descriptor_;
+  const bool native = native_introspection();
+  if (native) {
+    lock.unlock();
   }
-  if (native_introspection()) {
-    return {};  // cuDNN keeps the counts
+  auto ok = plan.set_kernel_cache(cache);
+  if (ok) ok = plan.finalize();
+  if (!ok) {
+    return std::unexpected(std::move(ok.error()));
   }
-  auto now = read_entries_locked();
-  if (!now) {
-    return std::unexpected(now.error());
+  if (!native && !*before) {
+    // Not cached before, cached now: this plan compiled and inserted the config's kernel.
+    auto after = holds_locked(config);
+    if (!after) {
+      return std::unexpected(std::move(after.error()));
+    }
+    if (*after) {
+      ++revision_;
+      ++size_;
+    }
   }
-  std::int64_t changes = 0;
-  for (const auto& [key, fingerprint] : *now) {
-    auto before = entries_.find(key);
-    changes +=
-        (before == entries_.end() || before->second != fingerprint) ? 1 : 0;  // insert/replace
-  }
-  for (const auto& [key, fingerprint] : entries_) {
-    changes += now->contains(key) ? 0 : 1;  // removal or eviction
-  }
-  revision_ += changes;
-  entries_ = std::move(*now);
-  return {};
+  return *before;
 }
 
 std::int64_t KernelCache::descriptors_created() const {

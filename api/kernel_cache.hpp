@@ -7,11 +7,11 @@
 #include "api/error.hpp"
 #include "api/plan.hpp"
 #include "backend/engine_config.hpp"
+#include "backend/execution_plan.hpp"
 #include "backend/kernel_cache.hpp"
 #include "backend/operation_graph.hpp"
 
 #include <cstdint>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -58,11 +58,15 @@ class KernelCache {
   // For Graph::build: whether cuDNN already holds the kernel of this engine config
   // (CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED). Error before build.
   [[nodiscard]] Result<bool> holds(const backend::EngineConfig& config) const;
-  // For Graph::build: the finalized descriptor plans attach to. It lives as long as the cache.
-  [[nodiscard]] Result<const backend::KernelCache*> descriptor() const;
-  // For Graph::build: after a plan that may have compiled finalized with this cache, reads what
-  // the cache now holds and counts the changes into revision().
-  [[nodiscard]] Result<void> refresh();
+  // For plan choice: attaches a plan (handle and `config` set) to this cache and finalizes it;
+  // returns whether the cache held the config's kernel before (a hit: nothing compiled).
+  // Below cuDNN 9.27 the lookup, the finalize and a second lookup run under the cache's mutex:
+  // cuDNN 9.19 corrupted the heap when one thread's lookup met another thread's plan finalizing
+  // into the same cache (H200: 4 threads died within seconds; without lookups the same soak ran
+  // clean), and the lookups before and after are how insertions are counted there. From 9.27
+  // plans finalize outside the lock (measured clean), so compilations of several threads overlap.
+  [[nodiscard]] backend::Expected<bool> finalize_plan(backend::ExecutionPlan& plan,
+                                                      const backend::EngineConfig& config);
 
   // For Graph::build: the engine configs whose plans were built with this cache, most recent
   // first. A new graph of the same topology tries them before asking heuristics.
@@ -73,25 +77,30 @@ class KernelCache {
   // concurrent builds; from_json counts as the creation).
   [[nodiscard]] std::int64_t descriptors_created() const;
 
-  // "library" (revision/size kept by dnngraph from the cache's entries) or "native".
+  // "native" (cuDNN >= 9.27 counts) or "library" (dnngraph counts the entries cuDNN inserts,
+  // seen as configs that were not cached before a plan finalized and are after it).
   [[nodiscard]] static std::string_view introspection_path() noexcept;
 
  private:
-  // Entry key (the serialized "key" object) -> fingerprint of its value.
-  using Entries = std::map<std::string, std::size_t>;
   [[nodiscard]] Result<void> require_built_locked(std::string_view what) const;
   // The descriptor once built (under the lock); the error of require_built_locked otherwise.
   [[nodiscard]] Result<const backend::KernelCache*> built_locked(std::string_view what) const;
-  [[nodiscard]] Result<Entries> read_entries_locked() const;
+  [[nodiscard]] backend::Expected<bool> holds_locked(const backend::EngineConfig& config) const;
 
   mutable std::mutex mutex_;
   std::optional<backend::KernelCache> descriptor_;  // guarded by mutex_; never replaced once set
   bool built_ = false;                              // guarded by mutex_
   bool loaded_ = false;                             // guarded by mutex_: from_json set the contents
-  std::int64_t revision_ = 0;                       // guarded by mutex_
-  Entries entries_;                                 // guarded by mutex_: as last read
-  std::vector<EngineChoice> known_;                 // guarded by mutex_: most recent first
-  std::int64_t descriptors_created_ = 0;            // guarded by mutex_
+  // Library path (cuDNN < 9.27): insertions counted since build or load, and the entries held.
+  std::int64_t revision_ = 0;  // guarded by mutex_
+  std::int64_t size_ = 0;      // guarded by mutex_
+  // cuDNN 9.19 serializes a cache once: its first JSON read is what every later read returns
+  // (measured on the H200: a second kernel config compiled into the cache after the first read
+  // did not appear; read only at the end, both did). revision_ at that first read; to_json()
+  // refuses once the contents moved on, rather than return a stale document.
+  mutable std::optional<std::int64_t> serialized_at_;  // guarded by mutex_
+  std::vector<EngineChoice> known_;                    // guarded by mutex_: most recent first
+  std::int64_t descriptors_created_ = 0;               // guarded by mutex_
   // Native path: cuDNN's revision right after build. cuDNN 9.27 counts the entries a loaded
   // document brings as changes (measured: 1 after from_json + build); ours restarts at 0.
   // Unconditional, so the class has one layout whatever cuDNN headers a consumer compiles with.

@@ -2,8 +2,10 @@
 #include "api/plan_choice.hpp"
 
 #include "api/cudnn_error.hpp"
+#include "api/known_issues.hpp"
 #include "api/lowering.hpp"
 #include "backend/engine_heuristics.hpp"
+#include "backend/version.hpp"
 
 #include <optional>
 #include <string>
@@ -113,21 +115,33 @@ backend::Expected<backend::EngineConfig> make_config(const backend::OperationGra
   return config;
 }
 
-backend::Expected<backend::ExecutionPlan> make_plan(cudnnHandle_t handle,
-                                                    const backend::EngineConfig& config,
-                                                    const backend::Descriptor* kernel_cache) {
+struct MadePlan {
+  backend::ExecutionPlan plan;
+  bool cache_hit = false;  // the cache held the config's kernel before: nothing compiled
+};
+
+backend::Expected<MadePlan> make_plan(cudnnHandle_t handle, const backend::EngineConfig& config,
+                                      KernelCache* cache) {
   auto plan = backend::ExecutionPlan::create();
   if (!plan) {
-    return plan;
+    return std::unexpected(std::move(plan.error()));
   }
   auto ok = plan->set_handle(handle);
   if (ok) ok = plan->set_engine_config(config);
-  if (ok && kernel_cache != nullptr) ok = plan->set_kernel_cache(*kernel_cache);
-  if (ok) ok = plan->finalize();
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }
-  return plan;
+  if (cache == nullptr) {
+    if (auto finalized = plan->finalize(); !finalized) {
+      return std::unexpected(std::move(finalized.error()));
+    }
+    return MadePlan{std::move(*plan), false};
+  }
+  auto hit = cache->finalize_plan(*plan, config);
+  if (!hit) {
+    return std::unexpected(std::move(hit.error()));
+  }
+  return MadePlan{std::move(*plan), *hit};
 }
 
 backend::Expected<std::vector<backend::EngineConfig>> ranked_configs(
@@ -148,11 +162,7 @@ backend::Expected<std::vector<backend::EngineConfig>> ranked_configs(
 // Tries candidates in order and keeps the first plan that finalizes; remembers what failed.
 class PlanSearch {
  public:
-  explicit PlanSearch(const PlanRequest& request) : request_(request) {
-    if (request.cache != nullptr) {
-      cache_descriptor_ = request.cache->descriptor().value_or(nullptr);
-    }
-  }
+  explicit PlanSearch(const PlanRequest& request) : request_(request) {}
 
   // Whether the cache holds the config's kernel (false without a cache or when unknown).
   [[nodiscard]] bool held(const backend::EngineConfig& config) const {
@@ -168,32 +178,42 @@ class PlanSearch {
                                                         : describe_config(config);
     info.engine_id = choice.engine_id;
     info.knobs = choice.knobs;
-    info.kernel_cache_hit = held(config);
-    auto plan = make_plan(request_.handle, config, cache_descriptor_);
-    if (!plan) {
-      tried_ += "\n  " + std::string(origin) + ", engine " + std::to_string(choice.engine_id) +
-                ": " + plan.error().to_string();
+    const std::string candidate =
+        std::string(origin) + ", engine " + std::to_string(choice.engine_id);
+    if (refused(candidate, Candidate{choice})) {
       return std::optional<ChosenPlan>{};
     }
-    auto workspace = plan->workspace_size();
+    auto made = make_plan(request_.handle, config, request_.cache);
+    if (!made) {
+      tried_ += "\n  " + candidate + ": " + made.error().to_string();
+      return std::optional<ChosenPlan>{};
+    }
+    info.kernel_cache_hit = made->cache_hit;
+    auto workspace = made->plan.workspace_size();
     if (!workspace) {
       return std::unexpected(cudnn_error(workspace.error(), "build: workspace size"));
+    }
+    if (refused(candidate, Candidate{choice, *workspace})) {
+      return std::optional<ChosenPlan>{};
     }
     info.workspace_size = *workspace;
     info.candidates_tried = attempts_;
     if (request_.cache != nullptr) {
-      // A miss may have compiled and changed the cache; a hit is a lookup and changes nothing.
-      if (!info.kernel_cache_hit) {
-        if (auto ok = request_.cache->refresh(); !ok) {
-          return std::unexpected(ok.error());
-        }
-      }
       request_.cache->remember(choice);
     }
-    return std::optional<ChosenPlan>{ChosenPlan{std::move(*plan), std::move(info)}};
+    return std::optional<ChosenPlan>{ChosenPlan{std::move(made->plan), std::move(info)}};
   }
 
   void note(std::string_view line) { tried_ += "\n  " + std::string(line); }
+
+  // Whether a known cuDNN defect rules the candidate out on the loaded cuDNN (noted if so).
+  [[nodiscard]] bool refused(const std::string& candidate, const Candidate& c) {
+    const KnownIssue* issue = known_issue_for(request_.traits, c, backend::runtime_version());
+    if (issue != nullptr) {
+      tried_ += "\n  " + candidate + ": refused, " + describe(*issue);
+    }
+    return issue != nullptr;
+  }
   [[nodiscard]] Error no_engine() const {
     return Error{ErrorCode::NoEngine, "build: no execution plan could be built for this graph (" +
                                           std::to_string(attempts_) +
@@ -202,7 +222,6 @@ class PlanSearch {
 
  private:
   const PlanRequest& request_;
-  const backend::KernelCache* cache_descriptor_ = nullptr;
   std::string tried_;  // one line per failed candidate, for the NoEngine error
   std::int64_t attempts_ = 0;
 };
@@ -211,22 +230,18 @@ class PlanSearch {
 
 Result<backend::ExecutionPlan> plan_for_choice(const backend::OperationGraph& graph,
                                                cudnnHandle_t handle, const EngineChoice& choice,
-                                               const KernelCache* cache) {
-  const backend::KernelCache* descriptor = nullptr;
-  if (cache != nullptr) {
-    auto d = cache->descriptor();
-    if (!d) {
-      return std::unexpected(d.error());
-    }
-    descriptor = *d;
-  }
+                                               KernelCache* cache) {
   auto config = make_config(graph, choice);
   if (!config) {
     return std::unexpected(
         cudnn_error(config.error(), "engine config " + std::to_string(choice.engine_id)));
   }
-  return lift(make_plan(handle, *config, descriptor),
-              "plan of engine " + std::to_string(choice.engine_id));
+  auto made = make_plan(handle, *config, cache);
+  if (!made) {
+    return std::unexpected(
+        cudnn_error(made.error(), "plan of engine " + std::to_string(choice.engine_id)));
+  }
+  return std::move(made->plan);
 }
 
 Result<ChosenPlan> choose_plan(const PlanRequest& request) {

@@ -7,6 +7,7 @@
 
 #include "api/error.hpp"
 #include "api/kernel_cache.hpp"
+#include "api/known_issues.hpp"
 #include "api/plan.hpp"
 #include "backend/execution_plan.hpp"
 #include "backend/operation_graph.hpp"
@@ -21,6 +22,7 @@ struct PlanRequest {
   const std::vector<HeuristicMode>& modes;
   KernelCache* cache = nullptr;  // built already; plans attach to it
   bool cache_first = true;
+  GraphTraits traits;  // what the known-issues table matches candidates against
 };
 
 struct ChosenPlan {
@@ -35,6 +37,6 @@ struct ChosenPlan {
 [[nodiscard]] Result<backend::ExecutionPlan> plan_for_choice(const backend::OperationGraph& graph,
                                                              cudnnHandle_t handle,
                                                              const EngineChoice& choice,
-                                                             const KernelCache* cache);
+                                                             KernelCache* cache);
 
 }  // namespace dnngraph::detail

@@ -79,7 +79,12 @@ int step(std::string_view what, bool conv, const std::string& file) {
     return 1;
   }
   if (what == "save") {
-    std::ofstream(file) << *kc->to_json();
+    auto json = kc->to_json();
+    if (!json) {
+      std::printf("to_json: %s\n", json.error().message.c_str());
+      return 1;
+    }
+    std::ofstream(file) << *json;
   }
   std::printf("RESULT %.*s ms=%.3f hit=%d size=%lld  (%s)\n", static_cast<int>(what.size()),
               what.data(), ms, g.plan_info()->kernel_cache_hit ? 1 : 0,

@@ -90,11 +90,13 @@ bool execute(const dnngraph::Graph& g, const dnngraph::Handle& h, const Shape& s
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  // kernel_cache_probe [half|bf16] [epilogue|plain]
+  // kernel_cache_probe [half|bf16] [epilogue|plain] [json=FILE]
+  std::string json_file;  // the whole document after the first build, for comparing with others
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "bf16") io_type = dnngraph::DataType::BFloat16;
     if (arg == "plain") epilogue = false;
+    if (arg.starts_with("json=")) json_file = arg.substr(5);
   }
   auto h = dnngraph::Handle::create();
   if (!h) {
@@ -114,6 +116,14 @@ int main(int argc, char* argv[]) {
   }
   std::printf("g1: %s\n", g1->plan_info()->describe().c_str());
   report("after build of shape 1", *kc);
+  if (!json_file.empty()) {
+    if (auto json = kc->to_json(); json) {
+      if (FILE* f = std::fopen(json_file.c_str(), "w")) {
+        std::fwrite(json->data(), 1, json->size(), f);
+        std::fclose(f);
+      }
+    }
+  }
   std::printf("execute g1: %s\n", execute(*g1, *h, s1) ? "ok" : "FAILED");
   report("after execute + sync of shape 1", *kc);
   g1.reset();

@@ -21,6 +21,10 @@ class ConvFpropNode final : public Node {
       std::span<const ShapedTensor> inputs) const override;
   [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
                                                const GraphContext& context) const override;
+  void note_traits(GraphTraits& traits) const override {
+    traits.channels_first_conv_fprop =
+        traits.channels_first_conv_fprop || !is_channels_last(*inputs().front());
+  }
 
  private:
   [[nodiscard]] DataType compute_type(const GraphContext& context) const {

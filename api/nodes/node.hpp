@@ -3,6 +3,7 @@
 #pragma once
 
 #include "api/error.hpp"
+#include "api/known_issues.hpp"
 #include "api/lowering.hpp"
 #include "api/tensor_attributes.hpp"
 
@@ -45,9 +46,13 @@ class Node {
   [[nodiscard]] virtual Result<std::vector<std::int64_t>> output_dims(
       std::span<const ShapedTensor> inputs) const;
   // Whether override shapes given to a dynamic-shape graph of this node (the path below cuDNN
-  // 9.21) were proven exact on the H200. Unproven kinds refuse overrides there: cuDNN 9.19
-  // returned success and wrong numbers for conv_fprop.
+  // 9.21) were proven exact on the H200. Unproven kinds refuse overrides there. Measured with
+  // cuDNN 9.19: conv_fprop returned success and wrong numbers; a matmul with any pointwise node
+  // after it (bias, ReLU, bias + ReLU; heuristics A, B, Fallback; engine 7) failed in the driver
+  // at execute; a matmul alone ran exact.
   [[nodiscard]] virtual bool exact_overrides_on_dynamic_graphs() const noexcept { return false; }
+  // Adds what the known-issues table asks of this node (kind, layouts) to traits.
+  virtual void note_traits(GraphTraits& /*traits*/) const {}
   // Needs every input and output in `tensors`.
   [[nodiscard]] virtual Result<LoweredOperation> lower(const TensorTable& tensors,
                                                        const GraphContext& context) const = 0;

@@ -20,7 +20,6 @@ class PointwiseNode final : public Node {
 
   [[nodiscard]] std::string_view kind() const noexcept override { return "pointwise"; }
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
-  [[nodiscard]] bool exact_overrides_on_dynamic_graphs() const noexcept override { return true; }
   [[nodiscard]] Result<std::vector<std::int64_t>> output_dims(
       std::span<const ShapedTensor> inputs) const override;
   [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
