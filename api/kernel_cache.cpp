@@ -23,6 +23,46 @@ bool native_introspection() noexcept {
 #endif
 }
 
+// A new descriptor bound to the operation graph's topology and finalized.
+Result<backend::KernelCache> made_for(const backend::OperationGraph& graph) {
+  // cuDNN 9.19 finalizes a cache against an operation graph that was never finalized (an empty
+  // topology), and aborts the process (std::length_error) when given another descriptor type.
+  if (graph.native() == nullptr || graph.type() != CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR ||
+      !graph.is_finalized()) {
+    return make_error(ErrorCode::InvalidState,
+                      "kernel cache: build needs a finalized operation graph descriptor");
+  }
+  auto created = backend::KernelCache::create();
+  if (!created) {
+    return std::unexpected(detail::cudnn_error(created.error(), "kernel cache: create"));
+  }
+  auto ok = created->set_operation_graph(graph);
+  if (ok) ok = created->finalize();
+  if (!ok) {
+    return std::unexpected(detail::cudnn_error(ok.error(), "kernel cache: build"));
+  }
+  return std::move(*created);
+}
+
+// A new descriptor cuDNN parsed a checked document into and finalized: cuDNN 9.19 does this
+// without a GPU and without an operation graph, so a document it refuses fails at from_json
+// instead of leaving a loaded cache whose every build fails.
+Result<backend::KernelCache> loaded_from(std::string_view checked_text) {
+  auto created = backend::KernelCache::create();
+  if (!created) {
+    return std::unexpected(detail::cudnn_error(created.error(), "kernel cache: from_json"));
+  }
+  auto ok = created->set_json(checked_text);
+  if (ok) ok = created->finalize();
+  if (!ok) {
+    return make_error(ErrorCode::InvalidJson,
+                      "kernel cache JSON: cuDNN refused the document (it passed dnngraph's "
+                      "checks): " +
+                          ok.error().to_string());
+  }
+  return std::move(*created);
+}
+
 }  // namespace
 
 std::string_view KernelCache::introspection_path() noexcept {
@@ -36,33 +76,36 @@ Result<void> KernelCache::build(const backend::OperationGraph& graph) {
   if (built_) {
     return {};
   }
+  // Everything that can fail happens on locals; the members change together at the end, so a
+  // failed build leaves the cache as it was and the next caller tries again.
+  std::optional<backend::KernelCache> created;
   if (!descriptor_) {
-    auto created = backend::KernelCache::create();
-    if (!created) {
-      return std::unexpected(detail::cudnn_error(created.error(), "kernel cache: create"));
+    auto made = made_for(graph);
+    if (!made) {
+      return std::unexpected(made.error());
     }
-    descriptor_.emplace(std::move(*created));
-    ++descriptors_created_;
+    created.emplace(std::move(*made));
   }
-  // A loaded cache already knows its topology: cuDNN requires the operation graph only when
-  // the descriptor was not populated from JSON (cuDNN 9.27 header notes).
-  backend::Expected<void> ok;
-  if (!loaded_) ok = descriptor_->set_operation_graph(graph);
-  if (ok) ok = descriptor_->finalize();
-  if (!ok) {
-    return std::unexpected(detail::cudnn_error(ok.error(), "kernel cache: build"));
-  }
+  // A loaded cache was finalized by from_json and knows its topology from the document.
+  std::int64_t native_base = 0;
 #if CUDNN_VERSION >= 92700
   if (native_introspection()) {
-    auto base = descriptor_->revision();
+    const backend::KernelCache& d = created ? *created : *descriptor_;
+    auto base = d.revision();
     if (!base) {
       return std::unexpected(detail::cudnn_error(base.error(), "kernel cache: revision"));
     }
-    native_base_ = *base;
+    native_base = *base;
   }
 #endif
-  // Marked built only once nothing above can fail. A loaded cache starts with the loaded
-  // entries (size_ set by from_json); they are not changes of this process.
+  // Nothing above failed: the members change together. The entries are not read here (cuDNN
+  // 9.19 serializes a cache once, so a read now would freeze its document); a loaded cache
+  // starts with the loaded entries (size_ set by from_json), not changes of this process.
+  if (created) {
+    descriptor_.emplace(std::move(*created));
+    ++descriptors_created_;
+  }
+  native_base_ = native_base;
   built_ = true;
   return {};
 }
@@ -161,23 +204,21 @@ Result<void> KernelCache::from_json(std::string_view json) {
                       "kernel cache: from_json document of " + std::to_string(json.size()) +
                           " bytes is larger than the limit of " + std::to_string(max_json_bytes));
   }
-  auto entries = detail::parse_cache_entries(json);
-  if (!entries) {
-    return std::unexpected(entries.error());
+  // cuDNN crashes on some shapes it parses (issue 16): it sees only a document that passed the
+  // whole schema, and only as we serialized it again, never the caller's text.
+  auto checked = detail::check_cache_document(json);
+  if (!checked) {
+    return std::unexpected(checked.error());
   }
-  // Built aside and kept only when cuDNN took the document: a failure leaves the cache as it was.
-  auto created = backend::KernelCache::create();
-  if (!created) {
-    return std::unexpected(detail::cudnn_error(created.error(), "kernel cache: from_json"));
+  auto loaded = loaded_from(checked->text);
+  if (!loaded) {
+    return std::unexpected(loaded.error());
   }
-  if (auto ok = created->set_json(json); !ok) {
-    return std::unexpected(detail::cudnn_error(ok.error(), "kernel cache: from_json"));
-  }
-  descriptor_.emplace(std::move(*created));
+  descriptor_.emplace(std::move(*loaded));
   ++descriptors_created_;
   loaded_ = true;
   revision_ = 0;
-  size_ = static_cast<std::int64_t>(entries->size());
+  size_ = checked->entries;
   return {};
 }
 

@@ -33,7 +33,9 @@ class KernelCache {
   ~KernelCache() = default;
 
   // Creates the descriptor (unless from_json did), binds it to the operation graph's topology
-  // and finalizes it. Later calls return success at once.
+  // and finalizes it; a loaded cache was finalized by from_json. Later calls return success at
+  // once. The cache counts as built only when every step succeeded: after an error it is as it
+  // was and the next call tries again.
   [[nodiscard]] Result<void> build(const backend::OperationGraph& graph);
   [[nodiscard]] bool is_built() const;
 
@@ -46,8 +48,11 @@ class KernelCache {
   // The cache as cuDNN serializes it (CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION).
   [[nodiscard]] Result<std::string> to_json() const;
   // Loads a document from to_json() into a cache that has not been built or loaded yet. The
-  // document is checked first (size, JSON syntax, structure); on any error the cache is left
-  // exactly as it was. Call it before the cache is shared.
+  // document is checked completely first (size, JSON syntax, duplicate members, the schema of
+  // what cuDNN reads, one entry per key); cuDNN then parses the checked document, as dnngraph
+  // serialized it again, into a descriptor of its own and finalizes it. Every refusal is
+  // InvalidJson naming the JSON path; on any error the cache is left exactly as it was. Call it
+  // before the cache is shared.
   [[nodiscard]] Result<void> from_json(std::string_view json);
 
   // For Graph::build: whether cuDNN already holds the kernel of this engine config

@@ -1,44 +1,224 @@
-// Kernel cache JSON parsing with Boost.JSON (no exceptions: error_code overloads only).
+// Kernel cache JSON with Boost.JSON (no exceptions: error_code overloads only). Two passes over
+// an outside document: a strict one (duplicate members, non-finite numbers, with the JSON path)
+// and the ordinary parse into a value the schema check walks.
 #include "api/kernel_cache_json.hpp"
 
-#include <boost/json.hpp>
+#include "api/kernel_cache_schema.hpp"
 
-#include <functional>
+#include <boost/json.hpp>
+#include <boost/json/basic_parser_impl.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <vector>
 
 namespace dnngraph::detail {
 
-Result<CacheEntries> parse_cache_entries(std::string_view json) {
+namespace {
+
+namespace json = boost::json;
+
+// basic_parser handler that refuses what Boost.JSON's value parser lets through silently:
+// a member name twice in one object (json::parse keeps the last, cuDNN's RapidJSON the first,
+// so a checker reading one and cuDNN the other could be bypassed) and numbers that are not
+// finite (an exponent beyond double's range). It records where, as a JSON path.
+class StrictReader {
+ public:
+  static constexpr std::size_t max_object_size = std::size_t(-1);
+  static constexpr std::size_t max_array_size = std::size_t(-1);
+  static constexpr std::size_t max_key_size = std::size_t(-1);
+  static constexpr std::size_t max_string_size = std::size_t(-1);
+
+  // Empty while the document is acceptable; the refusal otherwise.
+  [[nodiscard]] const std::string& problem() const noexcept { return problem_; }
+
+  bool on_document_begin(boost::system::error_code& /*ec*/) { return true; }
+  bool on_document_end(boost::system::error_code& /*ec*/) { return true; }
+  bool on_object_begin(boost::system::error_code& /*ec*/) { return open(true); }
+  bool on_object_end(std::size_t /*n*/, boost::system::error_code& /*ec*/) { return close(); }
+  bool on_array_begin(boost::system::error_code& /*ec*/) { return open(false); }
+  bool on_array_end(std::size_t /*n*/, boost::system::error_code& /*ec*/) { return close(); }
+  bool on_key_part(json::string_view s, std::size_t /*n*/, boost::system::error_code& /*ec*/) {
+    key_.append(s.data(), s.size());
+    return true;
+  }
+  bool on_key(json::string_view s, std::size_t /*n*/, boost::system::error_code& ec) {
+    key_.append(s.data(), s.size());
+    Frame& frame = frames_.back();
+    if (!frame.keys.insert(key_).second) {
+      const std::string container = path(frames_.size() - 1);
+      problem_ = container + (container.empty() ? "" : ".") + key_ +
+                 ": expected each member name once per object, given it twice (cuDNN would "
+                 "read the first, a checker the last)";
+      ec = json::error::syntax;
+      return false;
+    }
+    frame.key = std::move(key_);
+    key_.clear();
+    return true;
+  }
+  bool on_string_part(json::string_view /*s*/, std::size_t /*n*/,
+                      boost::system::error_code& /*ec*/) {
+    return true;
+  }
+  bool on_string(json::string_view /*s*/, std::size_t /*n*/, boost::system::error_code& /*ec*/) {
+    return value_done();
+  }
+  bool on_number_part(json::string_view /*s*/, boost::system::error_code& /*ec*/) { return true; }
+  bool on_int64(std::int64_t /*i*/, json::string_view /*s*/, boost::system::error_code& /*ec*/) {
+    return value_done();
+  }
+  bool on_uint64(std::uint64_t /*u*/, json::string_view /*s*/, boost::system::error_code& /*ec*/) {
+    return value_done();
+  }
+  bool on_double(double d, json::string_view s, boost::system::error_code& ec) {
+    if (!std::isfinite(d)) {
+      const std::string where = path(frames_.size());
+      problem_ = (where.empty() ? "the document" : where) + ": expected a finite number, given " +
+                 std::string(s.data(), s.size()) + " (beyond the range of a double)";
+      ec = json::error::syntax;
+      return false;
+    }
+    return value_done();
+  }
+  bool on_bool(bool /*b*/, boost::system::error_code& /*ec*/) { return value_done(); }
+  bool on_null(boost::system::error_code& /*ec*/) { return value_done(); }
+  bool on_comment_part(json::string_view /*s*/, boost::system::error_code& /*ec*/) { return true; }
+  bool on_comment(json::string_view /*s*/, boost::system::error_code& /*ec*/) { return true; }
+
+ private:
+  struct Frame {
+    bool object = false;
+    std::size_t index = 0;       // arrays: the element being read
+    std::string key;             // objects: the member being read
+    std::set<std::string> keys;  // objects: the members seen so far
+  };
+
+  bool open(bool object) {
+    frames_.push_back(Frame{object, 0, {}, {}});
+    return true;
+  }
+  bool close() {
+    frames_.pop_back();
+    return value_done();
+  }
+  bool value_done() {
+    if (!frames_.empty() && !frames_.back().object) {
+      ++frames_.back().index;
+    }
+    return true;
+  }
+  // The path of the value being read in the first `depth` containers, in the form
+  // `kernel_cache[0].key.type`; empty for the document itself.
+  [[nodiscard]] std::string path(std::size_t depth) const {
+    std::string text;
+    for (std::size_t i = 0; i < depth && i < frames_.size(); ++i) {
+      const Frame& frame = frames_[i];
+      if (frame.object) {
+        text += (text.empty() ? "" : ".") + frame.key;
+      } else {
+        text += "[" + std::to_string(frame.index) + "]";
+      }
+    }
+    return text;
+  }
+
+  std::vector<Frame> frames_;
+  std::string key_;
+  std::string problem_;
+};
+
+Result<void> read_strictly(std::string_view text) {
+  json::basic_parser<StrictReader> reader{json::parse_options{}};
   boost::system::error_code ec;
-  boost::json::value doc = boost::json::parse(json, ec);
+  const std::size_t used = reader.write_some(false, text.data(), text.size(), ec);
+  if (!reader.handler().problem().empty()) {
+    return make_error(ErrorCode::InvalidJson, "kernel cache JSON: " + reader.handler().problem());
+  }
+  if (!ec && used < text.size()) {
+    ec = json::error::extra_data;
+  }
   if (ec) {
     return make_error(ErrorCode::InvalidJson, "kernel cache JSON does not parse: " + ec.message() +
-                                                  " (document of " + std::to_string(json.size()) +
-                                                  " bytes)");
+                                                  " (at byte " + std::to_string(used) +
+                                                  " of a document of " +
+                                                  std::to_string(text.size()) + " bytes)");
   }
-  const boost::json::object* root = doc.if_object();
-  if (root == nullptr) {
-    return make_error(ErrorCode::InvalidJson, "kernel cache JSON: the document is not an object");
-  }
-  const boost::json::value* list = root->if_contains("kernel_cache");
-  if (list == nullptr || !list->is_array()) {
-    return make_error(ErrorCode::InvalidJson,
-                      "kernel cache JSON: no \"kernel_cache\" array at the top level");
-  }
-  CacheEntries entries;
-  const boost::json::array& array = list->get_array();
-  for (std::size_t i = 0; i < array.size(); ++i) {
-    const boost::json::object* entry = array[i].if_object();
-    const boost::json::value* key = entry ? entry->if_contains("key") : nullptr;
-    const boost::json::value* value = entry ? entry->if_contains("value") : nullptr;
-    if (key == nullptr || value == nullptr || !key->is_object()) {
-      return make_error(ErrorCode::InvalidJson,
-                        "kernel cache JSON: entry " + std::to_string(i) +
-                            " is not an object with a \"key\" object and a \"value\"");
+  return {};
+}
+
+// The value serialized with object members in name order and integral doubles written as
+// integers (1.0 as 1), so two keys cuDNN reads alike compare equal.
+std::string canonical(const json::value& value) {
+  if (const auto* object = value.if_object()) {
+    std::vector<const json::key_value_pair*> members;
+    for (const auto& member : *object) {
+      members.push_back(&member);
     }
-    entries.insert_or_assign(boost::json::serialize(*key),
-                             std::hash<std::string>{}(boost::json::serialize(*value)));
+    std::ranges::sort(members, {}, [](const json::key_value_pair* m) { return m->key(); });
+    std::string text = "{";
+    for (const auto* member : members) {
+      text += (text.size() > 1 ? "," : "") + json::serialize(json::string(member->key())) + ":" +
+              canonical(member->value());
+    }
+    return text + "}";
   }
-  return entries;
+  if (const auto* array = value.if_array()) {
+    std::string text = "[";
+    for (const auto& element : *array) {
+      text += (text.size() > 1 ? "," : "") + canonical(element);
+    }
+    return text + "]";
+  }
+  // Integers up to 2^53 are exact in a double.
+  constexpr double exact = 9007199254740992.0;
+  if (const double* number = value.if_double();
+      number != nullptr && std::trunc(*number) == *number && std::fabs(*number) <= exact) {
+    return std::to_string(static_cast<std::int64_t>(*number));
+  }
+  return json::serialize(value);
+}
+
+}  // namespace
+
+Result<CheckedCacheDocument> check_cache_document(std::string_view text) {
+  if (auto strict = read_strictly(text); !strict) {
+    return std::unexpected(strict.error());
+  }
+  boost::system::error_code ec;
+  const json::value doc = json::parse(text, ec);
+  if (ec) {  // read_strictly accepted the same syntax; kept so no path reads an unparsed value
+    return make_error(ErrorCode::InvalidJson, "kernel cache JSON does not parse: " + ec.message());
+  }
+  if (auto schema = check_cache_schema(doc); !schema) {
+    return std::unexpected(schema.error());
+  }
+  // cuDNN keeps both of two equal entries while the entry list (and size()) counts one. Keys
+  // are compared in a canonical form: what cuDNN parses the same is the same key.
+  // The schema check guarantees the shape read here; the if_ accessors keep it free of throws.
+  std::map<std::string, std::size_t> first_index;
+  const json::value* list = doc.get_object().if_contains("kernel_cache");
+  const std::size_t count = list != nullptr && list->is_array() ? list->get_array().size() : 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const json::object* entry = list->get_array()[i].if_object();
+    const json::value* key = entry != nullptr ? entry->if_contains("key") : nullptr;
+    if (key == nullptr) {
+      return make_error(ErrorCode::InvalidJson, "kernel cache JSON: kernel_cache[" +
+                                                    std::to_string(i) +
+                                                    "]: expected an object with a key");
+    }
+    if (auto [seen, fresh] = first_index.emplace(canonical(*key), i); !fresh) {
+      return make_error(ErrorCode::InvalidJson,
+                        "kernel cache JSON: kernel_cache[" + std::to_string(i) +
+                            "].key: expected a key no other entry has, given the key of "
+                            "kernel_cache[" +
+                            std::to_string(seen->second) + "] again");
+    }
+  }
+  return CheckedCacheDocument{json::serialize(doc), static_cast<std::int64_t>(count)};
 }
 
 }  // namespace dnngraph::detail

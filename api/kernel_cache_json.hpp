@@ -1,21 +1,28 @@
-// The kernel cache's JSON document (internal to api/): structural checks before cuDNN sees a
-// document, and the entry list revision()/size() are computed from.
+// The kernel cache's JSON document (internal to api/): the complete check a document from
+// outside passes before cuDNN sees it.
 #pragma once
 
 #include "api/error.hpp"
 
-#include <cstddef>
-#include <map>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace dnngraph::detail {
 
-// Entry key (the serialized "key" object) -> fingerprint of the entry's "value".
-using CacheEntries = std::map<std::string, std::size_t>;
+// A document that passed every check: the text to give cuDNN (the checked document serialized
+// again, never the caller's text) and its number of entries.
+struct CheckedCacheDocument {
+  std::string text;
+  std::int64_t entries = 0;
+};
 
-// Parses a kernel cache document as cuDNN 9 writes it: an object with "kernel_cache", an array
-// of {"key": {...}, "value": ...} entries. Errors name what is wrong and where.
-[[nodiscard]] Result<CacheEntries> parse_cache_entries(std::string_view json);
+// Checks a document from outside against the schema of what cuDNN 9.19 reads, completely:
+// JSON syntax, no duplicate object members (cuDNN keeps the first, Boost.JSON the last), finite
+// numbers, then every member's type, enum strings, integer ranges, array lengths, tensor
+// references and at most one entry per key (see kernel_cache_schema.cpp). Each refusal is
+// InvalidJson naming the JSON path (e.g. `kernel_cache[0].key.type`), what was expected and
+// what was given.
+[[nodiscard]] Result<CheckedCacheDocument> check_cache_document(std::string_view json);
 
 }  // namespace dnngraph::detail

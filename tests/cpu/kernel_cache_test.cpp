@@ -9,14 +9,22 @@
 #include <thread>
 #include <vector>
 
+#include "support/kernel_cache_documents.hpp"
+
 import dnngraph;
 
 namespace {
 
-// The shape of a cuDNN 9 kernel cache document (see docs/kernel-cache.md): one entry.
-const std::string well_formed = R"({"cudnnVersion": 91900, "schemaVersion": 4,
-  "operationGraph": {"tensors": [], "nodes": [], "isDynamicShapeEnabled": true},
-  "kernel_cache": [{"key": {"engineId": 7, "knobChoices": []}, "value": [1, 2, 3]}]})";
+// A document cuDNN 9.19 wrote for a dynamic matmul graph (see docs/kernel-cache.md).
+const std::string& well_formed = dnngraph::testing::matmul;
+
+// The well-formed document with another kernel_cache array.
+std::string with_entries(const std::string& entries) {
+  std::string document = well_formed;
+  const std::string empty = R"("kernel_cache":[])";
+  document.replace(document.find(empty), empty.size(), R"("kernel_cache":)" + entries);
+  return document;
+}
 
 bool message_has(const dnngraph::Error& e, const std::string& text) {
   return e.message.find(text) != std::string::npos;
@@ -72,13 +80,16 @@ BOOST_AUTO_TEST_CASE(from_json_rejects_malformed_documents_and_stays_unloaded) {
       {"empty", "", "does not parse"},
       {"not JSON", "kernel cache", "does not parse"},
       {"truncated", well_formed.substr(0, well_formed.size() / 2), "does not parse"},
-      {"not an object", "[1, 2, 3]", "not an object"},
-      {"no kernel_cache", R"({"not": "a cache"})", "no \"kernel_cache\" array"},
-      {"kernel_cache of wrong type", R"({"kernel_cache": {"key": 1}})",
-       "no \"kernel_cache\" array"},
-      {"entry without key", R"({"kernel_cache": [{"value": 1}]})", "entry 0"},
-      {"entry with non-object key", R"({"kernel_cache": [{"key": 3, "value": 1}]})", "entry 0"},
-      {"second entry broken", R"({"kernel_cache": [{"key": {}, "value": 1}, 7]})", "entry 1"},
+      {"not an object", "[1, 2, 3]", "the document: expected an object"},
+      {"no kernel_cache", R"({"not": "a cache"})", "not: expected only the members"},
+      {"kernel_cache of wrong type", with_entries(R"({"key": 1})"),
+       "kernel_cache: expected an array"},
+      {"entry without key", with_entries(R"([{"value": []}])"),
+       "kernel_cache[0].key: expected a member"},
+      {"entry with non-object key", with_entries(R"([{"key": 3, "value": []}])"),
+       "kernel_cache[0].key: expected an object"},
+      {"second entry broken", with_entries(R"([{"key": {"type": 0}, "value": []}, 7])"),
+       "kernel_cache[1]: expected an object"},
   };
   for (const auto& c : cases) {
     BOOST_TEST_CONTEXT(c.name) {

@@ -1,0 +1,316 @@
+// Hostile kernel cache documents (issue 16): each case below crashed cuDNN 9.19 at the cache's
+// finalize, or was taken for something else, when from_json accepted it at ca8a263. They must
+// now be refused at from_json with InvalidJson naming the JSON path, leaving the cache as it
+// was. The crashing documents are never given to cuDNN here: the tests assert the refusal.
+#define BOOST_TEST_MODULE kernel_cache_hostile
+#include <boost/test/unit_test.hpp>
+
+#include "api/kernel_cache.hpp"
+#include "support/cpu_operation_graph.hpp"
+#include "support/kernel_cache_documents.hpp"
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using dnngraph::testing::conv_relu;
+using dnngraph::testing::matmul;
+using dnngraph::testing::reduction;
+
+// The document with its first `from` replaced by `to` (the test's one change).
+std::string with(const std::string& document, std::string_view from, std::string_view to) {
+  const auto at = document.find(from);
+  BOOST_TEST_REQUIRE(at != std::string::npos, "the document has no " << from);
+  std::string changed = document;
+  changed.replace(at, from.size(), to);
+  return changed;
+}
+
+// The document with the value of operationGraph's member `name` (an array) replaced by `given`.
+std::string with_graph_member(const std::string& document, const std::string& name,
+                              const std::string& given) {
+  const std::string member = "\"" + name + "\":[";
+  const auto begin = document.find(member) + member.size() - 1;
+  // The member's array ends where the next operationGraph member starts.
+  const auto end = document.find(name == "tensors" ? ",\"nodes\"" : ",\"isDynamicShapeEnabled\"");
+  BOOST_TEST_REQUIRE(end != std::string::npos);
+  std::string changed = document;
+  changed.replace(begin, end - begin, given);
+  return changed;
+}
+
+// An entry cuDNN 9.19 takes on the CPU: a key for engine 7 of the matmul graph, no kernels.
+std::string matmul_entry(int type) {
+  const auto graph_begin = matmul.find("{\"finalizeMode\"");
+  const auto graph_end = matmul.find(",\"kernel_cache\"");
+  return R"({"key":{"type":)" + std::to_string(type) +
+         R"(,"engineId":7,"knobChoices":{},"operationGraph":)" +
+         matmul.substr(graph_begin, graph_end - graph_begin) + R"(},"value":[]})";
+}
+
+// Asserts from_json refuses the document with InvalidJson, the message naming each of the
+// parts, and leaves the cache unloaded: a good document still loads after it.
+void refused(const std::string& document, const std::vector<std::string>& parts) {
+  dnngraph::KernelCache kc;
+  auto loaded = kc.from_json(document);
+  BOOST_TEST_REQUIRE(!loaded.has_value(), "from_json accepted it");
+  BOOST_TEST((loaded.error().code == dnngraph::ErrorCode::InvalidJson));
+  for (const auto& part : parts) {
+    BOOST_TEST(loaded.error().message.find(part) != std::string::npos,
+               "'" << part << "' not in: " << loaded.error().message);
+  }
+  BOOST_TEST(kc.descriptors_created() == 0);
+  BOOST_TEST(!kc.is_built());
+  auto good = kc.from_json(matmul);
+  BOOST_TEST(good.has_value(), (good ? "" : good.error().message));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_documents_cudnn_writes_load) {
+  for (const std::string* document : {&matmul, &conv_relu, &reduction}) {
+    dnngraph::KernelCache kc;
+    auto loaded = kc.from_json(*document);
+    BOOST_TEST(loaded.has_value(), (loaded ? "" : loaded.error().message));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_document_of_the_fuzz_corpus_loads) {
+  // Documents cuDNN 9.19 wrote on the CPU for each node kind dnngraph lowers (and entries it
+  // takes): what to_json gives must load again.
+  const auto corpus =
+      std::filesystem::path(__FILE__).parent_path() / "../fuzz/corpus/kernel_cache_json";
+  int documents = 0;
+  for (const auto& file : std::filesystem::directory_iterator(corpus)) {
+    BOOST_TEST_CONTEXT(file.path().filename()) {
+      std::ifstream in(file.path());
+      const std::string document{std::istreambuf_iterator<char>(in), {}};
+      dnngraph::KernelCache kc;
+      auto loaded = kc.from_json(document);
+      BOOST_TEST(loaded.has_value(), (loaded ? "" : loaded.error().message));
+      ++documents;
+    }
+  }
+  BOOST_TEST(documents >= 10);
+}
+
+BOOST_AUTO_TEST_CASE(an_entry_cudnn_takes_loads) {
+  dnngraph::KernelCache kc;
+  auto loaded = kc.from_json(
+      with(matmul, R"("kernel_cache":[])", R"("kernel_cache":[)" + matmul_entry(0) + "]"));
+  BOOST_TEST(loaded.has_value(), (loaded ? "" : loaded.error().message));
+}
+
+BOOST_AUTO_TEST_CASE(an_entry_key_type_of_3_is_refused) {
+  refused(with(matmul, R"("kernel_cache":[])", R"("kernel_cache":[{"key":{"type":3},"value":[]}])"),
+          {"kernel_cache[0].key.type", "an integer in 0..2", "given 3"});
+}
+
+BOOST_AUTO_TEST_CASE(operation_graph_tensors_that_are_not_an_array_are_refused) {
+  for (const std::string given : {"1", "\"tensors\"", "null"}) {
+    BOOST_TEST_CONTEXT(given) {
+      refused(with_graph_member(matmul, "tensors", given),
+              {"operationGraph.tensors", "expected an array", "given " + given});
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(operation_graph_nodes_that_are_not_an_array_are_refused) {
+  for (const std::string given : {"1", "\"nodes\"", "null"}) {
+    BOOST_TEST_CONTEXT(given) {
+      refused(with_graph_member(matmul, "nodes", given),
+              {"operationGraph.nodes", "expected an array", "given " + given});
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_convolution_pad_longer_than_the_spatial_rank_is_refused) {
+  for (const std::string pad : {"[1,1,1,1,1,1,1,1]", "[1,1,1,1,1,1,1,1,1]"}) {
+    BOOST_TEST_CONTEXT(pad) {
+      refused(with(conv_relu, R"("pad":[1,1])", R"("pad":)" + pad),
+              {"operationGraph.nodes[0].pad", "an array of 2 integers"});
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_convolution_stride_longer_than_the_spatial_rank_is_refused) {
+  for (const std::string stride : {"[1,1,1,1,1,1,1,1]", "[1,1,1,1,1,1,1,1,1]"}) {
+    BOOST_TEST_CONTEXT(stride) {
+      refused(with(conv_relu, R"("stride":[1,1])", R"("stride":)" + stride),
+              {"operationGraph.nodes[0].stride", "an array of 2 integers"});
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_convolution_dilation_longer_than_the_spatial_rank_is_refused) {
+  for (const std::string dilation : {"[1,1,1,1,1,1,1,1]", "[1,1,1,1,1,1,1,1,1]"}) {
+    BOOST_TEST_CONTEXT(dilation) {
+      refused(with(conv_relu, R"("dilation":[1,1])", R"("dilation":)" + dilation),
+              {"operationGraph.nodes[0].dilation", "an array of 2 integers"});
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_reduction_output_dim_of_0_is_refused) {
+  refused(with(reduction, R"("dim":[1,64,1])", R"("dim":[1,64,0])"),
+          {"operationGraph.tensors[1].dim[2]", "an integer in 1..", "given 0"});
+}
+
+BOOST_AUTO_TEST_CASE(a_reduction_output_dim_that_is_not_an_integer_is_refused) {
+  refused(with(reduction, R"("dim":[1,64,1])", R"("dim":[1,64,0.5])"),
+          {"operationGraph.tensors[1].dim[2]", "an integer in 1..", "given 5E-1"});
+}
+
+BOOST_AUTO_TEST_CASE(a_duplicate_member_is_refused_even_when_its_last_copy_is_harmless) {
+  // Boost.JSON keeps the last "kernel_cache" (empty), cuDNN the first (a crashing entry).
+  refused(with(matmul, R"("kernel_cache":[])",
+               R"("kernel_cache":[{"key":{"type":3},"value":[]}],"kernel_cache":[])"),
+          {"kernel_cache: expected each member name once per object", "given it twice"});
+}
+
+BOOST_AUTO_TEST_CASE(a_duplicate_member_inside_a_tensor_is_refused_naming_its_path) {
+  refused(with(reduction, R"("dim":[1,64,1])", R"("dim":[1,64,0],"dim":[1,64,1])"),
+          {"operationGraph.tensors[1].dim: expected each member name once"});
+}
+
+BOOST_AUTO_TEST_CASE(a_document_without_finalize_mode_is_refused_at_from_json) {
+  refused(with(matmul, R"("finalizeMode":"BLAS_MATMUL",)", ""),
+          {"operationGraph.finalizeMode", "none (it is missing)"});
+}
+
+BOOST_AUTO_TEST_CASE(a_document_cudnn_refuses_fails_at_from_json_with_its_reason) {
+  // Well formed, but B's rows (16) do not match A's columns (32): only cuDNN knows.
+  refused(with(matmul, R"("dim":[1,32,16])", R"("dim":[1,16,16])"),
+          {"cuDNN refused the document", "aDesc.getDimA()"});
+}
+
+BOOST_AUTO_TEST_CASE(a_document_of_another_cudnn_version_fails_at_from_json) {
+  refused(with(matmul, R"("cudnnVersion":91900)", R"("cudnnVersion":91800)"),
+          {"cuDNN refused the document", "cudnn_version"});
+}
+
+BOOST_AUTO_TEST_CASE(two_identical_entries_are_refused) {
+  const std::string entry = matmul_entry(0);
+  refused(with(matmul, R"("kernel_cache":[])", R"("kernel_cache":[)" + entry + "," + entry + "]"),
+          {"kernel_cache[1].key", "given the key of kernel_cache[0] again"});
+}
+
+BOOST_AUTO_TEST_CASE(two_entries_whose_keys_differ_only_in_member_order_are_refused) {
+  // cuDNN reads both keys alike, keeps both entries, and serializes them alike.
+  const std::string entry = matmul_entry(0);
+  const std::string reordered =
+      with(entry, R"("type":0,"engineId":7,)", R"("engineId":7,"type":0,)");
+  refused(
+      with(matmul, R"("kernel_cache":[])", R"("kernel_cache":[)" + entry + "," + reordered + "]"),
+      {"kernel_cache[1].key", "given the key of kernel_cache[0] again"});
+}
+
+BOOST_AUTO_TEST_CASE(a_kernel_whose_cubin_is_not_base64_is_refused) {
+  // Compiled kernels are not verified (docs/kernel-cache.md), but their shape is.
+  const std::string entry =
+      with(matmul_entry(0), R"("value":[])", R"("value":[{"cubin":"!!!!","kernelName":"k"}])");
+  refused(with(matmul, R"("kernel_cache":[])", R"("kernel_cache":[)" + entry + "]"),
+          {"kernel_cache[0].value[0].cubin", "base64 text", R"(given "!!!!")"});
+}
+
+BOOST_AUTO_TEST_CASE(a_number_beyond_the_range_of_a_double_is_refused) {
+  refused(with(conv_relu, R"("alpha":1.0)", R"("alpha":1e999)"),
+          {"operationGraph.nodes[0].alpha", "a finite number", "1e999"});
+}
+
+BOOST_AUTO_TEST_CASE(a_nan_in_a_document_does_not_parse) {
+  refused(with(conv_relu, R"("alpha":1.0)", R"("alpha":NaN)"), {"does not parse"});
+}
+
+BOOST_AUTO_TEST_CASE(a_tensor_name_that_is_not_a_decimal_uid_is_refused) {
+  // cuDNN 9.19 converts names with std::stoll: "abc" threw through its C API and aborted.
+  refused(
+      with(with(matmul, R"("name":"1")", R"("name":"abc")"), R"("matA":"1")", R"("matA":"abc")"),
+      {"operationGraph.tensors[0].name", "a tensor uid in decimal", "given \"abc\""});
+}
+
+BOOST_AUTO_TEST_CASE(a_node_naming_a_tensor_the_graph_lacks_is_refused) {
+  refused(with(matmul, R"("matC":"3")", R"("matC":"4")"),
+          {"operationGraph.nodes[0].matC", "the name of a tensor", "given \"4\""});
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_member_is_refused) {
+  refused(with(matmul, R"("kernel_cache":[])", R"("kernel_cache":[],"deviceProp":{})"),
+          {"deviceProp", "only the members cudnnVersion"});
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_build_leaves_the_cache_as_it_was) {
+  // cuDNN 9.19 finalized a cache against an operation graph that was never finalized (an empty
+  // topology): at ca8a263 that build succeeded. It is refused now, and nothing is kept until
+  // every step of a build succeeded, so from_json still loads.
+  auto unfinished = dnngraph::backend::OperationGraph::create();
+  BOOST_TEST_REQUIRE(unfinished.has_value());
+  dnngraph::KernelCache kc;
+  auto built = kc.build(*unfinished);
+  BOOST_TEST_REQUIRE(!built.has_value());
+  BOOST_TEST((built.error().code == dnngraph::ErrorCode::InvalidState));
+  BOOST_TEST(!kc.is_built());
+  BOOST_TEST(kc.descriptors_created() == 0);
+  auto loaded = kc.from_json(matmul);
+  BOOST_TEST(loaded.has_value(), (loaded ? "" : loaded.error().message));
+}
+
+BOOST_AUTO_TEST_CASE(a_build_after_a_failed_one_succeeds_with_one_descriptor) {
+  auto unfinished = dnngraph::backend::OperationGraph::create();
+  auto graph = dnngraph::testing::swish_graph(1.5);
+  BOOST_TEST_REQUIRE(unfinished.has_value());
+  if (!graph) {
+    BOOST_FAIL("cuDNN did not finalize the swish graph on the CPU");
+    return;
+  }
+  dnngraph::KernelCache kc;
+  BOOST_TEST(!kc.build(*unfinished).has_value());
+  auto built = kc.build(graph->graph);
+  BOOST_TEST_REQUIRE(built.has_value(), (built ? "" : built.error().message));
+  BOOST_TEST(kc.is_built());
+  BOOST_TEST(kc.descriptors_created() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_build_on_a_graph_the_cpu_finalizes_succeeds_and_round_trips) {
+  auto graph = dnngraph::testing::swish_graph(1.5);
+  if (!graph) {
+    BOOST_FAIL("cuDNN did not finalize the swish graph on the CPU");
+    return;
+  }
+  dnngraph::KernelCache kc;
+  auto built = kc.build(graph->graph);
+  BOOST_TEST_REQUIRE(built.has_value(), (built ? "" : built.error().message));
+  BOOST_TEST(kc.is_built());
+  BOOST_TEST(kc.descriptors_created() == 1);
+  auto json = kc.to_json();
+  BOOST_TEST_REQUIRE(json.has_value());
+  dnngraph::KernelCache again;
+  auto loaded = again.from_json(*json);
+  BOOST_TEST(loaded.has_value(), (loaded ? "" : loaded.error().message));
+}
+
+BOOST_AUTO_TEST_CASE(a_loaded_cache_builds_and_counts_its_entries) {
+  auto graph = dnngraph::testing::swish_graph(1.5);
+  if (!graph) {
+    BOOST_FAIL("cuDNN did not finalize the swish graph on the CPU");
+    return;
+  }
+  dnngraph::KernelCache kc;
+  BOOST_TEST_REQUIRE(
+      kc.from_json(with(matmul, R"("kernel_cache":[])",
+                        R"("kernel_cache":[)" + matmul_entry(0) + "," + matmul_entry(1) + "]"))
+          .has_value());
+  auto built = kc.build(graph->graph);
+  BOOST_TEST_REQUIRE(built.has_value(), (built ? "" : built.error().message));
+  BOOST_TEST(kc.descriptors_created() == 1);
+  auto size = kc.size();
+  BOOST_TEST_REQUIRE(size.has_value());
+  BOOST_TEST(*size == 2);
+}

@@ -1,0 +1,56 @@
+// Kernel cache documents cuDNN 9.19 wrote on the CPU (no GPU), for tests that change one thing
+// in a real document. The same documents seed the fuzz corpus (tests/fuzz/corpus).
+#pragma once
+
+#include <string>
+
+namespace dnngraph::testing {
+
+// Documents cuDNN 9.19 wrote on the CPU for dynamic-shape operation graphs (matmul; conv 3x3 +
+// ReLU; a sum reduction), as tests/fuzz/corpus/kernel_cache_json holds them.
+inline const std::string matmul =
+    R"({"cudnnVersion":91900,"schemaVersion":4,"operationGraph":{"finalizeMode":"BLAS_MATMUL",)"
+    R"("tensors":[{"name":"1","dataType":"CUDNN_DATA_HALF","dim":[1,64,32],"stride":[2048,32,1],)"
+    R"("isVirtual":false,"isByValue":false,"vectCount":1,"vectDim":-1,"ptrAlignment":16,)"
+    R"("reordering":"CUDNN_TENSOR_REORDERING_NONE"},{"name":"2","dataType":"CUDNN_DATA_HALF",)"
+    R"("dim":[1,32,16],"stride":[512,16,1],"isVirtual":false,"isByValue":false,"vectCount":1,)"
+    R"("vectDim":-1,"ptrAlignment":16,"reordering":"CUDNN_TENSOR_REORDERING_NONE"},{"name":"3",)"
+    R"("dataType":"CUDNN_DATA_HALF","dim":[1,64,16],"stride":[1024,16,1],"isVirtual":false,)"
+    R"("isByValue":false,"vectCount":1,"vectDim":-1,"ptrAlignment":16,)"
+    R"("reordering":"CUDNN_TENSOR_REORDERING_NONE"}],"nodes":[{"operation":)"
+    R"("CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR","mathPrec":"CUDNN_DATA_FLOAT","matA":"1",)"
+    R"("matB":"2","matC":"3"}],"isDynamicShapeEnabled":true},"kernel_cache":[]})";
+
+inline const std::string conv_relu =
+    R"({"cudnnVersion":91900,"schemaVersion":4,"operationGraph":{"finalizeMode":)"
+    R"("GENERIC_CONV_FUSION","tensors":[{"name":"11","dataType":"CUDNN_DATA_HALF","dim":[1,8,16,16],)"
+    R"("stride":[2048,256,16,1],"isVirtual":false,"isByValue":false,"vectCount":1,"vectDim":-1,)"
+    R"("ptrAlignment":16,"reordering":"CUDNN_TENSOR_REORDERING_NONE"},{"name":"12","dataType":)"
+    R"("CUDNN_DATA_HALF","dim":[8,8,3,3],"stride":[72,9,3,1],"isVirtual":false,"isByValue":false,)"
+    R"("vectCount":1,"vectDim":-1,"ptrAlignment":16,"reordering":"CUDNN_TENSOR_REORDERING_NONE"},)"
+    R"({"name":"13","dataType":"CUDNN_DATA_HALF","dim":[1,8,16,16],"stride":[2048,256,16,1],)"
+    R"("isVirtual":true,"isByValue":false,"vectCount":1,"vectDim":-1,"ptrAlignment":16,)"
+    R"("reordering":"CUDNN_TENSOR_REORDERING_NONE"},{"name":"14","dataType":"CUDNN_DATA_HALF",)"
+    R"("dim":[1,8,16,16],"stride":[2048,256,16,1],"isVirtual":false,"isByValue":false,)"
+    R"("vectCount":1,"vectDim":-1,"ptrAlignment":16,"reordering":"CUDNN_TENSOR_REORDERING_NONE"}],)"
+    R"("nodes":[{"operation":"CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR","mode":)"
+    R"("CUDNN_CROSS_CORRELATION","mathPrec":"CUDNN_DATA_FLOAT","alpha":1.0,"beta":0.0,)"
+    R"("pad":[1,1],"stride":[1,1],"dilation":[1,1],"X":"11","W":"12","Y":"13"},{"operation":)"
+    R"("CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR","pointwiseMode":"CUDNN_POINTWISE_RELU_FWD",)"
+    R"("mathPrec":"CUDNN_DATA_FLOAT","upperClip":1.7976931348623157e308,"lowerClip":0.0,)"
+    R"("lowerClipSlope":0.0,"alpha1":1.0,"alpha2":1.0,"X":"13","Y":"14"}],)"
+    R"("isDynamicShapeEnabled":true},"kernel_cache":[]})";
+
+inline const std::string reduction =
+    R"({"cudnnVersion":91900,"schemaVersion":4,"operationGraph":{"finalizeMode":)"
+    R"("GENERIC_POINTWISE_FUSION","tensors":[{"name":"21","dataType":"CUDNN_DATA_HALF",)"
+    R"("dim":[1,64,32],"stride":[2048,32,1],"isVirtual":false,"isByValue":false,"vectCount":1,)"
+    R"("vectDim":-1,"ptrAlignment":16,"reordering":"CUDNN_TENSOR_REORDERING_NONE"},{"name":"22",)"
+    R"("dataType":"CUDNN_DATA_HALF","dim":[1,64,1],"stride":[64,1,1],"isVirtual":false,)"
+    R"("isByValue":false,"vectCount":1,"vectDim":-1,"ptrAlignment":16,)"
+    R"("reordering":"CUDNN_TENSOR_REORDERING_NONE"}],"nodes":[{"operation":)"
+    R"("CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR","reductionOp":"CUDNN_REDUCE_TENSOR_ADD",)"
+    R"("mathPrec":"CUDNN_DATA_FLOAT","isDeterministic":false,"X":"21","Y":"22"}],)"
+    R"("isDynamicShapeEnabled":true},"kernel_cache":[]})";
+
+}  // namespace dnngraph::testing
