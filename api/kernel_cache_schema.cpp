@@ -287,8 +287,16 @@ Result<const json::array*> array_at(const json::value& value, const std::string&
   return array;
 }
 
-// Refuses the first member whose name is not one of `known`.
+// The member names below are those cuDNN 9.19 writes. A document of another cuDNN may carry
+// members 9.19 lacks: those pass unchecked (set per document by check_cache_schema), while every
+// member named here is still checked. Not yet measured against another version's documents.
+thread_local bool unknown_members_allowed = false;
+
+// Refuses the first member whose name is not one of `known` (in a cuDNN 9.19 document).
 Result<void> only_known_members(const json::object& object, const std::string& path, Names known) {
+  if (unknown_members_allowed) {
+    return {};
+  }
   for (const auto& member : object) {
     if (std::ranges::find(known, std::string_view(member.key())) == known.end()) {
       return refuse(member_path(path, member.key()), "only the members " + listed(known),
@@ -815,6 +823,15 @@ Result<void> check_entry(const json::value& value, const std::string& path) {
 }  // namespace
 
 Result<void> check_cache_schema(const json::value& document) {
+  // Whether members beyond 9.19's pass: decided by the document's own version, read first.
+  const json::object* root = document.if_object();
+  const json::value* declared = root != nullptr ? root->if_contains("cudnnVersion") : nullptr;
+  struct Strictness {
+    explicit Strictness(bool allow) { unknown_members_allowed = allow; }
+    Strictness(const Strictness&) = delete;
+    Strictness& operator=(const Strictness&) = delete;
+    ~Strictness() { unknown_members_allowed = false; }  // restored on every way out
+  } strictness(declared != nullptr && declared->is_int64() && declared->as_int64() != 91900);
   auto found = members_of(document, "", root_members, root_members.size());
   if (!found) {
     return std::unexpected(found.error());

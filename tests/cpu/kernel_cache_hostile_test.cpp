@@ -74,6 +74,10 @@ void refused(const std::string& document, const std::vector<std::string>& parts)
 
 }  // namespace
 
+// Every case loads a stored cuDNN 9.19 document (directly, or to show the cache still loads one).
+BOOST_AUTO_TEST_SUITE(documents_of_cudnn_9_19,
+                      *boost::unit_test::precondition(dnngraph::testing::loaded_cudnn_is_9_19))
+
 BOOST_AUTO_TEST_CASE(the_documents_cudnn_writes_load) {
   for (const std::string* document : {&matmul, &conv_relu, &reduction}) {
     dnngraph::KernelCache kc;
@@ -314,3 +318,5 @@ BOOST_AUTO_TEST_CASE(a_loaded_cache_builds_and_counts_its_entries) {
   BOOST_TEST_REQUIRE(size.has_value());
   BOOST_TEST(*size == 2);
 }
+
+BOOST_AUTO_TEST_SUITE_END()

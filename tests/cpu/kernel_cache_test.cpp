@@ -55,7 +55,8 @@ BOOST_AUTO_TEST_CASE(to_json_before_build_is_an_error) {
   BOOST_TEST((json.error().code == dnngraph::ErrorCode::InvalidState));
 }
 
-BOOST_AUTO_TEST_CASE(from_json_accepts_a_well_formed_document_once) {
+BOOST_AUTO_TEST_CASE(from_json_accepts_a_well_formed_document_once,
+                     *boost::unit_test::precondition(dnngraph::testing::loaded_cudnn_is_9_19)) {
   dnngraph::KernelCache kc;
   auto first = kc.from_json(well_formed);
   BOOST_TEST_INFO((first ? std::string("ok") : first.error().message));
@@ -75,7 +76,8 @@ struct MalformedCase {
   const char* expected_text;
 };
 
-BOOST_AUTO_TEST_CASE(from_json_rejects_malformed_documents_and_stays_unloaded) {
+BOOST_AUTO_TEST_CASE(from_json_rejects_malformed_documents_and_stays_unloaded,
+                     *boost::unit_test::precondition(dnngraph::testing::loaded_cudnn_is_9_19)) {
   const std::vector<MalformedCase> cases = {
       {"empty", "", "does not parse"},
       {"not JSON", "kernel cache", "does not parse"},
@@ -104,7 +106,8 @@ BOOST_AUTO_TEST_CASE(from_json_rejects_malformed_documents_and_stays_unloaded) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(from_json_rejects_an_oversized_document_before_parsing) {
+BOOST_AUTO_TEST_CASE(from_json_rejects_an_oversized_document_before_parsing,
+                     *boost::unit_test::precondition(dnngraph::testing::loaded_cudnn_is_9_19)) {
   dnngraph::KernelCache kc;
   std::string huge(dnngraph::KernelCache::max_json_bytes + 1, ' ');
   auto loaded = kc.from_json(huge);
@@ -114,7 +117,8 @@ BOOST_AUTO_TEST_CASE(from_json_rejects_an_oversized_document_before_parsing) {
   BOOST_TEST(kc.from_json(well_formed).has_value());
 }
 
-BOOST_AUTO_TEST_CASE(concurrent_from_json_loads_exactly_once) {
+BOOST_AUTO_TEST_CASE(concurrent_from_json_loads_exactly_once,
+                     *boost::unit_test::precondition(dnngraph::testing::loaded_cudnn_is_9_19)) {
   auto kc = std::make_shared<dnngraph::KernelCache>();
   constexpr int threads = 8;
   std::atomic<int> loaded{0};

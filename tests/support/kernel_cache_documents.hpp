@@ -2,9 +2,23 @@
 // in a real document. The same documents seed the fuzz corpus (tests/fuzz/corpus).
 #pragma once
 
+#include <cudnn.h>
+#include <boost/test/unit_test.hpp>
+
 #include <string>
 
 namespace dnngraph::testing {
+
+// The documents below are cuDNN 9.19's; another cuDNN refuses them at from_json ("another
+// cudnnVersion"). Cases that need cuDNN to take them carry this precondition, so on another
+// loaded cuDNN they are reported skipped with the reason, never passed.
+inline boost::test_tools::assertion_result loaded_cudnn_is_9_19(boost::unit_test::test_unit_id) {
+  const auto loaded = cudnnGetVersion();
+  boost::test_tools::assertion_result result(loaded / 100 == 919);
+  result.message() << "the stored kernel cache documents are cuDNN 9.19's; cuDNN " << loaded
+                   << " is loaded";
+  return result;
+}
 
 // Documents cuDNN 9.19 wrote on the CPU for dynamic-shape operation graphs (matmul; conv 3x3 +
 // ReLU; a sum reduction), as tests/fuzz/corpus/kernel_cache_json holds them.
