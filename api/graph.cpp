@@ -686,6 +686,14 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
       return complete;
     }
   }
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    if (!is_known(modes[i])) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        "build: heuristic mode " + std::to_string(i) + " has the value " +
+                            std::to_string(static_cast<int>(modes[i])) +
+                            ", which is none of A, B, Fallback");
+    }
+  }
   if (handle.empty()) {
     return make_error(ErrorCode::InvalidHandle,
                       "build: the Handle is empty; create one with Handle::create()");

@@ -224,19 +224,20 @@ Result<void> KernelCache::from_json(std::string_view json) {
 
 Result<bool> KernelCache::holds(const backend::EngineConfig& config) const {
   std::scoped_lock lock(mutex_);
-  if (auto ok = require_built_locked("holds()"); !ok) {
-    return std::unexpected(ok.error());
+  auto d = built_locked("holds()");
+  if (!d) {
+    return std::unexpected(d.error());
   }
-  return detail::lift(holds_locked(config), "kernel cache: lookup");
+  return detail::lift(lookup(**d, config), "kernel cache: lookup");
 }
 
-backend::Expected<bool> KernelCache::holds_locked(const backend::EngineConfig& config) const {
+backend::Expected<bool> KernelCache::lookup(const backend::KernelCache& cache,
+                                            const backend::EngineConfig& config) {
   // Asked with the config as the single element, cuDNN answers in the element count: 1 when the
   // config's kernel is cached, 0 when not (cuDNN 9.19; as BOOLEAN it is BAD_PARAM_ATTRIBUTE_TYPE).
   std::array<cudnnBackendDescriptor_t, 1> element{config.native()};
-  auto count =
-      descriptor_->get_descriptors(CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED,
-                                   "CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED", element);
+  auto count = cache.get_descriptors(CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED,
+                                     "CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED", element);
   if (!count) {
     return std::unexpected(std::move(count.error()));
   }
@@ -250,12 +251,12 @@ backend::Expected<bool> KernelCache::finalize_plan(backend::ExecutionPlan& plan,
     return std::unexpected(backend::Status{CUDNN_STATUS_BAD_PARAM, "kernel cache",
                                            "a plan attached to a cache that is not built"});
   }
-  auto before = holds_locked(config);
+  // The descriptor is never replaced once set, so the reference stays valid after unlocking.
+  const backend::KernelCache& cache = *descriptor_;
+  auto before = lookup(cache, config);
   if (!before) {
     return std::unexpected(std::move(before.error()));
   }
-  // The descriptor is never replaced once set, so the reference stays valid after unlocking.
-  const backend::KernelCache& cache = *descriptor_;
   const bool native = native_introspection();
   if (native) {
     lock.unlock();
@@ -267,7 +268,7 @@ backend::Expected<bool> KernelCache::finalize_plan(backend::ExecutionPlan& plan,
   }
   if (!native && !*before) {
     // Not cached before, cached now: this plan compiled and inserted the config's kernel.
-    auto after = holds_locked(config);
+    auto after = lookup(cache, config);
     if (!after) {
       return std::unexpected(std::move(after.error()));
     }

@@ -93,7 +93,9 @@ class KernelCache {
   [[nodiscard]] Result<void> require_built_locked(std::string_view what) const;
   // The descriptor once built (under the lock); the error of require_built_locked otherwise.
   [[nodiscard]] Result<const backend::KernelCache*> built_locked(std::string_view what) const;
-  [[nodiscard]] backend::Expected<bool> holds_locked(const backend::EngineConfig& config) const;
+  // IS_ENGINECFG_KERNEL_CACHED of config on the descriptor; callers hold mutex_.
+  [[nodiscard]] static backend::Expected<bool> lookup(const backend::KernelCache& cache,
+                                                      const backend::EngineConfig& config);
 
   mutable std::mutex mutex_;
   std::optional<backend::KernelCache> descriptor_;  // guarded by mutex_; never replaced once set

@@ -306,6 +306,13 @@ BOOST_AUTO_TEST_CASE(a_pointwise_mode_outside_the_enumerators_is_refused) {
                {"pointwise 'pw'", "mode", "200", "PointwiseMode"});
 }
 
+BOOST_AUTO_TEST_CASE(a_heuristic_mode_outside_the_enumerators_is_refused_at_build) {
+  Relu graph;
+  expect_error(
+      graph.g.build(dnngraph::Handle{}, {dnngraph::HeuristicMode::A, dnngraph::HeuristicMode{9}}),
+      ErrorCode::InvalidAttribute, {"heuristic mode 1", "9"});
+}
+
 BOOST_AUTO_TEST_CASE(a_convolution_mode_outside_the_enumerators_is_refused) {
   expect_error(validate_conv(dnngraph::ConvolutionMode{9}), ErrorCode::InvalidAttribute,
                {"conv_fprop 'conv'", "convolution mode", "9", "ConvolutionMode"});
