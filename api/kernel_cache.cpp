@@ -216,7 +216,6 @@ Result<void> KernelCache::from_json(std::string_view json) {
   }
   descriptor_.emplace(std::move(*loaded));
   ++descriptors_created_;
-  loaded_ = true;
   revision_ = 0;
   size_ = checked->entries;
   return {};

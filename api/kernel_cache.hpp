@@ -100,7 +100,6 @@ class KernelCache {
   mutable std::mutex mutex_;
   std::optional<backend::KernelCache> descriptor_;  // guarded by mutex_; never replaced once set
   bool built_ = false;                              // guarded by mutex_
-  bool loaded_ = false;                             // guarded by mutex_: from_json set the contents
   // Library path (cuDNN < 9.27): insertions counted since build or load, and the entries held.
   std::int64_t revision_ = 0;  // guarded by mutex_
   std::int64_t size_ = 0;      // guarded by mutex_
