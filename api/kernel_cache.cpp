@@ -17,7 +17,9 @@ namespace {
 // _ENTRY_COUNT); both the headers compiled against and the library loaded must have them.
 bool native_introspection() noexcept {
 #if CUDNN_VERSION >= 92700
-  return backend::runtime_version() >= 92700;
+  // Asked on every execute of an attached plan: the loaded library does not change in-process.
+  static const bool loaded_has_them = backend::runtime_version() >= 92700;
+  return loaded_has_them;
 #else
   return false;
 #endif
