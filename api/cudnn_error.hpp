@@ -2,6 +2,7 @@
 #pragma once
 
 #include "api/error.hpp"
+#include "backend/features.hpp"
 #include "backend/status.hpp"
 
 #include <string_view>
@@ -10,6 +11,13 @@ namespace dnngraph::detail {
 
 [[nodiscard]] inline Error cudnn_error(const backend::Status& status, std::string_view doing) {
   return Error{ErrorCode::CudnnFailure, std::string(doing) + ": " + status.to_string()};
+}
+
+// VersionTooOld for a versioned capability the headers compiled against or the loaded cuDNN
+// lack: "<doing>: <backend::too_old_message>", naming the version needed and both versions.
+[[nodiscard]] inline Error version_too_old(backend::Feature feature, std::string_view doing) {
+  return Error{ErrorCode::VersionTooOld,
+               std::string(doing) + ": " + backend::too_old_message(feature)};
 }
 
 // Expected<T> from backend → Result<T>, naming what the api was doing.

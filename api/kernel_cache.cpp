@@ -4,6 +4,7 @@
 
 #include "api/cudnn_error.hpp"
 #include "api/kernel_cache_json.hpp"
+#include "backend/features.hpp"
 #include "backend/version.hpp"
 
 #include <algorithm>
@@ -13,16 +14,10 @@ namespace dnngraph {
 
 namespace {
 
-// cuDNN counts revision and entries itself from 9.27 (CUDNN_ATTR_KERNEL_CACHE_REVISION and
-// _ENTRY_COUNT); both the headers compiled against and the library loaded must have them.
+// cuDNN counts revision and entries itself from 9.27 (backend::Feature::KernelCacheCounters);
+// both the headers compiled against and the library loaded must have them.
 bool native_introspection() noexcept {
-#if CUDNN_VERSION >= 92700
-  // Asked on every execute of an attached plan: the loaded library does not change in-process.
-  static const bool loaded_has_them = backend::runtime_version() >= 92700;
-  return loaded_has_them;
-#else
-  return false;
-#endif
+  return backend::available(backend::Feature::KernelCacheCounters);
 }
 
 // A new descriptor bound to the operation graph's topology and finalized.
@@ -90,7 +85,6 @@ Result<void> KernelCache::build(const backend::OperationGraph& graph) {
   }
   // A loaded cache was finalized by from_json and knows its topology from the document.
   std::int64_t native_base = 0;
-#if CUDNN_VERSION >= 92700
   if (native_introspection()) {
     const backend::KernelCache& d = created ? *created : *descriptor_;
     auto base = d.revision();
@@ -99,7 +93,6 @@ Result<void> KernelCache::build(const backend::OperationGraph& graph) {
     }
     native_base = *base;
   }
-#endif
   // Nothing above failed: the members change together. The entries are not read here (cuDNN
   // 9.19 serializes a cache once, so a read now would freeze its document); a loaded cache
   // starts with the loaded entries (size_ set by from_json), not changes of this process.
@@ -139,31 +132,29 @@ Result<const backend::KernelCache*> KernelCache::built_locked(std::string_view w
 
 Result<std::int64_t> KernelCache::revision() const {
   std::scoped_lock lock(mutex_);
-  if (auto ok = require_built_locked("revision()"); !ok) {
-    return std::unexpected(ok.error());
+  auto d = built_locked("revision()");
+  if (!d) {
+    return std::unexpected(d.error());
   }
-#if CUDNN_VERSION >= 92700
   if (native_introspection()) {
-    auto native = descriptor_->revision();
+    auto native = (*d)->revision();
     if (!native) {
       return std::unexpected(detail::cudnn_error(native.error(), "kernel cache: revision"));
     }
     return *native - native_base_;
   }
-#endif
   return revision_;
 }
 
 Result<std::int64_t> KernelCache::size() const {
   std::scoped_lock lock(mutex_);
-  if (auto ok = require_built_locked("size()"); !ok) {
-    return std::unexpected(ok.error());
+  auto d = built_locked("size()");
+  if (!d) {
+    return std::unexpected(d.error());
   }
-#if CUDNN_VERSION >= 92700
   if (native_introspection()) {
-    return detail::lift(descriptor_->entry_count(), "kernel cache: size");
+    return detail::lift((*d)->entry_count(), "kernel cache: size");
   }
-#endif
   return size_;
 }
 
@@ -176,7 +167,7 @@ Result<std::string> KernelCache::to_json() const {
   if (!native_introspection() && serialized_at_ && *serialized_at_ != revision_) {
     return make_error(
         ErrorCode::VersionTooOld,
-        "kernel cache: to_json: cuDNN " + backend::version_string(backend::runtime_version()) +
+        "kernel cache: to_json: cuDNN " + backend::version_string(backend::loaded_version()) +
             " serializes a kernel cache once (every later read returns the first document) and "
             "this cache gained " +
             std::to_string(revision_ - *serialized_at_) +

@@ -1,6 +1,8 @@
 // backend::ExecutionPlan getters and execute.
 #include "backend/execution_plan.hpp"
 
+#include "backend/features.hpp"
+
 #include <dlfcn.h>
 
 namespace dnngraph::backend {
@@ -24,15 +26,16 @@ WorkspaceSizeFn workspace_size_fn() noexcept {
 
 }  // namespace
 
-bool has_workspace_size_for() noexcept { return workspace_size_fn() != nullptr; }
+bool has_workspace_size_for() noexcept {
+  return available(Feature::WorkspaceSizeWithOverrides) && workspace_size_fn() != nullptr;
+}
 
 Expected<std::int64_t> workspace_size_for(cudnnHandle_t handle, const ExecutionPlan& plan,
                                           const Descriptor& variant_pack) {
-  const WorkspaceSizeFn fn = workspace_size_fn();
-  if (fn == nullptr) {
-    return std::unexpected(Status{CUDNN_STATUS_NOT_SUPPORTED, "cudnnGetExecutionPlanWorkspaceSize",
-                                  "not in the loaded cuDNN (needs 9.23 or newer)"});
+  if (!has_workspace_size_for()) {
+    return std::unexpected(too_old(Feature::WorkspaceSizeWithOverrides));
   }
+  const WorkspaceSizeFn fn = workspace_size_fn();
   std::size_t bytes = 0;
   auto ok = call("cudnnGetExecutionPlanWorkspaceSize",
                  [&] { return fn(handle, plan.native(), variant_pack.native(), &bytes); });

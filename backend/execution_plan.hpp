@@ -36,14 +36,16 @@ class ExecutionPlan : public Descriptor {
   }
 };
 
-// cudnnGetExecutionPlanWorkspaceSize(handle, plan, variant pack) (cuDNN >= 9.23): the workspace
-// this plan needs for the pack's override shapes. Looked up in the loaded library at run time,
-// so a binary built against newer headers still starts on an older cuDNN; there it returns
-// CUDNN_STATUS_NOT_SUPPORTED.
+// cudnnGetExecutionPlanWorkspaceSize(handle, plan, variant pack)
+// (Feature::WorkspaceSizeWithOverrides, cuDNN 9.23): the workspace this plan needs for the
+// pack's override shapes. Looked up in the loaded library at run time, so a binary built against
+// older headers uses it and one built against newer headers still starts on an older cuDNN;
+// there it returns too_old().
 [[nodiscard]] Expected<std::int64_t> workspace_size_for(cudnnHandle_t handle,
                                                         const ExecutionPlan& plan,
                                                         const Descriptor& variant_pack);
-// Whether the loaded cuDNN has cudnnGetExecutionPlanWorkspaceSize.
+// Whether workspace_size_for can answer: the feature is available and the loaded library has the
+// function.
 [[nodiscard]] bool has_workspace_size_for() noexcept;
 
 // cudnnBackendExecute(handle, plan, variant pack).

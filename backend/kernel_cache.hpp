@@ -2,6 +2,7 @@
 #pragma once
 
 #include "backend/descriptor.hpp"
+#include "backend/features.hpp"
 
 #include <string>
 #include <string_view>
@@ -24,21 +25,28 @@ class KernelCache : public Descriptor {
     return set(CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION,
                "CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION", std::span<const char>(json));
   }
-#if CUDNN_VERSION >= 92700
-  // Read-only counters cuDNN keeps from 9.27 on: one per insertion, replacement, removal or
-  // eviction (lookups do not count; a JSON write starts a new count), and the entry count.
-  [[nodiscard]] Expected<std::int64_t> revision() const {
-    return get_one<std::int64_t>(CUDNN_ATTR_KERNEL_CACHE_REVISION,
-                                 "CUDNN_ATTR_KERNEL_CACHE_REVISION");
-  }
-  [[nodiscard]] Expected<std::int64_t> entry_count() const {
-    return get_one<std::int64_t>(CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT,
-                                 "CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT");
-  }
-#endif
   [[nodiscard]] Expected<std::string> json() const {
     return get_string(CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION,
                       "CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION");
+  }
+
+  // Read-only counters cuDNN keeps (Feature::KernelCacheCounters, cuDNN 9.27): one per
+  // insertion, replacement, removal or eviction (lookups do not count; a JSON write starts a new
+  // count), and the entry count. too_old() where the headers or the loaded library predate them.
+  [[nodiscard]] Expected<std::int64_t> revision() const {
+    return counter(VersionedAttribute::KernelCacheRevision);
+  }
+  [[nodiscard]] Expected<std::int64_t> entry_count() const {
+    return counter(VersionedAttribute::KernelCacheEntryCount);
+  }
+
+ private:
+  [[nodiscard]] Expected<std::int64_t> counter(VersionedAttribute which) const {
+    auto attribute = usable(which);
+    if (!attribute) {
+      return std::unexpected(std::move(attribute.error()));
+    }
+    return get_one<std::int64_t>(attribute->id, attribute->name);
   }
 };
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "backend/descriptor.hpp"
+#include "backend/features.hpp"
 
 #include <vector>
 
@@ -25,13 +26,15 @@ class OperationGraph : public Descriptor {
     return set(CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED,
                "CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED", enabled);
   }
-#if CUDNN_VERSION >= 92100
-  // Execute-time shape overrides on plans of this graph (cuDNN >= 9.21).
+  // Execute-time shape overrides on plans of this graph (Feature::OverrideShapeFlag, cuDNN 9.21):
+  // too_old() where the headers or the loaded library predate it.
   [[nodiscard]] Expected<void> set_override_shape_enabled(bool enabled) {
-    return set(CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED,
-               "CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED", enabled);
+    auto attribute = usable(VersionedAttribute::OperationGraphOverrideShapeEnabled);
+    if (!attribute) {
+      return std::unexpected(std::move(attribute.error()));
+    }
+    return set(attribute->id, attribute->name, enabled);
   }
-#endif
   [[nodiscard]] Expected<std::int64_t> engine_global_count() const {
     return get_one<std::int64_t>(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT,
                                  "CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "backend/descriptor.hpp"
+#include "backend/features.hpp"
 
 #include <vector>
 
@@ -30,28 +31,39 @@ class VariantPack : public Descriptor {
                    CUDNN_TYPE_VOID_PTR, static_cast<std::int64_t>(pointers.size()),
                    static_cast<const void*>(pointers.data()));
   }
-#if CUDNN_VERSION >= 91800
-  // Execute-time shapes (cuDNN >= 9.18): one uid per overridden tensor, and its dims / strides
-  // in a std::vector<std::vector<int64_t>>, same order. The element cuDNN takes (VOID_PTR,
-  // count 1) is the vector object itself: arrayOfElements is its address. cuDNN reads it during
-  // finalize and execute, so it must outlive both.
+  [[nodiscard]] Expected<void> set_workspace(void* workspace) {
+    return set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, "CUDNN_ATTR_VARIANT_PACK_WORKSPACE", workspace);
+  }
+
+  // Execute-time shapes (Feature::VariantPackOverrides, cuDNN 9.18; too_old() where the headers
+  // or the loaded library predate them): one uid per overridden tensor, and its dims / strides in
+  // a std::vector<std::vector<int64_t>>, same order. The element cuDNN takes (VOID_PTR, count 1)
+  // is the vector object itself: arrayOfElements is its address. cuDNN reads it during finalize
+  // and execute, so it must outlive both.
   [[nodiscard]] Expected<void> set_override_unique_ids(std::span<const std::int64_t> uids) {
-    return set(CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS,
-               "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS", uids);
+    auto attribute = usable(VersionedAttribute::VariantPackOverrideUniqueIds);
+    if (!attribute) {
+      return std::unexpected(std::move(attribute.error()));
+    }
+    return set(attribute->id, attribute->name, uids);
   }
   [[nodiscard]] Expected<void> set_override_shapes(
       const std::vector<std::vector<std::int64_t>>& shapes) {
-    return set_raw(CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES,
-                   "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES", CUDNN_TYPE_VOID_PTR, 1, &shapes);
+    return set_vectors(VersionedAttribute::VariantPackOverrideShapes, shapes);
   }
   [[nodiscard]] Expected<void> set_override_strides(
       const std::vector<std::vector<std::int64_t>>& strides) {
-    return set_raw(CUDNN_ATTR_VARIANT_PACK_OVERRIDE_STRIDES,
-                   "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_STRIDES", CUDNN_TYPE_VOID_PTR, 1, &strides);
+    return set_vectors(VersionedAttribute::VariantPackOverrideStrides, strides);
   }
-#endif
-  [[nodiscard]] Expected<void> set_workspace(void* workspace) {
-    return set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, "CUDNN_ATTR_VARIANT_PACK_WORKSPACE", workspace);
+
+ private:
+  [[nodiscard]] Expected<void> set_vectors(VersionedAttribute which,
+                                           const std::vector<std::vector<std::int64_t>>& lists) {
+    auto attribute = usable(which);
+    if (!attribute) {
+      return std::unexpected(std::move(attribute.error()));
+    }
+    return set_raw(attribute->id, attribute->name, CUDNN_TYPE_VOID_PTR, 1, &lists);
   }
 };
 

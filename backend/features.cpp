@@ -1,0 +1,140 @@
+// The table of versioned cuDNN capabilities, the attributes only newer headers declare, and the
+// checks on both. The only file that tests CUDNN_VERSION.
+#include "backend/features.hpp"
+
+#include "backend/version.hpp"
+
+#include <array>
+#include <cstddef>
+#include <optional>
+
+namespace dnngraph::backend {
+
+namespace {
+
+// Each group is declared from the version its feature's entry below names.
+#if CUDNN_VERSION >= 91800
+constexpr std::optional<Attribute> override_unique_ids =
+    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS);
+constexpr std::optional<Attribute> override_shapes =
+    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES);
+constexpr std::optional<Attribute> override_strides =
+    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_OVERRIDE_STRIDES);
+#else
+constexpr std::optional<Attribute> override_unique_ids;
+constexpr std::optional<Attribute> override_shapes;
+constexpr std::optional<Attribute> override_strides;
+#endif
+#if CUDNN_VERSION >= 92100
+constexpr std::optional<Attribute> override_shape_enabled =
+    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED);
+#else
+constexpr std::optional<Attribute> override_shape_enabled;
+#endif
+#if CUDNN_VERSION >= 92700
+constexpr std::optional<Attribute> cache_revision =
+    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_KERNEL_CACHE_REVISION);
+constexpr std::optional<Attribute> cache_entry_count =
+    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT);
+#else
+constexpr std::optional<Attribute> cache_revision;
+constexpr std::optional<Attribute> cache_entry_count;
+#endif
+
+// Versions: the "@since" notes of cuDNN 9.27's cudnn_graph.h.
+constexpr std::array<FeatureEntry, 4> table{{
+    {Feature::VariantPackOverrides, "execute-time override shapes in the variant pack",
+     "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS, _SHAPES, _STRIDES", 91800,
+     override_unique_ids.has_value()},
+    {Feature::OverrideShapeFlag, "the operation graph's override-shape flag",
+     "CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED", 92100,
+     override_shape_enabled.has_value()},
+    // Looked up in the loaded library (dlsym), so the headers compiled against do not matter.
+    {Feature::WorkspaceSizeWithOverrides, "the workspace query for override shapes",
+     "cudnnGetExecutionPlanWorkspaceSize", 92300, true},
+    {Feature::KernelCacheCounters, "the kernel cache's revision and entry count",
+     "CUDNN_ATTR_KERNEL_CACHE_REVISION, CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT", 92700,
+     cache_revision.has_value()},
+}};
+
+struct VersionedEntry {
+  VersionedAttribute attribute;
+  Feature feature;
+  std::optional<Attribute> declared;  // nullopt where the headers lack it
+};
+
+constexpr std::array<VersionedEntry, 6> versioned{{
+    {VersionedAttribute::VariantPackOverrideUniqueIds, Feature::VariantPackOverrides,
+     override_unique_ids},
+    {VersionedAttribute::VariantPackOverrideShapes, Feature::VariantPackOverrides, override_shapes},
+    {VersionedAttribute::VariantPackOverrideStrides, Feature::VariantPackOverrides,
+     override_strides},
+    {VersionedAttribute::OperationGraphOverrideShapeEnabled, Feature::OverrideShapeFlag,
+     override_shape_enabled},
+    {VersionedAttribute::KernelCacheRevision, Feature::KernelCacheCounters, cache_revision},
+    {VersionedAttribute::KernelCacheEntryCount, Feature::KernelCacheCounters, cache_entry_count},
+}};
+
+// Both tables are indexed by their enum, and an entry is compiled exactly when the headers are
+// as new as its minimum and declare every attribute of it.
+constexpr bool tables_agree() {
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    if (static_cast<std::size_t>(table[i].feature) != i) {
+      return false;
+    }
+  }
+  for (std::size_t i = 0; i < versioned.size(); ++i) {
+    const VersionedEntry& v = versioned[i];
+    const FeatureEntry& f = table[static_cast<std::size_t>(v.feature)];
+    if (static_cast<std::size_t>(v.attribute) != i || v.declared.has_value() != f.compiled ||
+        f.compiled != (compiled_version >= f.minimum)) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(tables_agree(), "backend/features.cpp: a table is out of step with the headers");
+
+}  // namespace
+
+std::span<const FeatureEntry> features() noexcept { return table; }
+
+const FeatureEntry& entry(Feature feature) noexcept {
+  return table[static_cast<std::size_t>(feature)];
+}
+
+std::int64_t loaded_version() noexcept {
+  // The loaded library does not change within a process.
+  static const std::int64_t version = runtime_version();
+  return version;
+}
+
+bool compiled(Feature feature) noexcept { return entry(feature).compiled; }
+
+bool loaded(Feature feature) noexcept { return loaded_version() >= entry(feature).minimum; }
+
+bool available(Feature feature) noexcept { return compiled(feature) && loaded(feature); }
+
+std::string too_old_message(Feature feature) {
+  const FeatureEntry& e = entry(feature);
+  return std::string(e.name) + " (" + std::string(e.cudnn) +
+         ") needs cuDNN >= " + version_string(e.minimum) +
+         "; dnngraph was compiled against cuDNN " + version_string(compiled_version) +
+         (e.compiled ? "" : " (without it)") + " and cuDNN " + version_string(loaded_version()) +
+         " is loaded";
+}
+
+Status too_old(Feature feature) {
+  return Status{CUDNN_STATUS_NOT_SUPPORTED, std::string(entry(feature).cudnn),
+                too_old_message(feature)};
+}
+
+Expected<Attribute> usable(VersionedAttribute attribute) {
+  const VersionedEntry& v = versioned[static_cast<std::size_t>(attribute)];
+  if (!v.declared || !available(v.feature)) {
+    return std::unexpected(too_old(v.feature));
+  }
+  return *v.declared;
+}
+
+}  // namespace dnngraph::backend

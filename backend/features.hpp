@@ -1,0 +1,69 @@
+// backend features: the one room that knows which cuDNN version brought which capability. Each
+// versioned capability dnngraph uses is a named entry with the version it needs, whether the
+// headers compiled against have it ("compiled") and whether the library loaded now has it
+// ("loaded": cudnnGetVersion, asked once), and one way to say "too old". Attributes that only
+// newer headers declare are known here only (features.cpp), so descriptor classes declare every
+// method whatever the headers, answering too_old() where they cannot, and no file outside this
+// room tests CUDNN_VERSION.
+#pragma once
+
+#include "backend/attribute.hpp"
+#include "backend/status.hpp"
+
+#include <cudnn.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace dnngraph::backend {
+
+enum class Feature {
+  VariantPackOverrides,        // execute-time shapes in the variant pack (9.18)
+  OverrideShapeFlag,           // the operation graph's override-shape flag (9.21)
+  WorkspaceSizeWithOverrides,  // cudnnGetExecutionPlanWorkspaceSize (9.23)
+  KernelCacheCounters,         // revision and entry count of a kernel cache (9.27)
+};
+
+struct FeatureEntry {
+  Feature feature;
+  std::string_view name;   // for messages: "the operation graph's override-shape flag"
+  std::string_view cudnn;  // what cuDNN's docs call it: attribute or function names
+  std::int64_t minimum;    // cudnnGetVersion() encoding: 92100 for 9.21.0
+  bool compiled;           // the headers compiled against declare it (a looked-up function: true)
+};
+
+// Every entry, in Feature order.
+[[nodiscard]] std::span<const FeatureEntry> features() noexcept;
+[[nodiscard]] const FeatureEntry& entry(Feature feature) noexcept;
+
+// cudnnGetVersion() of the library loaded in this process, asked once.
+[[nodiscard]] std::int64_t loaded_version() noexcept;
+
+[[nodiscard]] bool compiled(Feature feature) noexcept;
+[[nodiscard]] bool loaded(Feature feature) noexcept;     // loaded_version() >= minimum
+[[nodiscard]] bool available(Feature feature) noexcept;  // compiled and loaded
+
+// The one "too old" text: "<name> (<cudnn>) needs cuDNN >= 9.21.0; dnngraph was compiled against
+// cuDNN 9.19.0 (without it) and cuDNN 9.19.0 is loaded".
+[[nodiscard]] std::string too_old_message(Feature feature);
+// The same as a Status: CUDNN_STATUS_NOT_SUPPORTED, in the context of the cuDNN names.
+[[nodiscard]] Status too_old(Feature feature);
+
+// Attributes that only newer headers declare, each belonging to one feature.
+enum class VersionedAttribute {
+  VariantPackOverrideUniqueIds,        // VariantPackOverrides
+  VariantPackOverrideShapes,           // VariantPackOverrides
+  VariantPackOverrideStrides,          // VariantPackOverrides
+  OperationGraphOverrideShapeEnabled,  // OverrideShapeFlag
+  KernelCacheRevision,                 // KernelCacheCounters
+  KernelCacheEntryCount,               // KernelCacheCounters
+};
+
+// The attribute where its feature is available; too_old(feature) where the headers compiled
+// against lack it or the loaded library is older. Defined out of line, so the headers the library
+// was compiled with decide, never those of a program that includes this file.
+[[nodiscard]] Expected<Attribute> usable(VersionedAttribute attribute);
+
+}  // namespace dnngraph::backend

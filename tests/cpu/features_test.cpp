@@ -1,0 +1,150 @@
+// The room for cuDNN versions: each versioned capability is an entry with the version it needs,
+// "compiled" follows the headers, "loaded" the library, and every refusal reads the same way.
+#define BOOST_TEST_MODULE features
+#include <boost/test/unit_test.hpp>
+
+#include "api/cudnn_error.hpp"
+#include "backend/execution_plan.hpp"
+#include "backend/features.hpp"
+#include "backend/kernel_cache.hpp"
+#include "backend/operation_graph.hpp"
+#include "backend/variant_pack.hpp"
+#include "backend/version.hpp"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace backend = dnngraph::backend;
+using backend::Feature;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_feature_has_a_name_its_cudnn_names_and_a_cudnn_9_minimum) {
+  BOOST_TEST(backend::features().size() == 4U);
+  for (const auto& e : backend::features()) {
+    BOOST_TEST(&backend::entry(e.feature) == &e);
+    BOOST_TEST(!e.name.empty());
+    const std::string cudnn(e.cudnn);
+    BOOST_TEST((contains(cudnn, "cudnn") || contains(cudnn, "CUDNN")), cudnn);
+    BOOST_TEST(e.minimum > 90000);
+    BOOST_TEST(e.minimum < 100000);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_versions_each_feature_needs) {
+  BOOST_TEST(backend::entry(Feature::VariantPackOverrides).minimum == 91800);
+  BOOST_TEST(backend::entry(Feature::OverrideShapeFlag).minimum == 92100);
+  BOOST_TEST(backend::entry(Feature::WorkspaceSizeWithOverrides).minimum == 92300);
+  BOOST_TEST(backend::entry(Feature::KernelCacheCounters).minimum == 92700);
+}
+
+BOOST_AUTO_TEST_CASE(compiled_follows_the_headers_and_a_looked_up_function_needs_none) {
+  for (const auto& e : backend::features()) {
+    const bool headers_new_enough = backend::compiled_version >= e.minimum;
+    if (e.feature == Feature::WorkspaceSizeWithOverrides) {
+      BOOST_TEST(backend::compiled(e.feature));
+    } else {
+      BOOST_TEST(backend::compiled(e.feature) == headers_new_enough, e.name);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(loaded_follows_the_library_loaded_and_available_needs_both) {
+  BOOST_TEST(backend::loaded_version() == backend::runtime_version());
+  for (const auto& e : backend::features()) {
+    BOOST_TEST(backend::loaded(e.feature) == (backend::runtime_version() >= e.minimum), e.name);
+    BOOST_TEST(backend::available(e.feature) ==
+                   (backend::compiled(e.feature) && backend::loaded(e.feature)),
+               e.name);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(too_old_names_the_capability_the_version_needed_and_both_versions) {
+  const std::string text = backend::too_old_message(Feature::KernelCacheCounters);
+  BOOST_TEST(contains(text, "revision and entry count"), text);
+  BOOST_TEST(contains(text, "CUDNN_ATTR_KERNEL_CACHE_REVISION"), text);
+  BOOST_TEST(contains(text, "needs cuDNN >= 9.27"), text);
+  BOOST_TEST(contains(text, "compiled against cuDNN " +
+                                backend::version_string(backend::compiled_version)),
+             text);
+  BOOST_TEST(
+      contains(text, "cuDNN " + backend::version_string(backend::runtime_version()) + " is loaded"),
+      text);
+  const backend::Status status = backend::too_old(Feature::KernelCacheCounters);
+  BOOST_TEST(status.code == CUDNN_STATUS_NOT_SUPPORTED);
+  BOOST_TEST(status.last_error == text);
+  BOOST_TEST(contains(status.to_string(), "CUDNN_ATTR_KERNEL_CACHE_REVISION"));
+}
+
+BOOST_AUTO_TEST_CASE(the_api_error_for_a_missing_feature_is_version_too_old) {
+  const dnngraph::Error error =
+      dnngraph::detail::version_too_old(Feature::OverrideShapeFlag, "build: override shapes");
+  BOOST_TEST((error.code == dnngraph::ErrorCode::VersionTooOld));
+  BOOST_TEST(contains(error.message, "build: override shapes: "), error.message);
+  BOOST_TEST(contains(error.message, "cuDNN >= 9.21"), error.message);
+}
+
+BOOST_AUTO_TEST_CASE(kernel_cache_counters_answer_too_old_where_the_feature_is_missing) {
+  auto cache = backend::KernelCache::create();
+  BOOST_TEST_REQUIRE(cache.has_value());
+  auto revision = cache->revision();
+  auto entries = cache->entry_count();
+  if (backend::available(Feature::KernelCacheCounters)) {
+    // Declared and loaded: whatever cuDNN answers, it is not our refusal.
+    const bool refused_as_too_old =
+        !revision &&
+        revision.error().last_error == backend::too_old_message(Feature::KernelCacheCounters);
+    BOOST_TEST(!refused_as_too_old);
+  } else {
+    BOOST_TEST_REQUIRE(!revision.has_value());
+    BOOST_TEST(revision.error().code == CUDNN_STATUS_NOT_SUPPORTED);
+    BOOST_TEST(revision.error().last_error ==
+               backend::too_old_message(Feature::KernelCacheCounters));
+    BOOST_TEST_REQUIRE(!entries.has_value());
+    BOOST_TEST(entries.error().code == CUDNN_STATUS_NOT_SUPPORTED);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_override_shape_flag_is_set_or_refused_as_too_old) {
+  auto graph = backend::OperationGraph::create();
+  BOOST_TEST_REQUIRE(graph.has_value());
+  auto set = graph->set_override_shape_enabled(true);
+  if (backend::available(Feature::OverrideShapeFlag)) {
+    BOOST_TEST(set.has_value(), (set ? "" : set.error().to_string()));
+  } else {
+    BOOST_TEST_REQUIRE(!set.has_value());
+    BOOST_TEST(set.error().code == CUDNN_STATUS_NOT_SUPPORTED);
+    BOOST_TEST(contains(set.error().to_string(), "needs cuDNN >= 9.21"), set.error().to_string());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(variant_pack_overrides_are_set_or_refused_as_too_old) {
+  auto pack = backend::VariantPack::create();
+  BOOST_TEST_REQUIRE(pack.has_value());
+  const std::array<std::int64_t, 1> uids{1};
+  const std::vector<std::vector<std::int64_t>> shapes{{1, 8, 4}};
+  auto ids = pack->set_override_unique_ids(uids);
+  auto dims = pack->set_override_shapes(shapes);
+  if (backend::available(Feature::VariantPackOverrides)) {
+    BOOST_TEST(ids.has_value(), (ids ? "" : ids.error().to_string()));
+    BOOST_TEST(dims.has_value(), (dims ? "" : dims.error().to_string()));
+  } else {
+    BOOST_TEST(!ids.has_value());
+    BOOST_TEST(!dims.has_value());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_workspace_query_with_overrides_follows_its_feature) {
+  // The function is looked up in the loaded library; where the feature is missing it is absent.
+  if (!backend::available(Feature::WorkspaceSizeWithOverrides)) {
+    BOOST_TEST(!backend::has_workspace_size_for());
+  }
+}
