@@ -8,7 +8,6 @@
 #include "backend/version.hpp"
 
 #include <algorithm>
-#include <array>
 
 namespace dnngraph {
 
@@ -225,15 +224,7 @@ Result<bool> KernelCache::holds(const backend::EngineConfig& config) const {
 
 backend::Expected<bool> KernelCache::lookup(const backend::KernelCache& cache,
                                             const backend::EngineConfig& config) {
-  // Asked with the config as the single element, cuDNN answers in the element count: 1 when the
-  // config's kernel is cached, 0 when not (cuDNN 9.19; as BOOLEAN it is BAD_PARAM_ATTRIBUTE_TYPE).
-  std::array<cudnnBackendDescriptor_t, 1> element{config.native()};
-  auto count = cache.get_descriptors(CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED,
-                                     "CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED", element);
-  if (!count) {
-    return std::unexpected(std::move(count.error()));
-  }
-  return *count > 0;
+  return cache.is_kernel_cached(config);
 }
 
 backend::Expected<bool> KernelCache::finalize_plan(backend::ExecutionPlan& plan,
@@ -274,7 +265,7 @@ backend::Expected<bool> KernelCache::finalize_plan(backend::ExecutionPlan& plan,
 
 backend::Expected<void> KernelCache::execute_plan(cudnnHandle_t handle,
                                                   const backend::ExecutionPlan& plan,
-                                                  const backend::Descriptor& variant_pack) const {
+                                                  const backend::VariantPack& variant_pack) const {
   std::unique_lock lock(mutex_, std::defer_lock);
   if (!native_introspection()) {
     lock.lock();

@@ -20,6 +20,10 @@
 
 namespace dnngraph {
 
+namespace backend {
+class VariantPack;  // backend/variant_pack.hpp, which only the library's sources include
+}  // namespace backend
+
 class KernelCache {
  public:
   // A from_json() document larger than this is rejected before it is parsed.
@@ -72,9 +76,9 @@ class KernelCache {
   // the heap when one thread executed a plan of the cache while another looked up or finalized
   // into it (H200 soak, 4 threads: dead within seconds; with executes under the lock 11,551
   // builds and 231,020 checked executes in 20 s, clean). From 9.27 without the lock.
-  [[nodiscard]] backend::Expected<void> execute_plan(cudnnHandle_t handle,
-                                                     const backend::ExecutionPlan& plan,
-                                                     const backend::Descriptor& variant_pack) const;
+  [[nodiscard]] backend::Expected<void> execute_plan(
+      cudnnHandle_t handle, const backend::ExecutionPlan& plan,
+      const backend::VariantPack& variant_pack) const;
 
   // For Graph::build: the engine configs whose plans were built with this cache, most recent
   // first. A new graph of the same topology tries them before asking heuristics.

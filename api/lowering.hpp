@@ -6,6 +6,7 @@
 #include "api/tensor_attributes.hpp"
 #include "api/types.hpp"
 #include "backend/descriptor.hpp"
+#include "backend/operation.hpp"
 #include "backend/tensor.hpp"
 
 #include <cudnn.h>
@@ -32,7 +33,7 @@ struct GraphContext {
 // An operation descriptor and the attribute descriptors (matmul, pointwise, ...) it was made
 // from, kept alive together.
 struct LoweredOperation {
-  backend::Descriptor operation;
+  backend::Operation operation;
   std::vector<backend::Descriptor> parts;
 };
 

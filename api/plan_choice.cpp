@@ -87,7 +87,6 @@ backend::Expected<backend::EngineConfig> make_config(const backend::OperationGra
   if (ok) ok = engine->set_global_index(choice.engine_id);
   if (ok) ok = engine->finalize();
   std::vector<backend::KnobChoice> knobs;
-  std::vector<cudnnBackendDescriptor_t> raw;
   for (const auto& [type, value] : choice.knobs) {
     if (!ok) {
       break;
@@ -99,7 +98,6 @@ backend::Expected<backend::EngineConfig> make_config(const backend::OperationGra
     ok = knob->set_knob_type(static_cast<cudnnBackendKnobType_t>(type));
     if (ok) ok = knob->set_knob_value(value);
     if (ok) ok = knob->finalize();
-    raw.push_back(knob->native());
     knobs.push_back(std::move(*knob));
   }
   auto config = backend::EngineConfig::create();
@@ -107,7 +105,7 @@ backend::Expected<backend::EngineConfig> make_config(const backend::OperationGra
     return std::unexpected(std::move(config.error()));
   }
   if (ok) ok = config->set_engine(*engine);
-  if (ok && !raw.empty()) ok = config->set_knob_choices(raw);
+  if (ok && !knobs.empty()) ok = config->set_knob_choices(knobs);
   if (ok) ok = config->finalize();
   if (!ok) {
     return std::unexpected(std::move(ok.error()));

@@ -80,20 +80,20 @@ Expected<void> Descriptor::finalize() {
   return ok;
 }
 
-Expected<void> Descriptor::set_raw(cudnnBackendAttributeName_t name, std::string_view what,
-                                   cudnnBackendAttributeType_t type, std::int64_t count,
-                                   const void* values) {
-  return call("set " + std::string(what) + " on " + std::string(descriptor_type_name(type_)),
-              [&] { return cudnnBackendSetAttribute(raw_, name, type, count, values); });
+Expected<void> Descriptor::set_raw(const Attribute& attribute, cudnnBackendAttributeType_t type,
+                                   std::int64_t count, const void* values) {
+  return call(
+      "set " + std::string(attribute.name) + " on " + std::string(descriptor_type_name(type_)),
+      [&] { return cudnnBackendSetAttribute(raw_, attribute.id, type, count, values); });
 }
 
-Expected<std::int64_t> Descriptor::get_raw(cudnnBackendAttributeName_t name, std::string_view what,
+Expected<std::int64_t> Descriptor::get_raw(const Attribute& attribute,
                                            cudnnBackendAttributeType_t type, std::int64_t requested,
                                            void* out) const {
   std::int64_t count = 0;
-  auto ok =
-      call("get " + std::string(what) + " of " + std::string(descriptor_type_name(type_)),
-           [&] { return cudnnBackendGetAttribute(raw_, name, type, requested, &count, out); });
+  auto ok = call(
+      "get " + std::string(attribute.name) + " of " + std::string(descriptor_type_name(type_)),
+      [&] { return cudnnBackendGetAttribute(raw_, attribute.id, type, requested, &count, out); });
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }
@@ -104,9 +104,8 @@ Expected<std::int64_t> Descriptor::get_raw(cudnnBackendAttributeName_t name, std
 
 namespace dnngraph::backend {
 
-Expected<std::string> Descriptor::get_string(cudnnBackendAttributeName_t name,
-                                             std::string_view what) const {
-  auto size = get_raw(name, what, CUDNN_TYPE_CHAR, 0, nullptr);
+Expected<std::string> Descriptor::get_string(const Attribute& attribute) const {
+  auto size = get_raw(attribute, CUDNN_TYPE_CHAR, 0, nullptr);
   if (!size) {
     return std::unexpected(std::move(size.error()));
   }
@@ -116,9 +115,10 @@ Expected<std::string> Descriptor::get_string(cudnnBackendAttributeName_t name,
   for (int i = 0; i < attempts; ++i) {
     std::vector<char> text(static_cast<std::size_t>(*size) + 1, '\0');
     std::int64_t count = 0;
-    auto ok =
-        call("get " + std::string(what) + " of " + std::string(descriptor_type_name(type_)), [&] {
-          return cudnnBackendGetAttribute(native(), name, CUDNN_TYPE_CHAR,
+    auto ok = call(
+        "get " + std::string(attribute.name) + " of " + std::string(descriptor_type_name(type_)),
+        [&] {
+          return cudnnBackendGetAttribute(native(), attribute.id, CUDNN_TYPE_CHAR,
                                           static_cast<std::int64_t>(text.size()), &count,
                                           text.data());
         });
@@ -132,7 +132,8 @@ Expected<std::string> Descriptor::get_string(cudnnBackendAttributeName_t name,
     return std::string(text.data());  // the buffer has one more '\0' than cuDNN writes
   }
   return std::unexpected(Status{CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT,
-                                "get " + std::string(what) + " (kept growing while read)", ""});
+                                "get " + std::string(attribute.name) + " (kept growing while read)",
+                                ""});
 }
 
 }  // namespace dnngraph::backend

@@ -1,8 +1,10 @@
-// backend::Descriptor: move-only RAII owner of one cudnnBackendDescriptor_t, with typed
-// attribute access over std::span. The typed descriptor classes in this folder derive from it
-// and add the attribute names of their cuDNN descriptor type. No policy lives here.
+// backend::Descriptor: move-only RAII owner of one cudnnBackendDescriptor_t. Attribute access is
+// protected: the typed descriptor classes in this folder derive from it and offer one typed
+// setter or getter per attribute of their cuDNN descriptor type, which takes the right C++ type
+// and, for a descriptor-valued attribute, the right descriptor class. No policy lives here.
 #pragma once
 
+#include "backend/attribute.hpp"
 #include "backend/status.hpp"
 
 #include <cudnn.h>
@@ -11,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dnngraph::backend {
 
@@ -89,9 +92,6 @@ struct AttributeType<cudnnNanPropagation_t> {
 
 class Descriptor {
  public:
-  // cudnnBackendCreateDescriptor; needs no GPU.
-  [[nodiscard]] static Expected<Descriptor> create(cudnnBackendDescriptorType_t type);
-
   Descriptor(const Descriptor&) = delete;
   Descriptor& operator=(const Descriptor&) = delete;
   Descriptor(Descriptor&& other) noexcept;
@@ -105,26 +105,40 @@ class Descriptor {
   // cudnnBackendFinalize.
   [[nodiscard]] Expected<void> finalize();
 
+ protected:
+  // cudnnBackendCreateDescriptor; needs no GPU.
+  [[nodiscard]] static Expected<Descriptor> create(cudnnBackendDescriptorType_t type);
+  // A typed class D's create(): D is constructible from Descriptor&& by Descriptor only (D
+  // befriends Descriptor), so no descriptor of another type can become a D.
+  template <class D>
+  [[nodiscard]] static Expected<D> create_as(cudnnBackendDescriptorType_t type) {
+    auto d = create(type);
+    if (!d) {
+      return std::unexpected(std::move(d.error()));
+    }
+    return D(std::move(*d));
+  }
+
+  // Raw attribute access, for the typed setters and getters of the derived classes only.
+
   // cudnnBackendSetAttribute with the element type's cuDNN attribute type.
   template <class T>
-  [[nodiscard]] Expected<void> set(cudnnBackendAttributeName_t name, std::string_view what,
-                                   std::span<const T> values) {
+  [[nodiscard]] Expected<void> set(const Attribute& attribute, std::span<const T> values) {
     // The C API takes every element type as void*; pointer-valued elements are arrays of
     // pointers, hence the explicit cast.
-    return set_raw(name, what, AttributeType<T>::value, static_cast<std::int64_t>(values.size()),
+    return set_raw(attribute, AttributeType<T>::value, static_cast<std::int64_t>(values.size()),
                    static_cast<const void*>(values.data()));
   }
   template <class T>
-  [[nodiscard]] Expected<void> set(cudnnBackendAttributeName_t name, std::string_view what,
-                                   const T& value) {
-    return set(name, what, std::span<const T>(&value, 1));
+  [[nodiscard]] Expected<void> set(const Attribute& attribute, const T& value) {
+    return set(attribute, std::span<const T>(&value, 1));
   }
 
   // A one-element attribute read as T.
   template <class T>
-  [[nodiscard]] Expected<T> get_one(cudnnBackendAttributeName_t name, std::string_view what) const {
+  [[nodiscard]] Expected<T> get_one(const Attribute& attribute) const {
     T value{};
-    auto got = get(name, what, std::span<T>(&value, 1));
+    auto got = get(attribute, std::span<T>(&value, 1));
     if (!got) {
       return std::unexpected(std::move(got.error()));
     }
@@ -133,46 +147,38 @@ class Descriptor {
 
   // cudnnBackendGetAttribute; returns the element count cuDNN reports (may exceed out.size()).
   template <class T>
-  [[nodiscard]] Expected<std::int64_t> get(cudnnBackendAttributeName_t name, std::string_view what,
-                                           std::span<T> out) const {
-    return get_raw(name, what, AttributeType<T>::value, static_cast<std::int64_t>(out.size()),
+  [[nodiscard]] Expected<std::int64_t> get(const Attribute& attribute, std::span<T> out) const {
+    return get_raw(attribute, AttributeType<T>::value, static_cast<std::int64_t>(out.size()),
                    static_cast<void*>(out.data()));
   }
 
   // CUDNN_TYPE_BACKEND_DESCRIPTOR attributes.
-  [[nodiscard]] Expected<void> set_descriptors(cudnnBackendAttributeName_t name,
-                                               std::string_view what,
+  [[nodiscard]] Expected<void> set_descriptors(const Attribute& attribute,
                                                std::span<const cudnnBackendDescriptor_t> values) {
-    return set_raw(name, what, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+    return set_raw(attribute, CUDNN_TYPE_BACKEND_DESCRIPTOR,
                    static_cast<std::int64_t>(values.size()),
                    static_cast<const void*>(values.data()));
   }
-  [[nodiscard]] Expected<void> set_descriptor(cudnnBackendAttributeName_t name,
-                                              std::string_view what, const Descriptor& value) {
+  [[nodiscard]] Expected<void> set_descriptor(const Attribute& attribute, const Descriptor& value) {
     cudnnBackendDescriptor_t raw = value.native();
-    return set_descriptors(name, what, std::span<const cudnnBackendDescriptor_t>(&raw, 1));
+    return set_descriptors(attribute, std::span<const cudnnBackendDescriptor_t>(&raw, 1));
   }
   // Fills the given (created, not finalized) descriptors; returns the count cuDNN reports.
   [[nodiscard]] Expected<std::int64_t> get_descriptors(
-      cudnnBackendAttributeName_t name, std::string_view what,
-      std::span<cudnnBackendDescriptor_t> out) const {
-    return get_raw(name, what, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<std::int64_t>(out.size()),
+      const Attribute& attribute, std::span<cudnnBackendDescriptor_t> out) const {
+    return get_raw(attribute, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<std::int64_t>(out.size()),
                    static_cast<void*>(out.data()));
   }
 
   // A CUDNN_TYPE_CHAR attribute (a JSON text, say): asks for its length, then reads it.
-  [[nodiscard]] Expected<std::string> get_string(cudnnBackendAttributeName_t name,
-                                                 std::string_view what) const;
+  [[nodiscard]] Expected<std::string> get_string(const Attribute& attribute) const;
 
-  [[nodiscard]] Expected<void> set_raw(cudnnBackendAttributeName_t name, std::string_view what,
-                                       cudnnBackendAttributeType_t type, std::int64_t count,
-                                       const void* values);
-  [[nodiscard]] Expected<std::int64_t> get_raw(cudnnBackendAttributeName_t name,
-                                               std::string_view what,
+  [[nodiscard]] Expected<void> set_raw(const Attribute& attribute, cudnnBackendAttributeType_t type,
+                                       std::int64_t count, const void* values);
+  [[nodiscard]] Expected<std::int64_t> get_raw(const Attribute& attribute,
                                                cudnnBackendAttributeType_t type,
                                                std::int64_t requested, void* out) const;
 
- protected:
   Descriptor(cudnnBackendDescriptor_t raw, cudnnBackendDescriptorType_t type) noexcept
       : raw_(raw), type_(type) {}
 
@@ -184,14 +190,15 @@ class Descriptor {
   bool finalized_ = false;
 };
 
-// Creates a typed descriptor class D (derived from Descriptor, constructible from Descriptor&&).
+// Native handles of typed descriptors, for a CUDNN_TYPE_BACKEND_DESCRIPTOR array attribute.
 template <class D>
-[[nodiscard]] Expected<D> create_as(cudnnBackendDescriptorType_t type) {
-  auto d = Descriptor::create(type);
-  if (!d) {
-    return std::unexpected(std::move(d.error()));
+[[nodiscard]] std::vector<cudnnBackendDescriptor_t> natives(std::span<const D> descriptors) {
+  std::vector<cudnnBackendDescriptor_t> raw;
+  raw.reserve(descriptors.size());
+  for (const D& d : descriptors) {
+    raw.push_back(d.native());
   }
-  return D(std::move(*d));
+  return raw;
 }
 
 }  // namespace dnngraph::backend

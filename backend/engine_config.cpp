@@ -11,8 +11,7 @@ Expected<Engine> EngineConfig::engine() const {
     return engine;
   }
   cudnnBackendDescriptor_t raw = engine->native();
-  auto got = get_descriptors(CUDNN_ATTR_ENGINECFG_ENGINE, "CUDNN_ATTR_ENGINECFG_ENGINE",
-                             std::span<cudnnBackendDescriptor_t>(&raw, 1));
+  auto got = get_descriptors(engine_attribute, std::span<cudnnBackendDescriptor_t>(&raw, 1));
   if (!got) {
     return std::unexpected(std::move(got.error()));
   }
@@ -34,9 +33,7 @@ Expected<std::vector<KnobChoice>> EngineConfig::knob_choices() const {
     raw.push_back(knob->native());
     knobs.push_back(std::move(*knob));
   }
-  auto count =
-      get_descriptors(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, "CUDNN_ATTR_ENGINECFG_KNOB_CHOICES",
-                      std::span<cudnnBackendDescriptor_t>(raw));
+  auto count = get_descriptors(knob_choices_attribute, std::span<cudnnBackendDescriptor_t>(raw));
   if (!count) {
     return std::unexpected(std::move(count.error()));
   }

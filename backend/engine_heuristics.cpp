@@ -6,8 +6,7 @@
 namespace dnngraph::backend {
 
 Expected<std::vector<EngineConfig>> EngineHeuristics::results() const {
-  auto count = get_raw(CUDNN_ATTR_ENGINEHEUR_RESULTS, "CUDNN_ATTR_ENGINEHEUR_RESULTS",
-                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, nullptr);
+  auto count = get_raw(results_attribute, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, nullptr);
   if (!count) {
     return std::unexpected(std::move(count.error()));
   }
@@ -23,8 +22,7 @@ Expected<std::vector<EngineConfig>> EngineHeuristics::results() const {
     raw.push_back(config->native());
     configs.push_back(std::move(*config));
   }
-  auto filled = get_descriptors(CUDNN_ATTR_ENGINEHEUR_RESULTS, "CUDNN_ATTR_ENGINEHEUR_RESULTS",
-                                std::span<cudnnBackendDescriptor_t>(raw));
+  auto filled = get_descriptors(results_attribute, std::span<cudnnBackendDescriptor_t>(raw));
   if (!filled) {
     return std::unexpected(std::move(filled.error()));
   }

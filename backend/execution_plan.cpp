@@ -1,16 +1,12 @@
-// backend::ExecutionPlan getters and execute.
+// backend::ExecutionPlan: the workspace query with overrides, and execute.
 #include "backend/execution_plan.hpp"
 
 #include "backend/features.hpp"
+#include "backend/variant_pack.hpp"
 
 #include <dlfcn.h>
 
 namespace dnngraph::backend {
-
-Expected<std::int64_t> ExecutionPlan::workspace_size() const {
-  return get_one<std::int64_t>(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                               "CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE");
-}
 
 namespace {
 
@@ -31,7 +27,7 @@ bool has_workspace_size_for() noexcept {
 }
 
 Expected<std::int64_t> workspace_size_for(cudnnHandle_t handle, const ExecutionPlan& plan,
-                                          const Descriptor& variant_pack) {
+                                          const VariantPack& variant_pack) {
   if (!has_workspace_size_for()) {
     return std::unexpected(too_old(Feature::WorkspaceSizeWithOverrides));
   }
@@ -46,7 +42,7 @@ Expected<std::int64_t> workspace_size_for(cudnnHandle_t handle, const ExecutionP
 }
 
 Expected<void> execute(cudnnHandle_t handle, const ExecutionPlan& plan,
-                       const Descriptor& variant_pack) {
+                       const VariantPack& variant_pack) {
   return call("cudnnBackendExecute",
               [&] { return cudnnBackendExecute(handle, plan.native(), variant_pack.native()); });
 }

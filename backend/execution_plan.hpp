@@ -3,37 +3,42 @@
 
 #include "backend/descriptor.hpp"
 #include "backend/engine_config.hpp"
+#include "backend/kernel_cache.hpp"
 
 #include <string>
 
 namespace dnngraph::backend {
 
-class ExecutionPlan : public Descriptor {
+class VariantPack;
+
+class ExecutionPlan final : public Descriptor {
  public:
-  explicit ExecutionPlan(Descriptor&& d) noexcept : Descriptor(std::move(d)) {}
   [[nodiscard]] static Expected<ExecutionPlan> create() {
     return create_as<ExecutionPlan>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
   }
 
   [[nodiscard]] Expected<void> set_handle(cudnnHandle_t handle) {
-    return set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, "CUDNN_ATTR_EXECUTION_PLAN_HANDLE", handle);
+    return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_EXECUTION_PLAN_HANDLE), handle);
   }
   [[nodiscard]] Expected<void> set_engine_config(const EngineConfig& config) {
-    return set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                          "CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG", config);
+    return set_descriptor(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG), config);
   }
-  // The kernel cache descriptor (CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR) the plan stores into
-  // and looks up in; only for dynamic-shape operation graphs.
-  [[nodiscard]] Expected<void> set_kernel_cache(const Descriptor& cache) {
-    return set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE,
-                          "CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE", cache);
+  // The kernel cache the plan stores into and looks up in; only for dynamic-shape operation
+  // graphs.
+  [[nodiscard]] Expected<void> set_kernel_cache(const KernelCache& cache) {
+    return set_descriptor(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE), cache);
   }
-  [[nodiscard]] Expected<std::int64_t> workspace_size() const;
+  [[nodiscard]] Expected<std::int64_t> workspace_size() const {
+    return get_one<std::int64_t>(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE));
+  }
   // CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION of a finalized plan.
   [[nodiscard]] Expected<std::string> json() const {
-    return get_string(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
-                      "CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION");
+    return get_string(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION));
   }
+
+ private:
+  friend class Descriptor;  // create_as
+  explicit ExecutionPlan(Descriptor&& d) noexcept : Descriptor(std::move(d)) {}
 };
 
 // cudnnGetExecutionPlanWorkspaceSize(handle, plan, variant pack)
@@ -43,13 +48,13 @@ class ExecutionPlan : public Descriptor {
 // there it returns too_old().
 [[nodiscard]] Expected<std::int64_t> workspace_size_for(cudnnHandle_t handle,
                                                         const ExecutionPlan& plan,
-                                                        const Descriptor& variant_pack);
+                                                        const VariantPack& variant_pack);
 // Whether workspace_size_for can answer: the feature is available and the loaded library has the
 // function.
 [[nodiscard]] bool has_workspace_size_for() noexcept;
 
 // cudnnBackendExecute(handle, plan, variant pack).
 [[nodiscard]] Expected<void> execute(cudnnHandle_t handle, const ExecutionPlan& plan,
-                                     const Descriptor& variant_pack);
+                                     const VariantPack& variant_pack);
 
 }  // namespace dnngraph::backend

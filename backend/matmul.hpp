@@ -5,16 +5,19 @@
 
 namespace dnngraph::backend {
 
-class Matmul : public Descriptor {
+class Matmul final : public Descriptor {
  public:
-  explicit Matmul(Descriptor&& d) noexcept : Descriptor(std::move(d)) {}
   [[nodiscard]] static Expected<Matmul> create() {
     return create_as<Matmul>(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
   }
 
   [[nodiscard]] Expected<void> set_compute_type(cudnnDataType_t type) {
-    return set(CUDNN_ATTR_MATMUL_COMP_TYPE, "CUDNN_ATTR_MATMUL_COMP_TYPE", type);
+    return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_MATMUL_COMP_TYPE), type);
   }
+
+ private:
+  friend class Descriptor;  // create_as
+  explicit Matmul(Descriptor&& d) noexcept : Descriptor(std::move(d)) {}
 };
 
 }  // namespace dnngraph::backend

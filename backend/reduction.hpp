@@ -6,19 +6,22 @@
 
 namespace dnngraph::backend {
 
-class Reduction : public Descriptor {
+class Reduction final : public Descriptor {
  public:
-  explicit Reduction(Descriptor&& d) noexcept : Descriptor(std::move(d)) {}
   [[nodiscard]] static Expected<Reduction> create() {
     return create_as<Reduction>(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
   }
 
   [[nodiscard]] Expected<void> set_operator(cudnnReduceTensorOp_t op) {
-    return set(CUDNN_ATTR_REDUCTION_OPERATOR, "CUDNN_ATTR_REDUCTION_OPERATOR", op);
+    return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_REDUCTION_OPERATOR), op);
   }
   [[nodiscard]] Expected<void> set_compute_type(cudnnDataType_t type) {
-    return set(CUDNN_ATTR_REDUCTION_COMP_TYPE, "CUDNN_ATTR_REDUCTION_COMP_TYPE", type);
+    return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_REDUCTION_COMP_TYPE), type);
   }
+
+ private:
+  friend class Descriptor;  // create_as
+  explicit Reduction(Descriptor&& d) noexcept : Descriptor(std::move(d)) {}
 };
 
 }  // namespace dnngraph::backend

@@ -5,34 +5,37 @@
 
 namespace dnngraph::backend {
 
-class Tensor : public Descriptor {
+class Tensor final : public Descriptor {
  public:
-  explicit Tensor(Descriptor&& d) noexcept : Descriptor(std::move(d)) {}
   [[nodiscard]] static Expected<Tensor> create() {
     return create_as<Tensor>(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
   }
 
   [[nodiscard]] Expected<void> set_data_type(cudnnDataType_t type) {
-    return set(CUDNN_ATTR_TENSOR_DATA_TYPE, "CUDNN_ATTR_TENSOR_DATA_TYPE", type);
+    return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_TENSOR_DATA_TYPE), type);
   }
   [[nodiscard]] Expected<void> set_dimensions(std::span<const std::int64_t> dims) {
-    return set(CUDNN_ATTR_TENSOR_DIMENSIONS, "CUDNN_ATTR_TENSOR_DIMENSIONS", dims);
+    return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_TENSOR_DIMENSIONS), dims);
   }
   [[nodiscard]] Expected<void> set_strides(std::span<const std::int64_t> strides) {
-    return set(CUDNN_ATTR_TENSOR_STRIDES, "CUDNN_ATTR_TENSOR_STRIDES", strides);
+    return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_TENSOR_STRIDES), strides);
   }
   [[nodiscard]] Expected<void> set_unique_id(std::int64_t uid) {
-    return set(CUDNN_ATTR_TENSOR_UNIQUE_ID, "CUDNN_ATTR_TENSOR_UNIQUE_ID", uid);
+    return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_TENSOR_UNIQUE_ID), uid);
   }
   [[nodiscard]] Expected<void> set_byte_alignment(std::int64_t bytes) {
-    return set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, "CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT", bytes);
+    return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT), bytes);
   }
   [[nodiscard]] Expected<void> set_is_virtual(bool is_virtual) {
-    return set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, "CUDNN_ATTR_TENSOR_IS_VIRTUAL", is_virtual);
+    return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_TENSOR_IS_VIRTUAL), is_virtual);
   }
   [[nodiscard]] Expected<void> set_is_by_value(bool by_value) {
-    return set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, "CUDNN_ATTR_TENSOR_IS_BY_VALUE", by_value);
+    return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_TENSOR_IS_BY_VALUE), by_value);
   }
+
+ private:
+  friend class Descriptor;  // create_as
+  explicit Tensor(Descriptor&& d) noexcept : Descriptor(std::move(d)) {}
 };
 
 }  // namespace dnngraph::backend

@@ -1,4 +1,5 @@
-// backend::VariantPack: CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR (uids, device pointers, workspace).
+// backend::VariantPack: CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR (uids, device pointers, workspace,
+// execute-time shapes).
 #pragma once
 
 #include "backend/descriptor.hpp"
@@ -15,24 +16,21 @@
 
 namespace dnngraph::backend {
 
-class VariantPack : public Descriptor {
+class VariantPack final : public Descriptor {
  public:
-  explicit VariantPack(Descriptor&& d) noexcept : Descriptor(std::move(d)) {}
   [[nodiscard]] static Expected<VariantPack> create() {
     return create_as<VariantPack>(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
   }
 
   [[nodiscard]] Expected<void> set_unique_ids(std::span<const std::int64_t> uids) {
-    return set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, "CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS", uids);
+    return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS), uids);
   }
   // One device pointer per unique id, same order.
   [[nodiscard]] Expected<void> set_data_pointers(std::span<void* const> pointers) {
-    return set_raw(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, "CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS",
-                   CUDNN_TYPE_VOID_PTR, static_cast<std::int64_t>(pointers.size()),
-                   static_cast<const void*>(pointers.data()));
+    return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS), pointers);
   }
   [[nodiscard]] Expected<void> set_workspace(void* workspace) {
-    return set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, "CUDNN_ATTR_VARIANT_PACK_WORKSPACE", workspace);
+    return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_WORKSPACE), workspace);
   }
 
   // Execute-time shapes (Feature::VariantPackOverrides, cuDNN 9.18; too_old() where the headers
@@ -45,7 +43,7 @@ class VariantPack : public Descriptor {
     if (!attribute) {
       return std::unexpected(std::move(attribute.error()));
     }
-    return set(attribute->id, attribute->name, uids);
+    return set(*attribute, uids);
   }
   [[nodiscard]] Expected<void> set_override_shapes(
       const std::vector<std::vector<std::int64_t>>& shapes) {
@@ -57,13 +55,16 @@ class VariantPack : public Descriptor {
   }
 
  private:
+  friend class Descriptor;  // create_as
+  explicit VariantPack(Descriptor&& d) noexcept : Descriptor(std::move(d)) {}
+
   [[nodiscard]] Expected<void> set_vectors(VersionedAttribute which,
                                            const std::vector<std::vector<std::int64_t>>& lists) {
     auto attribute = usable(which);
     if (!attribute) {
       return std::unexpected(std::move(attribute.error()));
     }
-    return set_raw(attribute->id, attribute->name, CUDNN_TYPE_VOID_PTR, 1, &lists);
+    return set_raw(*attribute, CUDNN_TYPE_VOID_PTR, 1, &lists);
   }
 };
 

@@ -88,7 +88,7 @@ void follow_layout(TensorAttributes& out, const std::vector<std::int64_t>& dims,
 
 // A convolution operation's setter for one of its three tensors (X/W/Y, dY/W/dX or X/dY/dW).
 template <class Op>
-using ConvTensorSetter = backend::Expected<void> (Op::*)(const backend::Descriptor&);
+using ConvTensorSetter = backend::Expected<void> (Op::*)(const backend::Tensor&);
 
 // Builds and finalizes operation Op (conv fprop, dgrad or wgrad): each tensor through its
 // setter, then the convolution descriptor, alpha 1 and beta 0. `node` names the node in errors.

@@ -204,8 +204,7 @@ Result<LoweredOperation> NormForwardNode::lower(const TensorTable& tensors,
   auto ok = op->set_mode(to_cudnn(settings_.kind));
   if (ok) ok = op->set_phase(training ? CUDNN_NORM_FWD_TRAINING : CUDNN_NORM_FWD_INFERENCE);
   // Each role's setter, in the order cuDNN's documentation lists them.
-  using Setter =
-      backend::Expected<void> (backend::OperationNormForward::*)(const backend::Descriptor&);
+  using Setter = backend::Expected<void> (backend::OperationNormForward::*)(const backend::Tensor&);
   const std::pair<const TensorPtr*, Setter> roles[] = {
       {&ports_.x, &backend::OperationNormForward::set_x},
       {&ports_.mean_out, &backend::OperationNormForward::set_mean},

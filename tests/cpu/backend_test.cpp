@@ -6,6 +6,7 @@
 #include "backend/descriptor.hpp"
 #include "backend/handle.hpp"
 #include "backend/matmul.hpp"
+#include "backend/operation_graph.hpp"
 #include "backend/operation_matmul.hpp"
 #include "backend/pointwise.hpp"
 #include "backend/status.hpp"
@@ -20,6 +21,7 @@
 #include <new>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace backend = dnngraph::backend;
@@ -88,16 +90,53 @@ BOOST_AUTO_TEST_CASE(tensor_without_dims_fails_to_finalize_with_a_status_naming_
   BOOST_TEST(!tensor->is_finalized());
 }
 
-BOOST_AUTO_TEST_CASE(attribute_of_the_wrong_type_is_rejected_naming_the_attribute) {
-  auto tensor = backend::Tensor::create();
-  BOOST_TEST_REQUIRE(tensor.has_value());
-  constexpr std::array<double, 3> dims{1.0, 8.0, 4.0};
-  auto set = tensor->set(CUDNN_ATTR_TENSOR_DIMENSIONS, "CUDNN_ATTR_TENSOR_DIMENSIONS",
-                         std::span<const double>(dims));
+BOOST_AUTO_TEST_CASE(attribute_cudnn_refuses_is_an_error_naming_the_attribute_and_descriptor) {
+  backend::Tensor tensor = finalized_tensor(1);
+  // A finalized descriptor takes no more attributes.
+  constexpr std::array<std::int64_t, 3> dims{1, 8, 4};
+  auto set = tensor.set_dimensions(dims);
   BOOST_TEST_REQUIRE(!set.has_value());
   BOOST_TEST(set.error().code != CUDNN_STATUS_SUCCESS);
   BOOST_TEST(contains(set.error().context, "CUDNN_ATTR_TENSOR_DIMENSIONS"), set.error().context);
   BOOST_TEST(contains(set.error().context, "Tensor"), set.error().context);
+}
+
+// Typed access: what the compiler refuses.
+
+template <class D>
+concept raw_attribute_access_is_public = requires(D d, std::span<const double> values) {
+  d.set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_TENSOR_DIMENSIONS), values);
+} || requires(const D d) {
+  d.template get_one<std::int64_t>(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_TENSOR_DIMENSIONS));
+};
+
+BOOST_AUTO_TEST_CASE(raw_attribute_set_and_get_are_not_public) {
+  static_assert(!raw_attribute_access_is_public<backend::Tensor>);
+  static_assert(!raw_attribute_access_is_public<backend::OperationMatmul>);
+  static_assert(!raw_attribute_access_is_public<backend::Descriptor>);
+  BOOST_TEST(true);  // the static_asserts are the test
+}
+
+template <class Ops>
+concept an_operation_graph_takes = requires(backend::OperationGraph g, Ops ops) { g.set_ops(ops); };
+
+BOOST_AUTO_TEST_CASE(a_descriptor_valued_setter_takes_only_its_descriptor_class) {
+  using backend::Matmul;
+  using backend::OperationMatmul;
+  using backend::Tensor;
+  static_assert(
+      std::is_invocable_v<decltype(&OperationMatmul::set_a), OperationMatmul&, const Tensor&>);
+  static_assert(
+      !std::is_invocable_v<decltype(&OperationMatmul::set_a), OperationMatmul&, const Matmul&>);
+  static_assert(!std::is_invocable_v<decltype(&OperationMatmul::set_matmul), OperationMatmul&,
+                                     const Tensor&>);
+  // An operation graph is made of operations, not of any descriptor.
+  static_assert(an_operation_graph_takes<std::span<const backend::Operation* const>>);
+  static_assert(!an_operation_graph_takes<std::span<const backend::Tensor* const>>);
+  // A typed descriptor comes from its own create(): no descriptor of another type becomes one.
+  static_assert(!std::is_constructible_v<Tensor, backend::Descriptor&&>);
+  static_assert(!std::is_constructible_v<Tensor, Matmul&&>);
+  BOOST_TEST(true);  // the static_asserts are the test
 }
 
 BOOST_AUTO_TEST_CASE(matmul_and_pointwise_descriptors_finalize) {

@@ -62,7 +62,7 @@ inline std::optional<CpuOperationGraph> swish_graph(double beta) {
   if (ok) ok = operation->set_x(*x);
   if (ok) ok = operation->set_y(*y);
   if (ok) ok = operation->finalize();
-  const std::array<cudnnBackendDescriptor_t, 1> ops{operation->native()};
+  const std::array<const backend::Operation*, 1> ops{&*operation};
   if (ok) ok = graph->set_ops(ops);
   if (ok) ok = graph->set_dynamic_shape_enabled(true);
   if (ok) ok = graph->finalize();
