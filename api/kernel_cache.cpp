@@ -4,6 +4,7 @@
 
 #include "api/cudnn_error.hpp"
 #include "api/kernel_cache_json.hpp"
+#include "api/known_issues.hpp"
 #include "backend/features.hpp"
 #include "backend/version.hpp"
 
@@ -21,8 +22,9 @@ bool native_introspection() noexcept {
 
 // A new descriptor bound to the operation graph's topology and finalized.
 Result<backend::KernelCache> made_for(const backend::OperationGraph& graph) {
-  // cuDNN 9.19 finalizes a cache against an operation graph that was never finalized (an empty
-  // topology), and aborts the process (std::length_error) when given another descriptor type.
+  // Known issue kernel-cache-unfinalized-graph: cuDNN 9.19 finalizes a cache against an operation
+  // graph that was never finalized (an empty topology), and aborts the process
+  // (std::length_error) when given another descriptor type.
   if (graph.native() == nullptr || graph.type() != CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR ||
       !graph.is_finalized()) {
     return make_error(ErrorCode::InvalidState,
@@ -163,16 +165,24 @@ Result<std::string> KernelCache::to_json() const {
   if (!d) {
     return std::unexpected(d.error());
   }
-  if (!native_introspection() && serialized_at_ && *serialized_at_ != revision_) {
+  // Known issue kernel-cache-serialized-once. revision_ counts only on the library path; in its
+  // range that is the path taken (the issue was measured fixed where the native counters start).
+  const bool serialized_once = detail::workaround_needed(detail::Defect::KernelCacheSerializedOnce);
+  if (serialized_once && serialized_at_ && *serialized_at_ != revision_) {
+    const detail::KnownIssue& issue =
+        detail::known_issue(detail::Defect::KernelCacheSerializedOnce);
     return make_error(
         ErrorCode::VersionTooOld,
         "kernel cache: to_json: cuDNN " + backend::version_string(backend::loaded_version()) +
             " serializes a kernel cache once (every later read returns the first document) and "
             "this cache gained " +
             std::to_string(revision_ - *serialized_at_) +
-            " entries since its first to_json(); a document of its contents now needs cuDNN >= "
-            "9.27 (measured: 9.19 freezes, 9.27 does not). Below 9.27 call to_json() once, when "
-            "the cache is complete");
+            " entries since its first to_json(); a document of its contents now needs cuDNN >= " +
+            backend::version_string(issue.first_fixed) + " (known issue " + std::string(issue.id) +
+            ": measured on " + backend::version_string(issue.first_measured) +
+            ", measured fixed in " + backend::version_string(issue.first_fixed) + "). Below " +
+            backend::version_string(issue.first_fixed) +
+            " call to_json() once, when the cache is complete");
   }
   auto json = (*d)->json();
   if (!json) {
@@ -240,8 +250,11 @@ backend::Expected<bool> KernelCache::finalize_plan(backend::ExecutionPlan& plan,
   if (!before) {
     return std::unexpected(std::move(before.error()));
   }
+  // The library path counts an insertion from the lookups before and after the finalize, which
+  // must see no other thread's finalize in between; known issue kernel-cache-lookup-race needs
+  // the finalize under the lock in its range as well.
   const bool native = native_introspection();
-  if (native) {
+  if (native && !detail::workaround_needed(detail::Defect::KernelCacheLookupRace)) {
     lock.unlock();
   }
   auto ok = plan.set_kernel_cache(cache);
@@ -266,8 +279,9 @@ backend::Expected<bool> KernelCache::finalize_plan(backend::ExecutionPlan& plan,
 backend::Expected<void> KernelCache::execute_plan(cudnnHandle_t handle,
                                                   const backend::ExecutionPlan& plan,
                                                   const backend::VariantPack& variant_pack) const {
+  // Known issue kernel-cache-lookup-race: in its range an execute must not meet a lookup.
   std::unique_lock lock(mutex_, std::defer_lock);
-  if (!native_introspection()) {
+  if (detail::workaround_needed(detail::Defect::KernelCacheLookupRace)) {
     lock.lock();
   }
   return backend::execute(handle, plan, variant_pack);

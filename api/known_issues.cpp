@@ -1,9 +1,12 @@
-// The table of known cuDNN defects. Each entry's text says where and how it was measured.
+// The table of known cuDNN defects. Each entry's text says where and how it was measured; the
+// details of each measurement are in docs/known-issues.md.
 #include "api/known_issues.hpp"
 
+#include "backend/features.hpp"
 #include "backend/version.hpp"
 
 #include <array>
+#include <cstddef>
 
 namespace dnngraph::detail {
 
@@ -21,23 +24,122 @@ bool engine7_channels_first_conv(const GraphTraits& graph, const Candidate& cand
          (candidate.workspace > 0 || graph.override_shapes);
 }
 
-constexpr std::array<KnownIssue, 1> table{{
-    {"engine7-channels-first-conv-fprop", 0, 0,
+constexpr std::array<KnownIssue, 10> table{{
+    {Defect::Engine7ChannelsFirstConvFprop, "engine7-channels-first-conv-fprop", 0, 0, 92700, 92700,
      "conv_fprop with a channels-first (NCHW/NCDHW) input through engine 7 with a workspace "
      "returns success and wrong numbers (measured on cuDNN 9.27.0, H200; channels-last is exact)",
+     "plan choice skips engine 7 for such a graph once its plan reports a workspace, outright "
+     "with override shapes (api/plan_choice.cpp asks known_issue_for)",
      engine7_channels_first_conv},
+    {Defect::PointwiseOnlyRank2Output, "pointwise-only-rank2-output", 0, 0, 91900, 91900,
+     "in a graph of pointwise nodes alone, a pointwise output of rank 2 returns success with most "
+     "of Y unwritten (measured on cuDNN 9.19.0, H200, tests/gpu/pointwise_test.cpp)",
+     "validate() refuses it with ShapeMismatch (api/nodes/pointwise.cpp, "
+     "check_pointwise_only_graph)",
+     nullptr},
+    {Defect::PointwiseOnlyTwoDimBroadcast, "pointwise-only-two-dim-broadcast", 0, 0, 91900, 91900,
+     "in a graph of pointwise nodes alone, a rank-3 operand broadcast along two dims ([1, 1, n] "
+     "against [b, m, n]) returns success and wrong values from the second batch on (measured on "
+     "cuDNN 9.19.0, H200, tests/gpu/pointwise_test.cpp)",
+     "validate() refuses it with ShapeMismatch (api/nodes/pointwise.cpp, "
+     "check_pointwise_only_graph)",
+     nullptr},
+    {Defect::DynamicGraphConvOverrides, "dynamic-graph-conv-overrides", 0, 0, 91900, 91900,
+     "override shapes on a dynamic-shape graph (the path below the operation graph's override "
+     "flag, cuDNN 9.21) with a convolution: execute returns success and wrong numbers (measured "
+     "on cuDNN 9.19.0, H200, conv_fprop 3x3 + bias + ReLU)",
+     "below Feature::OverrideShapeFlag build() takes overrides only on graphs whose nodes are "
+     "proven exact there (Node::exact_overrides_on_dynamic_graphs; api/graph.cpp refuses the rest "
+     "with VersionTooOld)",
+     nullptr},
+    {Defect::DynamicGraphMatmulEpilogueOverrides, "dynamic-graph-matmul-epilogue-overrides", 0, 0,
+     91900, 91900,
+     "override shapes on a dynamic-shape graph of a matmul with any pointwise node after it: "
+     "execute fails in the driver (CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER) under heuristics A, "
+     "B and Fallback (measured on cuDNN 9.19.0, H200, bench/override_probe; cudnn-frontend 1.32 "
+     "the same)",
+     "as dynamic-graph-conv-overrides: only matmul nodes alone take overrides below "
+     "Feature::OverrideShapeFlag (api/nodes/matmul.hpp, api/graph.cpp)",
+     nullptr},
+    {Defect::BatchnormInferenceNoEngine, "batchnorm-inference-no-engine", 0, 0, 91900, 91900,
+     "a NormForward BATCH_NORM inference operation on its own has no engine (NoEngine for Half, "
+     "BFloat16 and Float; measured on cuDNN 9.19.0, H200)",
+     "Graph::batchnorm_inference is made of four pointwise nodes, which run standalone (NHWC) and "
+     "fuse behind a convolution (api/graph.cpp)",
+     nullptr},
+    {Defect::KernelCacheSerializedOnce, "kernel-cache-serialized-once", 0, 92700, 91900, 92700,
+     "a kernel cache's JSON is serialized once: every later read returns the first text, without "
+     "the entries inserted since (measured on cuDNN 9.19.0, H200; 9.27.0 re-serializes)",
+     "dnngraph never reads the JSON for its own counts, and KernelCache::to_json() refuses with "
+     "VersionTooOld once the cache changed since its first serialization (api/kernel_cache.cpp)",
+     nullptr},
+    {Defect::KernelCacheLookupRace, "kernel-cache-lookup-race", 0, 92700, 91900, 92700,
+     "a lookup (IS_ENGINECFG_KERNEL_CACHED) on a kernel cache while another thread executes or "
+     "finalizes a plan of it corrupts the heap (measured on cuDNN 9.19.0, H200, "
+     "bench/kernel_cache_soak with 4 threads; 9.27.0 ran the soak clean)",
+     "lookups, plan finalize and cudnnBackendExecute of plans attached to a cache run under the "
+     "cache's mutex (api/kernel_cache.cpp, finalize_plan and execute_plan)",
+     nullptr},
+    {Defect::KernelCacheUnfinalizedGraph, "kernel-cache-unfinalized-graph", 0, 0, 91900, 91900,
+     "a kernel cache finalizes against an operation graph that was never finalized (an empty "
+     "topology), and aborts the process (std::length_error) given a descriptor of another type "
+     "(measured on cuDNN 9.19.0, CPU)",
+     "KernelCache::build refuses a graph that is not a finalized operation graph (api/"
+     "kernel_cache.cpp); the typed backend takes nothing but a backend::OperationGraph",
+     nullptr},
+    {Defect::KernelCacheHostileDocument, "kernel-cache-hostile-document", 0, 0, 91900, 91900,
+     "a kernel cache JSON document with some out-of-range or mistyped members crashes the process "
+     "at the cache's finalize: SIGSEGV, SIGFPE, or a C++ exception through the C API (measured on "
+     "cuDNN 9.19.0, CPU, issue 16)",
+     "KernelCache::from_json checks the whole document against the schema cuDNN reads and hands "
+     "cuDNN only the document as dnngraph serialized it again (api/kernel_cache_schema.cpp)",
+     nullptr},
 }};
+
+constexpr bool table_in_defect_order() {
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    if (static_cast<std::size_t>(table[i].defect) != i) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(table_in_defect_order(), "api/known_issues.cpp: the table is out of Defect order");
+
+std::string range_text(const KnownIssue& issue) {
+  std::string text = "measured on cuDNN " + backend::version_string(issue.first_measured);
+  if (issue.last_measured != issue.first_measured) {
+    text += " to " + backend::version_string(issue.last_measured);
+  }
+  text += issue.first_affected == 0
+              ? "; applies to every cuDNN"
+              : "; applies from cuDNN " + backend::version_string(issue.first_affected);
+  text += issue.first_fixed == 0
+              ? ", no fixed version measured yet"
+              : " below " + backend::version_string(issue.first_fixed) + " (measured fixed there)";
+  return text;
+}
 
 }  // namespace
 
 std::span<const KnownIssue> known_issues() noexcept { return table; }
 
+const KnownIssue& known_issue(Defect defect) noexcept {
+  return table[static_cast<std::size_t>(defect)];
+}
+
+bool in_range(const KnownIssue& issue, std::int64_t version) noexcept {
+  return version >= issue.first_affected && (issue.first_fixed == 0 || version < issue.first_fixed);
+}
+
+bool workaround_needed(Defect defect) noexcept {
+  return in_range(known_issue(defect), backend::loaded_version());
+}
+
 const KnownIssue* known_issue_for(const GraphTraits& graph, const Candidate& candidate,
                                   std::int64_t version) noexcept {
   for (const KnownIssue& issue : table) {
-    const bool in_range =
-        version >= issue.first_affected && (issue.first_fixed == 0 || version < issue.first_fixed);
-    if (in_range && issue.applies(graph, candidate)) {
+    if (issue.applies != nullptr && in_range(issue, version) && issue.applies(graph, candidate)) {
       return &issue;
     }
   }
@@ -45,12 +147,7 @@ const KnownIssue* known_issue_for(const GraphTraits& graph, const Candidate& can
 }
 
 std::string describe(const KnownIssue& issue) {
-  std::string range = issue.first_affected == 0
-                          ? "every cuDNN"
-                          : "cuDNN " + backend::version_string(issue.first_affected) + " and later";
-  range += issue.first_fixed == 0 ? ", no fixed version measured yet"
-                                  : ", fixed in " + backend::version_string(issue.first_fixed);
-  return "known cuDNN defect " + std::string(issue.id) + " (" + range +
+  return "known cuDNN defect " + std::string(issue.id) + " (" + range_text(issue) +
          "): " + std::string(issue.what);
 }
 

@@ -1,7 +1,10 @@
-// Known cuDNN defects, measured: each entry names the cuDNN versions it applies to, what goes
-// wrong, and which graphs and engine configs it hits. Plan choice skips a candidate an entry
-// matches (and says so in a NoEngine error), so a defect measured as a wrong number or a driver
-// failure becomes a refusal at build. Re-check every entry on each new cuDNN.
+// Known cuDNN defects, measured: each entry names the cuDNN versions it was measured on, the
+// version range its workaround applies to, what goes wrong and where the workaround lives. Plan
+// choice skips a candidate an entry with a candidate rule matches (and says so in a NoEngine
+// error), so a defect measured as a wrong number or a driver failure becomes a refusal at build.
+// A workaround gated on the version asks workaround_needed(defect), so it stops applying where
+// the table says the defect was measured fixed, deliberately. Re-check every entry on each new
+// cuDNN and move its range with the measurement.
 #pragma once
 
 #include "api/plan.hpp"
@@ -13,7 +16,7 @@
 
 namespace dnngraph::detail {
 
-// What the entries depend on, collected from a graph's nodes before plan choice.
+// What the candidate rules depend on, collected from a graph's nodes before plan choice.
 struct GraphTraits {
   bool channels_first_conv_fprop = false;  // a conv_fprop whose X is not channels-last
   bool override_shapes = false;  // set_override_shape_enabled: shapes (and workspaces) vary
@@ -26,23 +29,50 @@ struct Candidate {
   std::int64_t workspace = -1;
 };
 
+// One per entry of the table, in table order.
+enum class Defect {
+  Engine7ChannelsFirstConvFprop,
+  PointwiseOnlyRank2Output,
+  PointwiseOnlyTwoDimBroadcast,
+  DynamicGraphConvOverrides,
+  DynamicGraphMatmulEpilogueOverrides,
+  BatchnormInferenceNoEngine,
+  KernelCacheSerializedOnce,
+  KernelCacheLookupRace,
+  KernelCacheUnfinalizedGraph,
+  KernelCacheHostileDocument,
+};
+
+// Versions in the cudnnGetVersion() encoding, e.g. 92700 for 9.27.0.
 struct KnownIssue {
-  std::string_view id;
-  std::int64_t first_affected;  // cudnnGetVersion() encoding, e.g. 92700
-  std::int64_t first_fixed;     // 0: no fixed version measured yet
+  Defect defect;
+  std::string_view id;          // "engine7-channels-first-conv-fprop": messages and docs
+  std::int64_t first_affected;  // the workaround applies from here; 0: every version before too
+  std::int64_t first_fixed;     // first version measured without the defect; 0: none yet
+  std::int64_t first_measured;  // oldest cuDNN the defect was measured on
+  std::int64_t last_measured;   // newest cuDNN measured (affected, or fixed when first_fixed is)
   std::string_view what;        // what goes wrong, and where it was measured
+  std::string_view workaround;  // what dnngraph does, and where in the code
+  // Plan-choice entries: whether the entry rules the candidate out. Null for the others.
   bool (*applies)(const GraphTraits& graph, const Candidate& candidate);
 };
 
-// Every entry, for docs and tests.
+// Every entry, in Defect order, for docs and tests.
 [[nodiscard]] std::span<const KnownIssue> known_issues() noexcept;
+[[nodiscard]] const KnownIssue& known_issue(Defect defect) noexcept;
 
-// The entry that rules the candidate out on cuDNN `version`, or null.
+// Whether cuDNN `version` is in the entry's range: first_affected <= version < first_fixed.
+[[nodiscard]] bool in_range(const KnownIssue& issue, std::int64_t version) noexcept;
+// Whether the workaround for `defect` applies to the cuDNN loaded in this process.
+[[nodiscard]] bool workaround_needed(Defect defect) noexcept;
+
+// The plan-choice entry that rules the candidate out on cuDNN `version`, or null.
 [[nodiscard]] const KnownIssue* known_issue_for(const GraphTraits& graph,
                                                 const Candidate& candidate,
                                                 std::int64_t version) noexcept;
 
-// "known cuDNN defect <id> (cuDNN 9.27.0 and later, not fixed as of the last measurement): <what>"
+// "known cuDNN defect <id> (measured on cuDNN 9.27.0; applies to every cuDNN, no fixed version
+// measured yet): <what>"
 [[nodiscard]] std::string describe(const KnownIssue& issue);
 
 }  // namespace dnngraph::detail

@@ -5,7 +5,7 @@
 #include "api/known_issues.hpp"
 #include "api/lowering.hpp"
 #include "backend/engine_heuristics.hpp"
-#include "backend/version.hpp"
+#include "backend/features.hpp"
 
 #include <optional>
 #include <string>
@@ -206,7 +206,7 @@ class PlanSearch {
 
   // Whether a known cuDNN defect rules the candidate out on the loaded cuDNN (noted if so).
   [[nodiscard]] bool refused(const std::string& candidate, const Candidate& c) {
-    const KnownIssue* issue = known_issue_for(request_.traits, c, backend::runtime_version());
+    const KnownIssue* issue = known_issue_for(request_.traits, c, backend::loaded_version());
     if (issue != nullptr) {
       tried_ += "\n  " + candidate + ": refused, " + describe(*issue);
     }

@@ -4,12 +4,16 @@
 #include <boost/test/unit_test.hpp>
 
 #include "api/known_issues.hpp"
+#include "backend/features.hpp"
 
+#include <cstdint>
 #include <string>
 
 using dnngraph::EngineChoice;
 using dnngraph::detail::Candidate;
+using dnngraph::detail::Defect;
 using dnngraph::detail::GraphTraits;
+using dnngraph::detail::in_range;
 using dnngraph::detail::known_issue_for;
 
 namespace {
@@ -25,12 +29,59 @@ const EngineChoice engine28{28, {}};
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(every_entry_has_an_id_a_text_and_a_sane_version_range) {
+BOOST_AUTO_TEST_CASE(every_entry_has_an_id_a_text_a_workaround_and_a_measured_version_range) {
   for (const auto& issue : dnngraph::detail::known_issues()) {
-    BOOST_TEST(!issue.id.empty());
-    BOOST_TEST(issue.what.find("measured") != std::string::npos);
-    BOOST_TEST((issue.first_fixed == 0 || issue.first_fixed > issue.first_affected));
-    BOOST_TEST(issue.applies != nullptr);
+    BOOST_TEST_CONTEXT(issue.id) {
+      BOOST_TEST(!issue.id.empty());
+      BOOST_TEST(&dnngraph::detail::known_issue(issue.defect) == &issue);
+      BOOST_TEST(issue.what.find("measured") != std::string::npos);
+      BOOST_TEST(!issue.workaround.empty());
+      BOOST_TEST((issue.first_fixed == 0 || issue.first_fixed > issue.first_affected));
+      BOOST_TEST(issue.first_measured >= 90000);
+      BOOST_TEST(issue.last_measured >= issue.first_measured);
+      // A fixed version is one that was measured: the newest measurement, past the defect's.
+      BOOST_TEST((issue.first_fixed == 0 || (issue.first_fixed == issue.last_measured &&
+                                             issue.first_fixed > issue.first_measured)));
+      // The defect holds where it was first measured.
+      BOOST_TEST(in_range(issue, issue.first_measured));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_range_ends_where_the_defect_was_measured_fixed) {
+  const auto& once = dnngraph::detail::known_issue(Defect::KernelCacheSerializedOnce);
+  BOOST_TEST(in_range(once, 91900));
+  BOOST_TEST(in_range(once, 92600));  // unmeasured between: the workaround stays
+  BOOST_TEST(!in_range(once, 92700));
+  BOOST_TEST(!in_range(once, 93000));
+  const auto& engine7 = dnngraph::detail::known_issue(Defect::Engine7ChannelsFirstConvFprop);
+  BOOST_TEST(in_range(engine7, 91900));  // held for every version: none measured fixed
+  BOOST_TEST(in_range(engine7, 100000));
+}
+
+BOOST_AUTO_TEST_CASE(the_kernel_cache_workarounds_apply_below_9_27) {
+  const std::int64_t loaded = dnngraph::backend::loaded_version();
+  BOOST_TEST(dnngraph::detail::workaround_needed(Defect::KernelCacheLookupRace) ==
+             (loaded < 92700));
+  BOOST_TEST(dnngraph::detail::workaround_needed(Defect::KernelCacheSerializedOnce) ==
+             (loaded < 92700));
+}
+
+BOOST_AUTO_TEST_CASE(describe_says_where_it_was_measured_and_where_it_applies) {
+  const std::string text =
+      dnngraph::detail::describe(dnngraph::detail::known_issue(Defect::KernelCacheLookupRace));
+  BOOST_TEST(text.find("kernel-cache-lookup-race") != std::string::npos, text);
+  BOOST_TEST(text.find("measured on cuDNN 9.19.0 to 9.27.0") != std::string::npos, text);
+  BOOST_TEST(text.find("below 9.27.0") != std::string::npos, text);
+}
+
+BOOST_AUTO_TEST_CASE(only_entries_with_a_candidate_rule_take_part_in_plan_choice) {
+  GraphTraits everything = channels_first_conv();
+  everything.override_shapes = true;
+  for (std::int64_t version : {91900, 92700}) {
+    const auto* issue = known_issue_for(everything, Candidate{engine7, 6134}, version);
+    BOOST_TEST_REQUIRE(issue != nullptr);
+    BOOST_TEST((issue->defect == Defect::Engine7ChannelsFirstConvFprop));
   }
 }
 
