@@ -41,8 +41,21 @@ const Names& names() {
   return interned;
 }
 
-[[noreturn]] void invalid(const char* what, const std::string& why) {
-  raise(ErrorCode::InvalidAttribute, std::string(what) + ": " + why);
+// Names an argument in errors ("variant_pack[3]", "override_shapes[1]"); the text is made only
+// when an error is raised, so the hot path builds no strings.
+struct Argument {
+  const char* name;
+  std::int64_t index = -1;  // shown as [index] when >= 0
+  [[nodiscard]] std::string text() const {
+    return index < 0 ? std::string(name) : std::string(name) + "[" + std::to_string(index) + "]";
+  }
+};
+
+// device_pointer() for an argument named by `what`.
+void* pointer_of(nb::handle object, const Argument& what);
+
+[[noreturn]] void invalid(const Argument& what, const std::string& why) {
+  raise(ErrorCode::InvalidAttribute, what.text() + ": " + why);
 }
 
 std::string type_name(PyObject* object) { return Py_TYPE(object)->tp_name; }
@@ -71,7 +84,7 @@ PyTypeObject* torch_tensor_type() {
   return type;
 }
 
-void* pointer_from_int(PyObject* value, const char* what) {
+void* pointer_from_int(PyObject* value, const Argument& what) {
   const unsigned long long address = PyLong_AsUnsignedLongLong(value);
   if (address == static_cast<unsigned long long>(-1) && PyErr_Occurred() != nullptr) {
     PyErr_Clear();
@@ -80,7 +93,7 @@ void* pointer_from_int(PyObject* value, const char* what) {
   return reinterpret_cast<void*>(static_cast<std::uintptr_t>(address));
 }
 
-void* pointer_from_torch(PyObject* tensor, const char* what) {
+void* pointer_from_torch(PyObject* tensor, const Argument& what) {
   const nb::object is_cuda = nb::steal(PyObject_GetAttr(tensor, names().is_cuda));
   if (!is_cuda.is_valid()) {
     throw nb::python_error();
@@ -99,7 +112,7 @@ void* pointer_from_torch(PyObject* tensor, const char* what) {
 }
 
 // __cuda_array_interface__["data"][0], or nullopt-like false when the object has none.
-bool pointer_from_cuda_array_interface(PyObject* object, const char* what, void*& out) {
+bool pointer_from_cuda_array_interface(PyObject* object, const Argument& what, void*& out) {
   const nb::object interface = nb::steal(PyObject_GetAttr(object, names().cuda_array_interface));
   if (!interface.is_valid()) {
     PyErr_Clear();
@@ -114,7 +127,7 @@ bool pointer_from_cuda_array_interface(PyObject* object, const char* what, void*
   return true;
 }
 
-bool pointer_from_dlpack(PyObject* object, const char* what, void*& out) {
+bool pointer_from_dlpack(PyObject* object, const Argument& what, void*& out) {
   if (PyObject_HasAttr(object, names().dlpack) == 0) {
     return false;
   }
@@ -131,7 +144,7 @@ bool pointer_from_dlpack(PyObject* object, const char* what, void*& out) {
   return true;
 }
 
-std::int64_t int64_from(PyObject* value, const char* what, std::size_t index) {
+std::int64_t int64_from(PyObject* value, const Argument& what, std::size_t index) {
   if (PyLong_Check(value) == 0) {
     invalid(what,
             "element " + std::to_string(index) + " is a " + type_name(value) + ", expected an int");
@@ -145,7 +158,7 @@ std::int64_t int64_from(PyObject* value, const char* what, std::size_t index) {
 }
 
 // A list or tuple (or any sequence) of ints into `out`; None is empty.
-void fill_ints(nb::handle sequence, const char* what, std::vector<std::int64_t>& out) {
+void fill_ints(nb::handle sequence, const Argument& what, std::vector<std::int64_t>& out) {
   out.clear();
   if (sequence.is_none()) {
     return;
@@ -164,7 +177,7 @@ void fill_ints(nb::handle sequence, const char* what, std::vector<std::int64_t>&
 }
 
 // A list of lists of ints into the first elements of `out`; returns how many.
-std::size_t fill_lists(nb::handle sequence, const char* what,
+std::size_t fill_lists(nb::handle sequence, const Argument& what,
                        std::vector<std::vector<std::int64_t>>& out) {
   if (sequence.is_none()) {
     return 0;
@@ -180,28 +193,26 @@ std::size_t fill_lists(nb::handle sequence, const char* what,
     out.resize(n);
   }
   for (std::size_t i = 0; i < n; ++i) {
-    const std::string element = std::string(what) + "[" + std::to_string(i) + "]";
+    const Argument element{what.name, static_cast<std::int64_t>(i)};
     if (PyLong_Check(items[i]) != 0) {
-      invalid(element.c_str(), "expected a list of ints, given an int");
+      invalid(element, "expected a list of ints, given an int");
     }
-    fill_ints(items[i], element.c_str(), out[i]);
+    fill_ints(items[i], element, out[i]);
   }
   return n;
 }
 
 std::int64_t uid_from(PyObject* key) {
   if (PyLong_Check(key) == 0) {
-    invalid("variant_pack", "a key is a " + type_name(key) + ", expected an int uid");
+    invalid({"variant_pack"}, "a key is a " + type_name(key) + ", expected an int uid");
   }
   int overflow = 0;
   const long long uid = PyLong_AsLongLongAndOverflow(key, &overflow);
   if (overflow != 0) {
-    invalid("variant_pack", "a uid does not fit in int64");
+    invalid({"variant_pack"}, "a uid does not fit in int64");
   }
   return uid;
 }
-
-std::string entry_name(std::int64_t uid) { return "variant_pack[" + std::to_string(uid) + "]"; }
 
 // Writes each entry's pointer into `pack` when it holds exactly the dict's uids already (the
 // steady state: the same graph run again); false otherwise (then nothing may be assumed).
@@ -218,14 +229,12 @@ bool update_in_place(PyObject* dict, std::unordered_map<std::int64_t, void*>& pa
     if (found == pack.end()) {
       return false;
     }
-    found->second = device_pointer(value, entry_name(uid).c_str());
+    found->second = pointer_of(value, {"variant_pack", uid});
   }
   return true;
 }
 
-}  // namespace
-
-void* device_pointer(nb::handle object, const char* what) {
+void* pointer_of(nb::handle object, const Argument& what) {
   PyObject* o = object.ptr();
   if (PyLong_CheckExact(o) != 0) {
     return pointer_from_int(o, what);
@@ -247,6 +256,10 @@ void* device_pointer(nb::handle object, const char* what) {
               type_name(o));
 }
 
+}  // namespace
+
+void* device_pointer(nb::handle object, const char* what) { return pointer_of(object, {what}); }
+
 void* optional_device_pointer(nb::handle object, const char* what) {
   return object.is_none() ? nullptr : device_pointer(object, what);
 }
@@ -265,7 +278,8 @@ const std::unordered_map<std::int64_t, void*>& CallBuffers::variant_pack(nb::han
     dict = nb::steal(PyDict_New());
     if (PyDict_Merge(dict.ptr(), mapping.ptr(), 1) != 0) {
       PyErr_Clear();
-      invalid("variant_pack", "expected a dict {uid: buffer}, given a " + type_name(mapping.ptr()));
+      invalid({"variant_pack"},
+              "expected a dict {uid: buffer}, given a " + type_name(mapping.ptr()));
     }
   }
   auto& pack = storage_->pack;
@@ -278,15 +292,15 @@ const std::unordered_map<std::int64_t, void*>& CallBuffers::variant_pack(nb::han
   PyObject* value = nullptr;
   while (PyDict_Next(dict.ptr(), &position, &key, &value) != 0) {
     const std::int64_t uid = uid_from(key);
-    pack[uid] = device_pointer(value, entry_name(uid).c_str());
+    pack[uid] = pointer_of(value, {"variant_pack", uid});
   }
   return pack;
 }
 
 OverrideLists CallBuffers::overrides(nb::handle uids, nb::handle shapes, nb::handle strides) {
-  fill_ints(uids, "override_uids", storage_->uids);
-  const std::size_t shape_count = fill_lists(shapes, "override_shapes", storage_->shapes);
-  const std::size_t stride_count = fill_lists(strides, "override_strides", storage_->strides);
+  fill_ints(uids, {"override_uids"}, storage_->uids);
+  const std::size_t shape_count = fill_lists(shapes, {"override_shapes"}, storage_->shapes);
+  const std::size_t stride_count = fill_lists(strides, {"override_strides"}, storage_->strides);
   return {storage_->uids,
           {storage_->shapes.data(), shape_count},
           {storage_->strides.data(), stride_count}};
