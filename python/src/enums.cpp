@@ -6,6 +6,7 @@
 #include "api/dnngraph.hpp"
 #include "bindings.hpp"
 
+#include <string>
 #include <string_view>
 
 namespace nb = nanobind;
@@ -23,7 +24,7 @@ void bind_enum(nb::module_& m, const char* name, const char* doc) {
     if (text == unknown_enumerator) {
       break;
     }
-    e.value(text.data(), value);  // to_string returns NUL-terminated literals
+    e.value(std::string(text).c_str(), value);
   }
 }
 

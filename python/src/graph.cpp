@@ -119,7 +119,7 @@ void def_conv(nb::class_<PyGraph>& cls, const char* name, const char* first, con
          std::optional<Dims> pre_padding, std::optional<Dims> post_padding,
          std::optional<Dims> stride, std::optional<Dims> dilation,
          std::optional<ConvolutionMode> mode, std::optional<DataType> compute,
-         std::optional<std::string> node_name) {
+         const std::optional<std::string>& node_name) {
         const auto locked = lock(g);
         const ConvArgs args{std::move(padding),
                             std::move(pre_padding),
@@ -128,7 +128,7 @@ void def_conv(nb::class_<PyGraph>& cls, const char* name, const char* first, con
                             std::move(dilation),
                             mode,
                             compute,
-                            std::move(node_name)};
+                            node_name};
         return (g.graph.*node)(x, w, conv_attributes<A>(args));
       },
       nb::arg(first), nb::arg(second), nb::kw_only(), "padding"_a = nb::none(),
@@ -160,8 +160,8 @@ void def_options(nb::class_<PyGraph>& cls) {
          std::optional<DataType> intermediate, bool dynamic_shape,
          std::shared_ptr<KernelCache> kernel_cache, bool override_shape,
          bool cache_first_plan_choice, std::string name) {
-        auto* made = new (g) PyGraph();
-        Graph& graph = made->graph;
+        new (g) PyGraph();
+        Graph& graph = g->graph;
         if (io) graph.set_io_data_type(*io);
         if (compute) graph.set_compute_data_type(*compute);
         if (intermediate) graph.set_intermediate_data_type(*intermediate);
@@ -221,7 +221,7 @@ void def_nodes(nb::class_<PyGraph>& cls) {
       .def(
           "matmul",
           [](PyGraph& g, const Tensor& a, const Tensor& b, std::optional<DataType> compute,
-             std::optional<std::string> name) {
+             const std::optional<std::string>& name) {
             const auto locked = lock(g);
             MatmulAttributes attributes;
             return g.graph.matmul(a, b, named(attributes, name, compute));
@@ -233,7 +233,7 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "pointwise",
           [](PyGraph& g, const Tensor& x, std::optional<Operand> b, std::optional<Operand> t,
              PointwiseMode mode, std::optional<double> swish_beta, std::optional<DataType> compute,
-             std::optional<std::string> name) {
+             const std::optional<std::string>& name) {
             const auto locked = lock(g);
             PointwiseAttributes attributes;
             attributes.set_mode(mode);
@@ -264,7 +264,7 @@ void def_nodes(nb::class_<PyGraph>& cls) {
   cls.def(
          "reduction",
          [](PyGraph& g, const Tensor& x, ReductionMode mode, std::optional<DataType> compute,
-            std::optional<std::string> name) {
+            const std::optional<std::string>& name) {
            const auto locked = lock(g);
            ReductionAttributes attributes;
            attributes.set_mode(mode);
@@ -276,7 +276,7 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "layernorm",
           [](PyGraph& g, const Tensor& x, const Tensor& scale, const Tensor& bias,
              NormFwdPhase phase, const Operand& epsilon, std::optional<DataType> compute,
-             std::optional<std::string> name) {
+             const std::optional<std::string>& name) {
             const auto locked = lock(g);
             LayernormAttributes attributes;
             attributes.set_forward_phase(phase).set_epsilon(operand(g, epsilon));
@@ -292,7 +292,7 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "rmsnorm",
           [](PyGraph& g, const Tensor& x, const Tensor& scale, NormFwdPhase phase,
              const Operand& epsilon, std::optional<Tensor> bias, std::optional<DataType> compute,
-             std::optional<std::string> name) {
+             const std::optional<std::string>& name) {
             const auto locked = lock(g);
             RmsnormAttributes attributes;
             attributes.set_forward_phase(phase).set_epsilon(operand(g, epsilon));
@@ -308,7 +308,7 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "batchnorm_inference",
           [](PyGraph& g, const Tensor& x, const Tensor& mean, const Tensor& inv_variance,
              const Tensor& scale, const Tensor& bias, std::optional<DataType> compute,
-             std::optional<std::string> name) {
+             const std::optional<std::string>& name) {
             const auto locked = lock(g);
             BatchnormInferenceAttributes attributes;
             return g.graph.batchnorm_inference(x, mean, inv_variance, scale, bias,

@@ -23,13 +23,12 @@ namespace dnngraph::python {
 namespace {
 
 // The C++ stride helpers need dims whose element count fits in int64 (they multiply unchecked).
-const std::vector<std::int64_t>& checked_dims(const std::vector<std::int64_t>& dims) {
+void check_dims(const std::vector<std::int64_t>& dims) {
   if (!element_count(dims)) {
     raise(ErrorCode::InvalidAttribute, "strides of " + to_string(dims) +
                                            ": every dim must be positive and their product fit "
                                            "in int64");
   }
-  return dims;
 }
 
 }  // namespace
@@ -66,11 +65,17 @@ void bind_tensor(nb::module_& m) {
 
   m.def(
       "packed_strides",
-      [](const std::vector<std::int64_t>& dim) { return packed_strides(checked_dims(dim)); },
+      [](const std::vector<std::int64_t>& dim) {
+        check_dims(dim);
+        return packed_strides(dim);
+      },
       "dim"_a, "Packed row-major strides for dim (the last dimension contiguous).");
   m.def(
       "channels_last_strides",
-      [](const std::vector<std::int64_t>& dim) { return channels_last_strides(checked_dims(dim)); },
+      [](const std::vector<std::int64_t>& dim) {
+        check_dims(dim);
+        return channels_last_strides(dim);
+      },
       "dim"_a, "Packed channels-last strides for [N, C, spatial...] (NHWC, NDHWC).");
   m.attr("max_rank") = max_rank;
 }
