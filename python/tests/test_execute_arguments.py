@@ -84,3 +84,12 @@ def test_an_int_workspace_and_override_lists_reach_the_graph():
 def test_overrides_are_keyword_only():
     with pytest.raises(TypeError):
         unbuilt().execute(HANDLE, {1: 1}, None, [1], [[1, 4, 8]], [[32, 8, 1]])
+
+
+def test_a_dlpack_array_on_the_host_is_refused():
+    numpy = pytest.importorskip("numpy", reason="numpy (python/requirements-dev.txt) is missing")
+    host = numpy.zeros(4, dtype=numpy.float16)
+    e = error_of(lambda: unbuilt().execute(HANDLE, {1: host, 2: 2, 3: 3}, None))
+    assert e.code is ErrorCode.InvalidAttribute
+    assert e.message == ("variant_pack[1]: a DLPack tensor on device type 1; execute() needs "
+                         "CUDA device memory")
