@@ -1,58 +1,118 @@
-// detail::BuiltGraph (internal to api/): everything a successful build made, owned together
-// so descriptors never outlive what they reference.
+// detail::BuiltGraph (internal to api/): what a successful build made, owned together so
+// descriptors never outlive what they reference, and const from then on. It runs the plan,
+// answers workspace queries and checks override lists; Graph describes and validates, and
+// forwards those calls here. The override memo is the one mutable part, under its own mutex.
 #pragma once
 
+#include "api/error.hpp"
 #include "api/kernel_cache.hpp"
-#include "api/lowering.hpp"
+#include "api/override_shapes.hpp"
+#include "api/pipeline.hpp"
 #include "api/plan.hpp"
 #include "backend/execution_plan.hpp"
 #include "backend/operation_graph.hpp"
 
-#include <map>
+#include <cudnn.h>
+
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace dnngraph::detail {
 
-struct Lowered {
-  TensorTable tensors;
-  std::vector<LoweredOperation> operations;
+// One override set that passed check_overrides: the lists as given, every tensor's layout under
+// them, and the workspace they need once a query asked.
+struct CheckedOverrides {
+  std::vector<std::int64_t> uids;
+  std::vector<std::vector<std::int64_t>> shapes;
+  std::vector<std::vector<std::int64_t>> strides;
+  OverriddenTensors layout;
+  std::optional<std::int64_t> workspace;  // guarded by the OverrideMemo's mutex
+
+  [[nodiscard]] bool equals(const Overrides& o) const;
 };
 
-// The override lists last checked by execute(), so repeated runs with the same shapes are not
-// checked again (the hot path), and workspace sizes found for override shapes.
-struct OverrideMemo {
-  std::mutex mutex;
-  std::vector<std::int64_t> uids;                               // guarded by mutex
-  std::vector<std::vector<std::int64_t>> shapes;                // guarded by mutex
-  std::vector<std::vector<std::int64_t>> strides;               // guarded by mutex
-  bool valid = false;                                           // guarded by mutex
-  std::map<std::vector<std::int64_t>, std::int64_t> workspace;  // guarded by mutex
+// The override sets checked last (most recent first, at most `capacity`), so repeated runs with
+// the same shapes are not checked again (the hot path) and a workspace query reuses the layout
+// execute checked.
+class OverrideMemo {
+ public:
+  static constexpr std::size_t capacity = 64;
+
+  // The checked set equal to o (moved to the front), or null.
+  [[nodiscard]] std::shared_ptr<CheckedOverrides> find(const Overrides& o);
+  void insert(std::shared_ptr<CheckedOverrides> checked);
+  [[nodiscard]] std::optional<std::int64_t> workspace(const CheckedOverrides& checked);
+  void set_workspace(CheckedOverrides& checked, std::int64_t bytes);
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::shared_ptr<CheckedOverrides>> sets_;  // guarded by mutex_
 };
 
-struct BuiltGraph {
-  BuiltGraph(Lowered l, backend::OperationGraph g, backend::ExecutionPlan p, PlanInfo i)
-      : lowered(std::move(l)),
-        operation_graph(std::move(g)),
-        plan(std::move(p)),
-        info(std::move(i)) {}
+// What build() needs beyond the graph itself.
+struct BuildRequest {
+  cudnnHandle_t handle;
+  const std::vector<HeuristicMode>& modes;
+  std::shared_ptr<KernelCache> cache;  // the user's, or null
+  bool dynamic_shape = false;
+  bool cache_first = true;
+  bool override_shape = false;
+};
 
-  Lowered lowered;
-  backend::OperationGraph operation_graph;
-  backend::ExecutionPlan plan;
-  PlanInfo info;
-  std::vector<std::int64_t> io_uids;  // uids of non-virtual tensors, sorted: the variant pack
-  std::vector<std::string> io_names;  // describe() of the same tensors, same order
-  std::vector<bool> by_value;         // same order: passed by value, not in the variant pack
-  std::vector<float> values;          // same order: the by-value tensors' values (0 elsewhere)
-  bool override_enabled = false;
-  bool native_override = false;        // the operation graph's override flag (cuDNN >= 9.21)
-  bool native_workspace = false;       // cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)
-  std::shared_ptr<KernelCache> cache;  // the user's, or the graph's own for override plans
-  std::unique_ptr<OverrideMemo> memo = std::make_unique<OverrideMemo>();
+class BuiltGraph {
+ public:
+  // Lowers the (validated) graph, makes the operation graph and chooses the plan.
+  [[nodiscard]] static Result<std::unique_ptr<const BuiltGraph>> build(const GraphView& graph,
+                                                                       const BuildRequest& request);
+
+  [[nodiscard]] const PlanInfo& info() const noexcept { return info_; }
+  [[nodiscard]] bool override_enabled() const noexcept { return override_enabled_; }
+
+  // Checks overrides against the graph (once per distinct set; see OverrideMemo).
+  [[nodiscard]] Result<std::shared_ptr<CheckedOverrides>> check(const Overrides& overrides,
+                                                                const GraphView& graph) const;
+  // Runs the plan; the caller checked the handle, and that overrides are enabled and the graph
+  // is still the one validated when there are overrides.
+  [[nodiscard]] Result<void> execute(cudnnHandle_t handle,
+                                     const std::unordered_map<std::int64_t, void*>& variant_pack,
+                                     void* workspace, const Overrides& overrides,
+                                     const GraphView& graph) const;
+  // The workspace under these (non-empty) overrides; same preconditions as execute().
+  [[nodiscard]] Result<std::int64_t> workspace_size(cudnnHandle_t handle,
+                                                    const Overrides& overrides,
+                                                    const GraphView& graph) const;
+
+  BuiltGraph(Lowered lowered, backend::OperationGraph graph, backend::ExecutionPlan plan,
+             PlanInfo info)
+      : lowered_(std::move(lowered)),
+        operation_graph_(std::move(graph)),
+        plan_(std::move(plan)),
+        info_(std::move(info)) {}
+
+ private:
+  [[nodiscard]] Result<std::int64_t> query_workspace(cudnnHandle_t handle,
+                                                     CheckedOverrides& checked,
+                                                     const GraphView& graph) const;
+
+  Lowered lowered_;
+  backend::OperationGraph operation_graph_;
+  backend::ExecutionPlan plan_;
+  PlanInfo info_;
+  std::vector<std::int64_t> io_uids_;  // uids of non-virtual tensors, sorted: the variant pack
+  std::vector<std::string> io_names_;  // describe() of the same tensors, same order
+  std::vector<bool> by_value_;         // same order: passed by value, not in the variant pack
+  // Same order: the by-value tensors' values (0 elsewhere). cuDNN reads them through host
+  // pointers into this buffer, which is allocated once and never moves.
+  std::unique_ptr<float[]> values_;
+  bool override_enabled_ = false;
+  bool native_workspace_ = false;       // cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)
+  std::shared_ptr<KernelCache> cache_;  // the user's, or the graph's own for override plans
+  mutable OverrideMemo memo_;
 };
 
 }  // namespace dnngraph::detail

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -26,10 +27,11 @@ namespace dnngraph {
 
 namespace detail {
 class Node;
-struct BuiltGraph;
-struct Overrides;
+class BuiltGraph;
+struct GraphView;
 struct NormPorts;
 enum class NormKind : std::uint8_t;
+enum class NodeKind : std::uint8_t;
 }  // namespace detail
 
 // What lower() made: backend descriptors, all finalized without a GPU.
@@ -176,10 +178,8 @@ class Graph {
       std::span<const std::vector<std::int64_t>> override_strides) const;
 
  private:
-  [[nodiscard]] Result<void> execute_with(
-      const Handle& handle, const std::unordered_map<std::int64_t, void*>& variant_pack,
-      void* workspace, const detail::Overrides& overrides) const;
-  [[nodiscard]] Result<void> check_overrides_once(const detail::Overrides& overrides) const;
+  // What the built plan reads of this graph at each call.
+  [[nodiscard]] detail::GraphView view() const;
   std::shared_ptr<TensorAttributes> add_output(const std::string& node_name, const char* port);
   // What layernorm() and rmsnorm() share: the checks of phase, epsilon and inputs, the outputs
   // the phase asks for, and the node.
@@ -192,10 +192,19 @@ class Graph {
     std::shared_ptr<TensorAttributes> x, scale, bias;
   };
   detail::NormPorts add_norm(const NormRequest& r);
-  // inputs: (port name, tensor) pairs, e.g. {"A", a.get()}; the port names the input in errors.
-  // Also labels unnamed inputs for messages ("input A of node #3 (matmul 'matmul_3')").
-  bool check_inputs(std::string_view node,
-                    std::initializer_list<std::pair<const char*, TensorAttributes*>> inputs);
+  // (port name, tensor), e.g. {"A", a.get()}; the port names the input in errors.
+  using Input = std::pair<const char*, TensorAttributes*>;
+  // Labels unnamed inputs for messages ("input A of node #3 (matmul 'matmul_3')"); records an
+  // error and answers false for a null input or one of another graph.
+  bool check_inputs(std::string_view node, std::initializer_list<Input> inputs);
+  // The one path that adds a node of one output: the output tensor (virtual, named
+  // "<name>::<output>"), the input checks, and make(output) appended when they pass. The output
+  // is returned either way: a mistake surfaces at validate().
+  using NodeFactory =
+      std::function<std::unique_ptr<detail::Node>(const std::shared_ptr<TensorAttributes>&)>;
+  std::shared_ptr<TensorAttributes> add_node(detail::NodeKind kind, const std::string& name,
+                                             std::initializer_list<Input> inputs,
+                                             const char* output, const NodeFactory& make);
   void record(Error error);
   [[nodiscard]] Result<void> validate_filling();
   // build() needs a complete graph: every tensor read by a node or produced by one, and every
@@ -232,7 +241,7 @@ class Graph {
   // Each tensor's revision (in tensors_ order) when validate() last succeeded; nullopt when it
   // has not, or failed, or a node, tensor or graph setting was added or changed since.
   std::optional<std::vector<std::uint64_t>> validated_revisions_;
-  std::unique_ptr<detail::BuiltGraph> built_;  // null until build() succeeds
+  std::unique_ptr<const detail::BuiltGraph> built_;  // null until build() succeeds
 };
 
 }  // namespace dnngraph

@@ -1,7 +1,8 @@
-// Lowering support (internal to api/): enum conversions to cuDNN, the graph context nodes read,
+// Lowering support (internal to api/): the graph context nodes read,
 // and the table of finalized backend tensors that node lowering wires operations to.
 #pragma once
 
+#include "api/enums.hpp"
 #include "api/error.hpp"
 #include "api/tensor_attributes.hpp"
 #include "api/types.hpp"
@@ -17,11 +18,6 @@
 #include <vector>
 
 namespace dnngraph::detail {
-
-[[nodiscard]] cudnnDataType_t to_cudnn(DataType type) noexcept;
-[[nodiscard]] cudnnPointwiseMode_t to_cudnn(PointwiseMode mode) noexcept;
-[[nodiscard]] cudnnBackendHeurMode_t to_cudnn(HeuristicMode mode) noexcept;
-[[nodiscard]] cudnnConvolutionMode_t to_cudnn(ConvolutionMode mode) noexcept;
 
 // The graph-wide defaults a node falls back to.
 struct GraphContext {

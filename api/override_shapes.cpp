@@ -2,7 +2,7 @@
 #include "api/override_shapes.hpp"
 
 #include "api/checked.hpp"
-#include "api/nodes/pointwise.hpp"
+#include "api/fusion_rules.hpp"
 
 #include <algorithm>
 #include <string>

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "api/error.hpp"
+#include "api/layout.hpp"
 #include "api/types.hpp"
 
 #include <cstddef>
@@ -94,45 +95,5 @@ class TensorAttributes {
   // changed after validate() (its checks then no longer hold).
   std::uint64_t revision_ = 0;
 };
-
-// Packed row-major strides for dims: the last dimension is contiguous. Needs dims whose
-// element_count() fits in int64.
-[[nodiscard]] std::vector<std::int64_t> packed_strides(const std::vector<std::int64_t>& dims);
-
-// Packed channels-last strides for dims [N, C, spatial...] (NHWC, NDHWC): C is contiguous, then
-// the spatial dims from last to first, then N. Fewer than 3 dims: packed_strides(dims). Needs
-// dims whose element_count() fits in int64.
-[[nodiscard]] std::vector<std::int64_t> channels_last_strides(
-    const std::vector<std::int64_t>& dims);
-
-// The product of dims, or nullopt where a dim is not positive or the product does not fit in
-// int64.
-[[nodiscard]] std::optional<std::int64_t> element_count(const std::vector<std::int64_t>& dims);
-
-// The most dims a tensor may have: cuDNN's CUDNN_DIM_MAX (8 in cuDNN 9.19's cudnn_graph.h).
-inline constexpr std::size_t max_rank = 8;
-
-namespace detail {
-
-// The one rule for what dims and strides may describe, for the shapes validate() checks and
-// for execute-time overrides alike: rank 1 to max_rank; positive dims whose element count fits
-// in int64; and, with strides, one positive stride per dim, each stride and the extent (the
-// span from the first element to one past the last) in bytes within int64, and strides that
-// nest (ordered by stride, each dim's stride covers all of the dims inside it), so no two
-// elements share memory. Empty strides: the dims alone are checked (their packed strides are
-// then legal). The message has no subject: callers put the tensor or the override in front.
-// The dims whose extent is not 1, ordered from outermost to innermost by stride (ties in index
-// order): the memory order check_layout judges nesting in, and overrides must keep.
-[[nodiscard]] std::vector<std::size_t> stride_order(std::span<const std::int64_t> dims,
-                                                    std::span<const std::int64_t> strides);
-
-[[nodiscard]] Result<void> check_layout(std::span<const std::int64_t> dims,
-                                        std::span<const std::int64_t> strides,
-                                        std::int64_t element_size);
-
-}  // namespace detail
-
-// "[2, 3, 4]" for error messages.
-[[nodiscard]] std::string to_string(const std::vector<std::int64_t>& values);
 
 }  // namespace dnngraph

@@ -14,7 +14,7 @@ class ConvDgradNode final : public Node {
       : Node(attributes.name(), {std::move(dy), std::move(w)}, {std::move(dx)}),
         attributes_(std::move(attributes)) {}
 
-  [[nodiscard]] std::string_view kind() const noexcept override { return "conv_dgrad"; }
+  [[nodiscard]] NodeKind kind() const noexcept override { return NodeKind::ConvDgrad; }
   // dX's spatial dims: the ones the user set (checked against dY), else the smallest that give
   // dY. Also settles geometry_, which lower() reads.
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;

@@ -13,7 +13,7 @@ class ConvFpropNode final : public Node {
       : Node(attributes.name(), {std::move(x), std::move(w)}, {std::move(y)}),
         attributes_(std::move(attributes)) {}
 
-  [[nodiscard]] std::string_view kind() const noexcept override { return "conv_fprop"; }
+  [[nodiscard]] NodeKind kind() const noexcept override { return NodeKind::ConvFprop; }
   // Also settles geometry_, which lower() reads.
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
   // Y's dims for X and W of the given dims: rank, channel and geometry checks included.

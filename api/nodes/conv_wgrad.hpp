@@ -16,7 +16,7 @@ class ConvWgradNode final : public Node {
       : Node(attributes.name(), {std::move(x), std::move(dy)}, {std::move(dw)}),
         attributes_(std::move(attributes)) {}
 
-  [[nodiscard]] std::string_view kind() const noexcept override { return "conv_wgrad"; }
+  [[nodiscard]] NodeKind kind() const noexcept override { return NodeKind::ConvWgrad; }
   // Checks dW's dims against X and dY. Also settles geometry_, which lower() reads.
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
   [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,

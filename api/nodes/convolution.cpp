@@ -221,31 +221,6 @@ Result<std::int64_t> smallest_input_size(std::string_view node, const Convolutio
   return in;
 }
 
-bool is_channels_last(const TensorAttributes& t) {
-  const auto& dims = t.dim();
-  const auto& strides = t.stride();
-  if (dims.size() < 3 || strides.size() != dims.size()) {
-    return false;
-  }
-  // Exactly the packed channels-last strides: decides the ties where C = 1 or every spatial dim
-  // is 1 (then both layouts put the same bytes in the same places and the user's strides say
-  // which one was meant).
-  if (element_count(dims) && strides == channels_last_strides(dims)) {
-    return true;
-  }
-  // Otherwise (padded rows, slices): C moves faster than every spatial dim that moves at all.
-  bool any_spatial = false;
-  for (std::size_t i = 2; i < dims.size(); ++i) {
-    if (dims[i] > 1) {
-      any_spatial = true;
-      if (strides[1] >= strides[i]) {
-        return false;
-      }
-    }
-  }
-  return any_spatial;
-}
-
 void follow_layout(TensorAttributes& out, const std::vector<std::int64_t>& dims,
                    const TensorAttributes& like) {
   // element_count: settle_output reports dims that overflow; strides of them would overflow too.

@@ -73,10 +73,6 @@ struct ConvTensor {
                                                        std::size_t i, ConvTensor output,
                                                        ConvTensor filter);
 
-// t's channel dim is its fastest-moving one (NHWC, NDHWC). t has [N, C, spatial...] dims and
-// strides. See the definition for how C = 1 and spatial dims of 1 are decided.
-[[nodiscard]] bool is_channels_last(const TensorAttributes& t);
-
 // An output without strides gets channels-last strides for `dims` when `like` is channels-last;
 // otherwise it is left for Node::settle_output to give packed (channels-first) strides.
 void follow_layout(TensorAttributes& out, const std::vector<std::int64_t>& dims,

@@ -12,7 +12,7 @@ class MatmulNode final : public Node {
       : Node(attributes.name(), {std::move(a), std::move(b)}, {std::move(c)}),
         attributes_(std::move(attributes)) {}
 
-  [[nodiscard]] std::string_view kind() const noexcept override { return "matmul"; }
+  [[nodiscard]] NodeKind kind() const noexcept override { return NodeKind::Matmul; }
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
   [[nodiscard]] bool exact_overrides_on_dynamic_graphs() const noexcept override { return true; }
   [[nodiscard]] Result<std::vector<std::int64_t>> output_dims(

@@ -2,29 +2,33 @@
 #include "api/nodes/node.hpp"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
 namespace dnngraph::detail {
 
-std::vector<std::int64_t> strides_like(const std::vector<std::int64_t>& dims,
-                                       const TensorAttributes& like) {
-  std::vector<std::size_t> order(dims.size());
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    order[i] = i;
-  }
-  const auto& s = like.stride();
-  std::ranges::sort(order, [&](std::size_t a, std::size_t b) {
-    return s[a] != s[b] ? s[a] < s[b] : a > b;  // innermost first
-  });
-  std::vector<std::int64_t> strides(dims.size(), 1);
-  std::int64_t next = 1;
-  for (std::size_t d : order) {
-    strides[d] = next;
-    next *= dims[d];
-  }
-  return strides;
+namespace {
+
+constexpr std::array node_kinds{
+    std::pair{NodeKind::Matmul, std::string_view("matmul")},
+    std::pair{NodeKind::Pointwise, std::string_view("pointwise")},
+    std::pair{NodeKind::ConvFprop, std::string_view("conv_fprop")},
+    std::pair{NodeKind::ConvDgrad, std::string_view("conv_dgrad")},
+    std::pair{NodeKind::ConvWgrad, std::string_view("conv_wgrad")},
+    std::pair{NodeKind::Reduction, std::string_view("reduction")},
+    std::pair{NodeKind::LayerNorm, std::string_view("layernorm")},
+    std::pair{NodeKind::RmsNorm, std::string_view("rmsnorm")},
+};
+static_assert(node_kinds.back().first == NodeKind::RmsNorm);
+
+}  // namespace
+
+std::string_view name_of(NodeKind kind) noexcept {
+  const auto i = static_cast<std::size_t>(kind);
+  return i < node_kinds.size() && node_kinds[i].first == kind ? node_kinds[i].second : "node";
 }
 
-std::string Node::describe() const { return std::string(kind()) + " '" + name_ + "'"; }
+std::string Node::describe() const { return std::string(name_of(kind())) + " '" + name_ + "'"; }
 
 Result<std::vector<std::int64_t>> Node::output_dims(
     std::span<const ShapedTensor> /*inputs*/) const {

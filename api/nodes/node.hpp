@@ -19,17 +19,25 @@ namespace dnngraph::detail {
 
 using TensorPtr = std::shared_ptr<TensorAttributes>;
 
-// Packed strides for dims in the memory order of `like` (same rank, strides set): what a virtual
-// tensor between two nodes has when the shapes change, or a statistics tensor [N, 1, ...] of a
-// normalization has next to its input.
-[[nodiscard]] std::vector<std::int64_t> strides_like(const std::vector<std::int64_t>& dims,
-                                                     const TensorAttributes& like);
-
 // A tensor with the dims it has in one shape inference: its own, or execute-time overrides.
 struct ShapedTensor {
   const TensorAttributes* tensor;
   const std::vector<std::int64_t>* dims;
 };
+
+// Every node kind; name_of gives the name errors use ("matmul 'mm'"). A new kind is a row
+// here and in node.cpp's table, plus its room in api/nodes/ (see docs/development.md).
+enum class NodeKind : std::uint8_t {
+  Matmul,
+  Pointwise,
+  ConvFprop,
+  ConvDgrad,
+  ConvWgrad,
+  Reduction,
+  LayerNorm,
+  RmsNorm,
+};
+[[nodiscard]] std::string_view name_of(NodeKind kind) noexcept;
 
 class Node {
  public:
@@ -39,7 +47,7 @@ class Node {
   Node& operator=(const Node&) = delete;
   virtual ~Node() = default;
 
-  [[nodiscard]] virtual std::string_view kind() const noexcept = 0;
+  [[nodiscard]] virtual NodeKind kind() const noexcept = 0;
   // Checks attributes and inputs (which are settled), then settles the outputs.
   [[nodiscard]] virtual Result<void> infer(const GraphContext& context) = 0;
   // The output's dims for the given input dims (in inputs() order); errors name the tensors.

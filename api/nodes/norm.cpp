@@ -7,20 +7,6 @@
 
 #include <cmath>
 
-namespace dnngraph {
-
-std::string_view to_string(NormFwdPhase phase) noexcept {
-  switch (phase) {
-    case NormFwdPhase::Inference: return "Inference";
-    case NormFwdPhase::Training: return "Training";
-  }
-  return unknown_enumerator;
-}
-
-bool is_known(NormFwdPhase phase) noexcept { return to_string(phase) != unknown_enumerator; }
-
-}  // namespace dnngraph
-
 namespace dnngraph::detail {
 
 namespace {
@@ -60,12 +46,8 @@ NormForwardNode::NormForwardNode(NormSettings settings, NormPorts ports)
       settings_(std::move(settings)),
       ports_(std::move(ports)) {}
 
-std::string_view NormForwardNode::kind() const noexcept {
-  switch (settings_.kind) {
-    case NormKind::Layer: return "layernorm";
-    case NormKind::Rms: return "rmsnorm";
-  }
-  return "norm";
+NodeKind NormForwardNode::kind() const noexcept {
+  return settings_.kind == NormKind::Layer ? NodeKind::LayerNorm : NodeKind::RmsNorm;
 }
 
 Result<void> NormForwardNode::check_parameter(const char* role, const TensorAttributes& t,
@@ -200,9 +182,8 @@ Result<LoweredOperation> NormForwardNode::lower(const TensorTable& tensors,
   if (!op) {
     return std::unexpected(cudnn_error(op.error(), "lower " + describe()));
   }
-  const bool training = settings_.phase == NormFwdPhase::Training;
   auto ok = op->set_mode(to_cudnn(settings_.kind));
-  if (ok) ok = op->set_phase(training ? CUDNN_NORM_FWD_TRAINING : CUDNN_NORM_FWD_INFERENCE);
+  if (ok) ok = op->set_phase(to_cudnn(settings_.phase));
   // Each role's setter, in the order cuDNN's documentation lists them.
   using Setter = backend::Expected<void> (backend::OperationNormForward::*)(const backend::Tensor&);
   const std::pair<const TensorPtr*, Setter> roles[] = {

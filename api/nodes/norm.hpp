@@ -30,7 +30,7 @@ class NormForwardNode final : public Node {
  public:
   NormForwardNode(NormSettings settings, NormPorts ports);
 
-  [[nodiscard]] std::string_view kind() const noexcept override;
+  [[nodiscard]] NodeKind kind() const noexcept override;
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
   [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
                                                const GraphContext& context) const override;

@@ -9,57 +9,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 namespace dnngraph::detail {
 
 namespace {
 
-// Types a numeric operand may have; Boolean is for logical operands and the select predicate.
-bool is_numeric_type(DataType type) {
-  switch (type) {
-    case DataType::Half:
-    case DataType::BFloat16:
-    case DataType::Float:
-    case DataType::Int32:
-    case DataType::Int8:
-    case DataType::Uint8:
-    case DataType::Fp8E4M3:
-    case DataType::Fp8E5M2: return true;
-    default: return false;
-  }
-}
-
-bool is_backward(PointwiseMode mode) {
-  switch (mode) {
-    case PointwiseMode::ReluBwd:
-    case PointwiseMode::TanhBwd:
-    case PointwiseMode::SigmoidBwd:
-    case PointwiseMode::EluBwd:
-    case PointwiseMode::GeluBwd:
-    case PointwiseMode::GeluApproxTanhBwd:
-    case PointwiseMode::SoftplusBwd:
-    case PointwiseMode::SwishBwd: return true;
-    default: return false;
-  }
-}
-
-bool is_logical(PointwiseMode mode) {
-  return mode == PointwiseMode::LogicalAnd || mode == PointwiseMode::LogicalOr ||
-         mode == PointwiseMode::LogicalNot;
-}
-
-bool is_comparison(PointwiseMode mode) {
-  switch (mode) {
-    case PointwiseMode::CmpEq:
-    case PointwiseMode::CmpNeq:
-    case PointwiseMode::CmpGt:
-    case PointwiseMode::CmpGe:
-    case PointwiseMode::CmpLt:
-    case PointwiseMode::CmpLe: return true;
-    default: return false;
-  }
-}
+bool is_backward(PointwiseMode mode) { return family(mode) == PointwiseFamily::Backward; }
+bool is_logical(PointwiseMode mode) { return family(mode) == PointwiseFamily::Logical; }
+bool is_comparison(PointwiseMode mode) { return family(mode) == PointwiseFamily::Comparison; }
 
 // The name cuDNN gives the operand in position i, for messages.
 std::string_view role(PointwiseMode mode, std::size_t i) {
@@ -106,58 +63,6 @@ Result<std::vector<std::int64_t>> PointwiseNode::output_dims(
   return y_dims;
 }
 
-Result<void> check_pointwise_only_graph(
-    const std::vector<std::unique_ptr<Node>>& nodes,
-    const std::function<const std::vector<std::int64_t>&(const TensorAttributes&)>& dims_of,
-    std::string_view context) {
-  for (const auto& node : nodes) {
-    if (node->kind() != "pointwise" && node->kind() != "reduction") {
-      return {};  // a fusion behind a matmul, convolution or normalization: its epilogue rules
-    }
-  }
-  for (const auto& node : nodes) {
-    if (node->kind() != "pointwise") {
-      continue;
-    }
-    const TensorAttributes& y = *node->outputs()[0];
-    const std::vector<std::int64_t>& y_dims = dims_of(y);
-    if (y_dims.size() < 3) {
-      return make_error(ErrorCode::ShapeMismatch,
-                        std::string(context) + node->describe() + ": output " + y.describe() +
-                            " has dims " + to_string(y_dims) + " (rank " +
-                            std::to_string(y_dims.size()) +
-                            "); in a graph of pointwise nodes alone cuDNN takes rank 3 to 5 "
-                            "(rank 2 left most of Y unwritten, measured with cuDNN 9.19 on an "
-                            "H200): add a leading dim of 1");
-    }
-    if (y_dims.size() != 3) {
-      continue;
-    }
-    for (const auto& input : node->inputs()) {
-      if (input->is_pass_by_value()) {
-        continue;  // a host scalar, broadcast right at any rank (measured)
-      }
-      const std::vector<std::int64_t>& dims = dims_of(*input);
-      int broadcast = 0;
-      for (std::size_t i = 0; i < y_dims.size(); ++i) {
-        broadcast += dims[i] != y_dims[i] ? 1 : 0;
-      }
-      if (broadcast > 1) {
-        return make_error(
-            ErrorCode::ShapeMismatch,
-            std::string(context) + node->describe() + ": " + input->describe() + " has dims " +
-                to_string(dims) + " and broadcasts to " + to_string(y_dims) + " along " +
-                std::to_string(broadcast) +
-                " dims; in a graph of pointwise nodes alone cuDNN computes that wrong at rank 3 "
-                "(measured with cuDNN 9.19 on an H200: wrong values from the second batch on). "
-                "Broadcast along one dim, give the operand the full dims, or use rank 4 "
-                "(channels-last, where cuDNN broadcasts [1, C, 1, 1] right)");
-      }
-    }
-  }
-  return {};
-}
-
 Result<void> PointwiseNode::infer(const GraphContext& context) {
   const auto chosen = attributes_.mode();
   if (!chosen) {
@@ -198,7 +103,7 @@ Result<void> PointwiseNode::infer(const GraphContext& context) {
       if (type != DataType::Boolean) {
         return make_error(ErrorCode::UnsupportedDataType, message + " takes it as Boolean");
       }
-    } else if (!type || !is_numeric_type(*type)) {
+    } else if (!type || !is_numeric(*type)) {
       return make_error(ErrorCode::UnsupportedDataType,
                         message + " takes Half, BFloat16, Float, Int32, Int8, Uint8 or Fp8");
     }

@@ -1,5 +1,5 @@
 // Reduction node: checks, shape checks (Y's dims are the user's) and lowering to
-// OperationReduction; also ReductionMode's names and cuDNN values.
+// OperationReduction.
 #include "api/nodes/reduction.hpp"
 
 #include "api/cudnn_error.hpp"
@@ -10,45 +10,9 @@
 #include <algorithm>
 #include <array>
 
-namespace dnngraph {
-
-std::string_view to_string(ReductionMode mode) noexcept {
-  switch (mode) {
-    case ReductionMode::Add: return "Add";
-    case ReductionMode::Mul: return "Mul";
-    case ReductionMode::Min: return "Min";
-    case ReductionMode::Max: return "Max";
-    case ReductionMode::Amax: return "Amax";
-    case ReductionMode::Avg: return "Avg";
-    case ReductionMode::Norm1: return "Norm1";
-    case ReductionMode::Norm2: return "Norm2";
-    case ReductionMode::MulNoZeros: return "MulNoZeros";
-  }
-  return unknown_enumerator;
-}
-
-bool is_known(ReductionMode mode) noexcept { return to_string(mode) != unknown_enumerator; }
-
-}  // namespace dnngraph
-
 namespace dnngraph::detail {
 
 namespace {
-
-cudnnReduceTensorOp_t to_cudnn(ReductionMode mode) noexcept {
-  switch (mode) {
-    case ReductionMode::Add: return CUDNN_REDUCE_TENSOR_ADD;
-    case ReductionMode::Mul: return CUDNN_REDUCE_TENSOR_MUL;
-    case ReductionMode::Min: return CUDNN_REDUCE_TENSOR_MIN;
-    case ReductionMode::Max: return CUDNN_REDUCE_TENSOR_MAX;
-    case ReductionMode::Amax: return CUDNN_REDUCE_TENSOR_AMAX;
-    case ReductionMode::Avg: return CUDNN_REDUCE_TENSOR_AVG;
-    case ReductionMode::Norm1: return CUDNN_REDUCE_TENSOR_NORM1;
-    case ReductionMode::Norm2: return CUDNN_REDUCE_TENSOR_NORM2;
-    case ReductionMode::MulNoZeros: return CUDNN_REDUCE_TENSOR_MUL_NO_ZEROS;
-  }
-  return CUDNN_REDUCE_TENSOR_ADD;  // not reached: the switch names every mode
-}
 
 // Floating-point types only; cuDNN's reduction engines take no integer or fp8 tensors.
 constexpr std::array reduction_types{DataType::Half, DataType::BFloat16, DataType::Float};

@@ -13,7 +13,7 @@ class ReductionNode final : public Node {
       : Node(attributes.name(), {std::move(x)}, {std::move(y)}),
         attributes_(std::move(attributes)) {}
 
-  [[nodiscard]] std::string_view kind() const noexcept override { return "reduction"; }
+  [[nodiscard]] NodeKind kind() const noexcept override { return NodeKind::Reduction; }
   // Checks Y's dims against X. output_dims() keeps the default refusal: where X has extent 1 at
   // build, an override could not tell a reduced dim from a kept one.
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;

@@ -1,0 +1,330 @@
+// detail::BuiltGraph: plan assembly at build, then execute, workspace queries and override
+// checks on the built plan.
+#include "api/built_graph.hpp"
+
+#include "api/cudnn_error.hpp"
+#include "api/known_issues.hpp"
+#include "api/plan_choice.hpp"
+#include "backend/version.hpp"
+
+#include <algorithm>
+
+namespace dnngraph::detail {
+
+bool CheckedOverrides::equals(const Overrides& o) const {
+  return std::ranges::equal(uids, o.uids) && std::ranges::equal(shapes, o.shapes) &&
+         std::ranges::equal(strides, o.strides);
+}
+
+std::shared_ptr<CheckedOverrides> OverrideMemo::find(const Overrides& o) {
+  std::scoped_lock lock(mutex_);
+  auto it = std::ranges::find_if(sets_, [&](const auto& set) { return set->equals(o); });
+  if (it == sets_.end()) {
+    return nullptr;
+  }
+  std::rotate(sets_.begin(), it, it + 1);
+  return sets_.front();
+}
+
+void OverrideMemo::insert(std::shared_ptr<CheckedOverrides> checked) {
+  std::scoped_lock lock(mutex_);
+  if (sets_.size() == capacity) {
+    sets_.pop_back();
+  }
+  sets_.insert(sets_.begin(), std::move(checked));
+}
+
+std::optional<std::int64_t> OverrideMemo::workspace(const CheckedOverrides& checked) {
+  std::scoped_lock lock(mutex_);
+  return checked.workspace;
+}
+
+void OverrideMemo::set_workspace(CheckedOverrides& checked, std::int64_t bytes) {
+  std::scoped_lock lock(mutex_);
+  checked.workspace = bytes;
+}
+
+namespace {
+
+// Overrides: the operation graph's own flag from 9.21; below it a dynamic-shape graph, whose
+// plans take the variant pack's override shapes (9.18+), for the node kinds proven exact there.
+Result<bool> native_override_or_refuse(const GraphView& graph) {
+  const std::int64_t loaded = backend::runtime_version();
+  if (backend::compiled_version >= 92100 && loaded >= 92100) {
+    return true;
+  }
+  for (const auto& node : graph.nodes) {
+    if (!node->exact_overrides_on_dynamic_graphs()) {
+      return make_error(
+          ErrorCode::VersionTooOld,
+          "build: override shapes on " + node->describe() +
+              " need cuDNN >= 9.21 (its operation graph override flag); dnngraph was compiled "
+              "against " +
+              backend::version_string(backend::compiled_version) + " and cuDNN " +
+              backend::version_string(loaded) +
+              " is loaded. Below 9.21 overrides go through a dynamic-shape graph; on the H200 "
+              "with cuDNN 9.19 only a matmul alone ran exact there (convolutions returned "
+              "wrong numbers, a pointwise node after a matmul failed in the driver at "
+              "execute). Without overrides, build per shape with a dynamic-shape graph and "
+              "a kernel cache");
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& graph,
+                                                            const BuildRequest& request) {
+  auto lowered = lower_graph(graph);
+  if (!lowered) {
+    return std::unexpected(lowered.error());
+  }
+  bool native_override = false;
+  if (request.override_shape) {
+    auto native = native_override_or_refuse(graph);
+    if (!native) {
+      return std::unexpected(native.error());
+    }
+    native_override = *native;
+  }
+  const bool dynamic = request.dynamic_shape || (request.override_shape && !native_override);
+  auto op_graph =
+      make_operation_graph(request.handle, *lowered,
+                           {.dynamic_shape = dynamic, .override_shape = native_override}, "build");
+  if (!op_graph) {
+    return std::unexpected(op_graph.error());
+  }
+  // Plans for other override shapes (the workspace query below 9.23) reuse this plan's kernel
+  // through a cache: the user's, or one of the graph's own.
+  std::shared_ptr<KernelCache> cache = request.cache;
+  if (!cache && dynamic && request.override_shape) {
+    cache = std::make_shared<KernelCache>();
+  }
+  if (cache) {
+    if (auto built_cache = cache->build(*op_graph); !built_cache) {
+      return std::unexpected(built_cache.error());
+    }
+  }
+  GraphTraits traits;
+  for (const auto& node : graph.nodes) {
+    node->note_traits(traits);
+  }
+  traits.override_shapes = request.override_shape;
+  auto chosen = choose_plan(
+      {*op_graph, request.handle, request.modes, cache.get(), request.cache_first, traits});
+  if (!chosen) {
+    if (native_override && chosen.error().code == ErrorCode::NoEngine) {
+      // Measured with cuDNN 9.27: conv_fprop + ReLU gets no engine config at all with the flag.
+      return make_error(ErrorCode::NoEngine,
+                        chosen.error().message +
+                            "\n  (the operation graph has the override-shape flag: cuDNN " +
+                            backend::version_string(backend::runtime_version()) +
+                            " offers no engine for execute-time shapes on this graph; build "
+                            "without set_override_shape_enabled, or per shape with a kernel "
+                            "cache)");
+    }
+    return std::unexpected(chosen.error());
+  }
+  auto built = std::make_unique<BuiltGraph>(std::move(*lowered), std::move(*op_graph),
+                                            std::move(chosen->plan), std::move(chosen->info));
+  struct Io {
+    std::int64_t uid;
+    std::string name;
+    std::optional<float> value;
+  };
+  std::vector<Io> io;
+  for (const auto& t : graph.tensors) {
+    if (const auto uid = t->uid(); uid && !t->is_virtual()) {  // validate() gave every one
+      io.push_back({*uid, t->describe(), t->value()});
+    }
+  }
+  std::ranges::sort(io, {}, &Io::uid);
+  built->values_ = std::make_unique<float[]>(io.size());
+  for (std::size_t i = 0; i < io.size(); ++i) {
+    built->io_uids_.push_back(io[i].uid);
+    built->io_names_.push_back(std::move(io[i].name));
+    built->by_value_.push_back(io[i].value.has_value());
+    built->values_[i] = io[i].value.value_or(0.0F);
+  }
+  built->cache_ = std::move(cache);
+  if (request.override_shape) {
+    built->override_enabled_ = true;
+    built->native_workspace_ = backend::has_workspace_size_for();
+    built->info_.override_path = native_override ? "operation graph override flag (cuDNN >= 9.21)"
+                                                 : "dynamic-shape graph (cuDNN < 9.21)";
+    built->info_.override_workspace_path =
+        built->native_workspace_
+            ? "cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)"
+            : "a plan built for the override shapes with the same engine config";
+  }
+  return built;
+}
+
+Result<std::shared_ptr<CheckedOverrides>> BuiltGraph::check(const Overrides& overrides,
+                                                            const GraphView& graph) const {
+  if (auto known = memo_.find(overrides)) {
+    return known;
+  }
+  auto layout = check_overrides(overrides, graph.tensors, graph.nodes);
+  if (!layout) {
+    return std::unexpected(layout.error());
+  }
+  auto checked = std::make_shared<CheckedOverrides>(
+      CheckedOverrides{.uids = {overrides.uids.begin(), overrides.uids.end()},
+                       .shapes = {overrides.shapes.begin(), overrides.shapes.end()},
+                       .strides = {overrides.strides.begin(), overrides.strides.end()},
+                       .layout = std::move(*layout),
+                       .workspace = std::nullopt});
+  memo_.insert(checked);
+  return checked;
+}
+
+Result<void> BuiltGraph::execute(cudnnHandle_t handle,
+                                 const std::unordered_map<std::int64_t, void*>& variant_pack,
+                                 void* workspace, const Overrides& overrides,
+                                 const GraphView& graph) const {
+  // Overrides first: they decide what the rest of the call means.
+  std::shared_ptr<CheckedOverrides> checked;
+  if (!overrides.empty()) {
+    auto ok = check(overrides, graph);
+    if (!ok) {
+      return std::unexpected(ok.error());
+    }
+    checked = std::move(*ok);
+  }
+  for (const auto& [uid, pointer] : variant_pack) {
+    if (!std::ranges::binary_search(io_uids_, uid)) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        "execute: the variant pack names uid " + std::to_string(uid) +
+                            ", which is no non-virtual tensor of this graph");
+    }
+  }
+  std::vector<void*> pointers;
+  pointers.reserve(io_uids_.size());
+  for (std::size_t i = 0; i < io_uids_.size(); ++i) {
+    auto it = variant_pack.find(io_uids_[i]);
+    if (by_value_[i]) {
+      if (it != variant_pack.end()) {
+        return make_error(ErrorCode::InvalidAttribute,
+                          "execute: the variant pack names uid " + std::to_string(io_uids_[i]) +
+                              ", but tensor " + io_names_[i] +
+                              " is passed by value (its value was fixed at build); leave it out");
+      }
+      pointers.push_back(&values_[i]);  // cuDNN reads a by-value tensor through a host pointer
+      continue;
+    }
+    if (it == variant_pack.end()) {
+      return make_error(
+          ErrorCode::MissingTensor,
+          "execute: the variant pack has no device pointer for tensor " + io_names_[i]);
+    }
+    if (it->second == nullptr) {
+      return make_error(ErrorCode::NullPointer,
+                        "execute: the device pointer for tensor " + io_names_[i] + " is null");
+    }
+    pointers.push_back(it->second);
+  }
+  if (workspace == nullptr && checked) {
+    // What these shapes need (a memoized query), not what the build shape needed.
+    auto needed = memo_.workspace(*checked);
+    if (!needed) {
+      auto queried = query_workspace(handle, *checked, graph);
+      if (!queried) {
+        return std::unexpected(queried.error());
+      }
+      needed = *queried;
+    }
+    if (*needed > 0) {
+      return make_error(ErrorCode::NullPointer,
+                        "execute: with these overrides the plan needs a workspace of " +
+                            std::to_string(*needed) + " bytes, but the workspace pointer is null");
+    }
+  } else if (workspace == nullptr && info_.workspace_size > 0) {
+    return make_error(ErrorCode::NullPointer, "execute: the plan needs a workspace of " +
+                                                  std::to_string(info_.workspace_size) +
+                                                  " bytes, but the workspace pointer is null");
+  }
+  thread_local OverrideLists lists;
+  if (checked) {
+    lists.assign(overrides);
+  }
+  auto pack =
+      make_variant_pack(io_uids_, pointers, workspace, checked ? &lists : nullptr, "execute");
+  if (!pack) {
+    return std::unexpected(pack.error());
+  }
+  auto ran =
+      cache_ ? cache_->execute_plan(handle, plan_, *pack) : backend::execute(handle, plan_, *pack);
+  if (!ran) {
+    return std::unexpected(cudnn_error(ran.error(), "execute"));
+  }
+  return {};
+}
+
+Result<std::int64_t> BuiltGraph::workspace_size(cudnnHandle_t handle, const Overrides& overrides,
+                                                const GraphView& graph) const {
+  auto checked = check(overrides, graph);
+  if (!checked) {
+    return std::unexpected(checked.error());
+  }
+  if (auto known = memo_.workspace(**checked)) {
+    return *known;
+  }
+  return query_workspace(handle, **checked, graph);
+}
+
+Result<std::int64_t> BuiltGraph::query_workspace(cudnnHandle_t handle, CheckedOverrides& checked,
+                                                 const GraphView& graph) const {
+  std::int64_t bytes = 0;
+  const Overrides overrides{checked.uids, checked.shapes, checked.strides};
+  if (native_workspace_) {
+    // cuDNN >= 9.23 answers for a variant pack that carries the overrides; no data is read.
+    std::vector<void*> no_data(io_uids_.size(), nullptr);
+    for (std::size_t i = 0; i < no_data.size(); ++i) {
+      if (by_value_[i]) {
+        no_data[i] = &values_[i];
+      }
+    }
+    OverrideLists lists;
+    lists.assign(overrides);
+    auto pack = make_variant_pack(io_uids_, no_data, nullptr, &lists, "get_workspace_size");
+    if (!pack) {
+      return std::unexpected(pack.error());
+    }
+    auto queried = backend::workspace_size_for(handle, plan_, *pack);
+    if (!queried) {
+      return std::unexpected(cudnn_error(queried.error(), "get_workspace_size"));
+    }
+    bytes = *queried;
+  } else {
+    // Before 9.23: a plan of the same engine config for the override shapes (through the
+    // kernel cache: no compilation), lowered like build() with the checked layout, asked.
+    auto lowered = lower_graph(graph, &checked.layout);
+    if (!lowered) {
+      return std::unexpected(lowered.error());
+    }
+    auto op_graph =
+        make_operation_graph(handle, *lowered, {.dynamic_shape = true}, "get_workspace_size");
+    if (!op_graph) {
+      return std::unexpected(op_graph.error());
+    }
+    auto plan = plan_for_choice(*op_graph, handle, EngineChoice{info_.engine_id, info_.knobs},
+                                cache_.get());
+    if (!plan) {
+      return make_error(plan.error().code,
+                        "get_workspace_size: no plan of the built engine config for these "
+                        "overrides: " +
+                            plan.error().message);
+    }
+    auto workspace = plan->workspace_size();
+    if (!workspace) {
+      return std::unexpected(cudnn_error(workspace.error(), "get_workspace_size"));
+    }
+    bytes = *workspace;
+  }
+  memo_.set_workspace(checked, bytes);
+  return bytes;
+}
+
+}  // namespace dnngraph::detail

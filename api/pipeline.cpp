@@ -1,0 +1,96 @@
+// Lowering, operation graph and variant pack: the steps every path shares.
+#include "api/pipeline.hpp"
+
+#include "api/cudnn_error.hpp"
+
+namespace dnngraph::detail {
+
+Result<Lowered> lower_graph(const GraphView& graph, const OverriddenTensors* layout) {
+  Lowered lowered;
+  for (const auto& t : graph.tensors) {
+    auto it = layout != nullptr ? layout->find(t.get()) : OverriddenTensors::const_iterator{};
+    if (layout == nullptr || it == layout->end()) {
+      if (auto ok = lowered.tensors.add(*t); !ok) {
+        return std::unexpected(ok.error());
+      }
+      continue;
+    }
+    TensorAttributes shaped = *t;
+    shaped.set_dim(it->second.dims).set_stride(it->second.strides);
+    if (auto ok = lowered.tensors.add(shaped); !ok) {
+      return std::unexpected(ok.error());
+    }
+  }
+  for (const auto& node : graph.nodes) {
+    auto op = node->lower(lowered.tensors, graph.context);
+    if (!op) {
+      return std::unexpected(op.error());
+    }
+    lowered.operations.push_back(std::move(*op));
+  }
+  return lowered;
+}
+
+Result<backend::OperationGraph> make_operation_graph(cudnnHandle_t handle, const Lowered& lowered,
+                                                     OperationGraphFlags flags,
+                                                     std::string_view call) {
+  const std::string what = std::string(call) + ": operation graph";
+  auto op_graph = backend::OperationGraph::create();
+  if (!op_graph) {
+    return std::unexpected(cudnn_error(op_graph.error(), what));
+  }
+  std::vector<cudnnBackendDescriptor_t> ops;
+  ops.reserve(lowered.operations.size());
+  for (const auto& op : lowered.operations) {
+    ops.push_back(op.operation.native());
+  }
+  auto ok = op_graph->set_handle(handle);
+  if (ok) ok = op_graph->set_ops(ops);
+  if (ok && flags.dynamic_shape) ok = op_graph->set_dynamic_shape_enabled(true);
+#if CUDNN_VERSION >= 92100
+  if (ok && flags.override_shape) ok = op_graph->set_override_shape_enabled(true);
+#endif
+  if (ok) ok = op_graph->finalize();
+  if (!ok) {
+    return std::unexpected(cudnn_error(ok.error(), what));
+  }
+  return std::move(*op_graph);
+}
+
+void OverrideLists::assign(const Overrides& o) {
+  uids = o.uids;
+  shapes.resize(o.shapes.size());
+  strides.resize(o.strides.size());
+  for (std::size_t i = 0; i < o.shapes.size(); ++i) {
+    shapes[i].assign(o.shapes[i].begin(), o.shapes[i].end());
+    strides[i].assign(o.strides[i].begin(), o.strides[i].end());
+  }
+}
+
+Result<backend::VariantPack> make_variant_pack(std::span<const std::int64_t> uids,
+                                               std::span<void* const> pointers, void* workspace,
+                                               const OverrideLists* overrides,
+                                               std::string_view call) {
+  const std::string what = std::string(call) + ": variant pack";
+  auto pack = backend::VariantPack::create();
+  if (!pack) {
+    return std::unexpected(cudnn_error(pack.error(), what));
+  }
+  auto ok = pack->set_unique_ids(uids);
+  if (ok) ok = pack->set_data_pointers(pointers);
+  if (ok) ok = pack->set_workspace(workspace);
+#if CUDNN_VERSION >= 91800
+  if (ok && overrides != nullptr) {
+    ok = pack->set_override_unique_ids(overrides->uids);
+    if (ok) ok = pack->set_override_shapes(overrides->shapes);
+    if (ok) ok = pack->set_override_strides(overrides->strides);
+  }
+#endif
+  if (ok) ok = pack->finalize();
+  if (!ok) {
+    return std::unexpected(cudnn_error(ok.error(), what));
+  }
+  return std::move(*pack);
+}
+
+}  // namespace dnngraph::detail

@@ -1,0 +1,58 @@
+// What execute() and get_workspace_size() take from Python, converted on the hot path: device
+// pointers (ints, torch tensors, __cuda_array_interface__ or CUDA DLPack objects), the variant
+// pack dict and the three override lists. Conversions reuse per-thread buffers, so a steady
+// stream of calls with the same uids allocates nothing. Call with the GIL held; the results stay
+// valid until the next conversion on the same thread.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+namespace dnngraph::python {
+
+// The device address `object` stands for: an int (a device pointer; 0 is null), a torch tensor on
+// a CUDA device (its data_ptr()), an object with __cuda_array_interface__, or one with __dlpack__
+// on a CUDA device. Anything else raises dnngraph.Error (InvalidAttribute) naming `what`.
+[[nodiscard]] void* device_pointer(nanobind::handle object, const char* what);
+
+// device_pointer(), or null for None.
+[[nodiscard]] void* optional_device_pointer(nanobind::handle object, const char* what);
+
+// The override lists of one call, as the C++ API takes them.
+struct OverrideLists {
+  std::span<const std::int64_t> uids;
+  std::span<const std::vector<std::int64_t>> shapes;
+  std::span<const std::vector<std::int64_t>> strides;
+};
+
+// Converts one call's arguments into per-thread buffers. Several Python calls on one thread
+// never overlap (a nested call, e.g. from a tensor's data_ptr(), gets buffers of its own).
+class CallBuffers {
+ public:
+  CallBuffers();
+  ~CallBuffers();
+  CallBuffers(const CallBuffers&) = delete;
+  CallBuffers& operator=(const CallBuffers&) = delete;
+  CallBuffers(CallBuffers&&) = delete;
+  CallBuffers& operator=(CallBuffers&&) = delete;
+
+  // {uid: buffer} (a dict, or any mapping) as the C++ variant pack.
+  [[nodiscard]] const std::unordered_map<std::int64_t, void*>& variant_pack(
+      nanobind::handle mapping);
+  // Lists of ints / lists of lists of ints (None is an empty list).
+  [[nodiscard]] OverrideLists overrides(nanobind::handle uids, nanobind::handle shapes,
+                                        nanobind::handle strides);
+
+  struct Storage;
+
+ private:
+  std::unique_ptr<Storage> own_;  // only when this thread's storage is taken (a nested call)
+  Storage* storage_;
+};
+
+}  // namespace dnngraph::python

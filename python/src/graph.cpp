@@ -1,0 +1,444 @@
+// dnngraph.Graph: the C++ Graph with keyword arguments for its options and node attributes.
+// build(), execute() and get_workspace_size() with a handle run without the GIL; a per-graph
+// mutex keeps two Python threads from using one Graph at the same time (it is taken without
+// holding the GIL while waiting, so a thread building with the GIL released can finish).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/variant.h>
+#include <nanobind/stl/vector.h>
+
+#include "api/dnngraph.hpp"
+#include "bindings.hpp"
+#include "buffers.hpp"
+#include "errors.hpp"
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace dnngraph::python {
+
+namespace {
+
+using Tensor = std::shared_ptr<TensorAttributes>;
+using Dims = std::vector<std::int64_t>;
+// A node operand: a tensor of the graph, or a number that becomes a Float scalar by value.
+using Operand = std::variant<Tensor, double>;
+
+struct PyGraph {
+  Graph graph;
+  std::mutex mutex;  // guards graph: held by whichever Python thread is using it
+};
+
+// Locks g's mutex; while another thread holds it, waits with the GIL released.
+std::unique_lock<std::mutex> lock(PyGraph& g) {
+  std::unique_lock<std::mutex> locked(g.mutex, std::try_to_lock);
+  if (!locked.owns_lock()) {
+    nb::gil_scoped_release release;
+    locked.lock();
+  }
+  return locked;
+}
+
+// Runs call(graph) with the GIL released and the graph locked (the lock is dropped before the
+// GIL is taken back), then unwraps its Result.
+template <class F>
+auto run_unlocked(PyGraph& g, F&& call) {
+  auto result = [&] {
+    nb::gil_scoped_release release;
+    const std::scoped_lock locked(g.mutex);
+    return call(g.graph);
+  }();
+  return unwrap(std::move(result));
+}
+
+// A statistic a norm gives only in some phases: None in Python where the graph made none.
+std::optional<Tensor> present(const Tensor& t) {
+  return t ? std::optional<Tensor>(t) : std::nullopt;
+}
+
+Tensor operand(PyGraph& g, const Operand& o) {
+  if (const auto* t = std::get_if<Tensor>(&o)) {
+    return *t;
+  }
+  return g.graph.tensor(static_cast<float>(std::get<double>(o)));
+}
+
+template <class A>
+A& named(A& attributes, const std::optional<std::string>& name,
+         const std::optional<DataType>& compute) {
+  if (name) {
+    attributes.set_name(*name);
+  }
+  if (compute) {
+    attributes.set_compute_data_type(*compute);
+  }
+  return attributes;
+}
+
+struct ConvArgs {
+  std::optional<Dims> padding, pre_padding, post_padding, stride, dilation;
+  std::optional<ConvolutionMode> mode;
+  std::optional<DataType> compute;
+  std::optional<std::string> name;
+};
+
+template <class A>
+A conv_attributes(const ConvArgs& c) {
+  A a;
+  named(a, c.name, c.compute);
+  if (c.padding) a.set_padding(*c.padding);
+  if (c.pre_padding) a.set_pre_padding(*c.pre_padding);
+  if (c.post_padding) a.set_post_padding(*c.post_padding);
+  if (c.stride) a.set_stride(*c.stride);
+  if (c.dilation) a.set_dilation(*c.dilation);
+  if (c.mode) a.set_convolution_mode(*c.mode);
+  return a;
+}
+
+// One convolution node kind: (graph, first input, second input, geometry) -> output.
+template <class A, Tensor (Graph::*node)(const Tensor&, const Tensor&, A)>
+void def_conv(nb::class_<PyGraph>& cls, const char* name, const char* first, const char* second,
+              const char* doc) {
+  cls.def(
+      name,
+      [](PyGraph& g, const Tensor& x, const Tensor& w, std::optional<Dims> padding,
+         std::optional<Dims> pre_padding, std::optional<Dims> post_padding,
+         std::optional<Dims> stride, std::optional<Dims> dilation,
+         std::optional<ConvolutionMode> mode, std::optional<DataType> compute,
+         const std::optional<std::string>& node_name) {
+        const auto locked = lock(g);
+        const ConvArgs args{std::move(padding),
+                            std::move(pre_padding),
+                            std::move(post_padding),
+                            std::move(stride),
+                            std::move(dilation),
+                            mode,
+                            compute,
+                            node_name};
+        return (g.graph.*node)(x, w, conv_attributes<A>(args));
+      },
+      nb::arg(first), nb::arg(second), nb::kw_only(), "padding"_a = nb::none(),
+      "pre_padding"_a = nb::none(), "post_padding"_a = nb::none(), "stride"_a = nb::none(),
+      "dilation"_a = nb::none(), "convolution_mode"_a = nb::none(),
+      "compute_data_type"_a = nb::none(), "name"_a = nb::none(), doc);
+}
+
+// Graph.<name>(value) -> the graph itself, for chainable setters of the C++ Graph taking an Arg.
+template <class Arg, class ArgName>
+void def_setters(nb::class_<PyGraph>& cls, const ArgName& arg,
+                 std::initializer_list<std::pair<const char*, Graph& (Graph::*)(Arg)>> setters) {
+  for (const auto& [name, setter] : setters) {
+    cls.def(
+        name,
+        [setter](PyGraph& g, Arg value) -> PyGraph& {
+          const auto locked = lock(g);
+          (g.graph.*setter)(std::move(value));
+          return g;
+        },
+        arg, nb::rv_policy::reference);
+  }
+}
+
+void def_options(nb::class_<PyGraph>& cls) {
+  cls.def(
+      "__init__",
+      [](PyGraph* g, std::optional<DataType> io, std::optional<DataType> compute,
+         std::optional<DataType> intermediate, bool dynamic_shape,
+         std::shared_ptr<KernelCache> kernel_cache, bool override_shape,
+         bool cache_first_plan_choice, std::string name) {
+        new (g) PyGraph();
+        Graph& graph = g->graph;
+        if (io) graph.set_io_data_type(*io);
+        if (compute) graph.set_compute_data_type(*compute);
+        if (intermediate) graph.set_intermediate_data_type(*intermediate);
+        graph.set_dynamic_shape_enabled(dynamic_shape)
+            .set_override_shape_enabled(override_shape)
+            .set_cache_first_plan_choice(cache_first_plan_choice)
+            .set_name(std::move(name));
+        if (kernel_cache) graph.set_kernel_cache(std::move(kernel_cache));
+      },
+      nb::kw_only(), "io_data_type"_a = nb::none(), "compute_data_type"_a = nb::none(),
+      "intermediate_data_type"_a = nb::none(), "dynamic_shape"_a = false,
+      "kernel_cache"_a = nb::none(), "override_shape"_a = false, "cache_first_plan_choice"_a = true,
+      "name"_a = "",
+      "A graph with its options (each also has a set_* method). dynamic_shape marks the\n"
+      "operation graph dynamic, which a kernel_cache needs; override_shape builds once and\n"
+      "takes each run's shapes at execute().");
+  def_setters<std::string>(cls, nb::arg("name"), {{"set_name", &Graph::set_name}});
+  def_setters<DataType>(cls, nb::arg("data_type"),
+                        {{"set_io_data_type", &Graph::set_io_data_type},
+                         {"set_intermediate_data_type", &Graph::set_intermediate_data_type},
+                         {"set_compute_data_type", &Graph::set_compute_data_type}});
+  def_setters<bool>(cls, nb::arg("enabled"),
+                    {{"set_dynamic_shape_enabled", &Graph::set_dynamic_shape_enabled},
+                     {"set_cache_first_plan_choice", &Graph::set_cache_first_plan_choice},
+                     {"set_override_shape_enabled", &Graph::set_override_shape_enabled}});
+  def_setters<std::shared_ptr<KernelCache>>(cls, nb::arg("kernel_cache").none(),
+                                            {{"set_kernel_cache", &Graph::set_kernel_cache}});
+}
+
+void def_nodes(nb::class_<PyGraph>& cls) {
+  cls.def(
+         "tensor",
+         [](PyGraph& g, std::optional<std::string> name, std::optional<std::int64_t> uid,
+            std::optional<Dims> dim, std::optional<Dims> stride, std::optional<DataType> data_type,
+            std::optional<bool> is_virtual, std::optional<float> value) {
+           const auto locked = lock(g);
+           const bool scalar_only =
+               value && !name && !uid && !dim && !stride && !data_type && !is_virtual;
+           if (scalar_only) {
+             return g.graph.tensor(*value);
+           }
+           TensorAttributes t;
+           if (name) t.set_name(std::move(*name));
+           if (uid) t.set_uid(*uid);
+           if (dim) t.set_dim(std::move(*dim));
+           if (stride) t.set_stride(std::move(*stride));
+           if (data_type) t.set_data_type(*data_type);
+           if (is_virtual) t.set_is_virtual(*is_virtual);
+           if (value) t.set_value(*value);
+           return g.graph.tensor(t);
+         },
+         nb::kw_only(), "name"_a = nb::none(), "uid"_a = nb::none(), "dim"_a = nb::none(),
+         "stride"_a = nb::none(), "data_type"_a = nb::none(), "is_virtual"_a = nb::none(),
+         "value"_a = nb::none(),
+         "Adds a graph input. Strides default to packed; the data type to the graph's\n"
+         "io_data_type. value=x alone makes a Float scalar passed by value.")
+      .def(
+          "matmul",
+          [](PyGraph& g, const Tensor& a, const Tensor& b, std::optional<DataType> compute,
+             const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            MatmulAttributes attributes;
+            return g.graph.matmul(a, b, named(attributes, name, compute));
+          },
+          "a"_a, "b"_a, nb::kw_only(), "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "C = A x B ([batch, M, K] x [batch, K, N]; FP8 inputs too). C is virtual until\n"
+          "set_output(True).")
+      .def(
+          "pointwise",
+          [](PyGraph& g, const Tensor& x, std::optional<Operand> b, std::optional<Operand> t,
+             PointwiseMode mode, std::optional<double> swish_beta, std::optional<DataType> compute,
+             const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            PointwiseAttributes attributes;
+            attributes.set_mode(mode);
+            if (swish_beta) attributes.set_swish_beta(*swish_beta);
+            named(attributes, name, compute);
+            if (!b) {
+              return t ? g.graph.pointwise(x, nullptr, operand(g, *t), attributes)
+                       : g.graph.pointwise(x, attributes);
+            }
+            const Tensor second = operand(g, *b);
+            return t ? g.graph.pointwise(x, second, operand(g, *t), attributes)
+                     : g.graph.pointwise(x, second, attributes);
+          },
+          "x"_a, "b"_a = nb::none(), "t"_a = nb::none(), nb::kw_only(), "mode"_a,
+          "swish_beta"_a = nb::none(), "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "Y = mode(X), mode(X, B) or mode(X, B, T) (BinarySelect: T ? X : B), broadcasting\n"
+          "size-1 dims. B and T may be numbers (Float scalars by value). For the *Bwd modes X is\n"
+          "dY, B is X and Y is dX.");
+  def_conv<ConvFpropAttributes, &Graph::conv_fprop>(
+      cls, "conv_fprop", "x", "w",
+      "Y [N, K, out...] = conv(X [N, C, spatial...], W [K, C, filter...]). Lists give one\n"
+      "value per spatial dim (padding 0, stride 1, dilation 1 unless set).");
+  def_conv<ConvDgradAttributes, &Graph::conv_dgrad>(
+      cls, "conv_dgrad", "dy", "w", "dX [N, C, spatial...] from dY and W of the forward conv.");
+  def_conv<ConvWgradAttributes, &Graph::conv_wgrad>(
+      cls, "conv_wgrad", "x", "dy",
+      "dW [K, C, filter...] from X and dY; set dW's dims on the returned tensor.");
+  cls.def(
+         "reduction",
+         [](PyGraph& g, const Tensor& x, ReductionMode mode, std::optional<DataType> compute,
+            const std::optional<std::string>& name) {
+           const auto locked = lock(g);
+           ReductionAttributes attributes;
+           attributes.set_mode(mode);
+           return g.graph.reduction(x, named(attributes, name, compute));
+         },
+         "x"_a, nb::kw_only(), "mode"_a, "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+         "Y = mode(X) over the dims where Y has extent 1: set Y's dims on the returned tensor.")
+      .def(
+          "layernorm",
+          [](PyGraph& g, const Tensor& x, const Tensor& scale, const Tensor& bias,
+             NormFwdPhase phase, const Operand& epsilon, std::optional<DataType> compute,
+             const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            LayernormAttributes attributes;
+            attributes.set_forward_phase(phase).set_epsilon(operand(g, epsilon));
+            const auto [y, mean, inv_variance] =
+                g.graph.layernorm(x, scale, bias, named(attributes, name, compute));
+            return std::make_tuple(y, present(mean), present(inv_variance));
+          },
+          "x"_a, "scale"_a, "bias"_a, nb::kw_only(), "phase"_a, "epsilon"_a,
+          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "Layer normalization over every dim but the first. Returns (Y, mean, inv_variance);\n"
+          "the statistics are None in the Inference phase. epsilon: a number or a tensor.")
+      .def(
+          "rmsnorm",
+          [](PyGraph& g, const Tensor& x, const Tensor& scale, NormFwdPhase phase,
+             const Operand& epsilon, std::optional<Tensor> bias, std::optional<DataType> compute,
+             const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            RmsnormAttributes attributes;
+            attributes.set_forward_phase(phase).set_epsilon(operand(g, epsilon));
+            if (bias) attributes.set_bias(*bias);
+            const auto [y, inv_variance] =
+                g.graph.rmsnorm(x, scale, named(attributes, name, compute));
+            return std::make_tuple(y, present(inv_variance));
+          },
+          "x"_a, "scale"_a, nb::kw_only(), "phase"_a, "epsilon"_a, "bias"_a = nb::none(),
+          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "RMS normalization. Returns (Y, inv_variance); inv_variance is None in Inference.")
+      .def(
+          "batchnorm_inference",
+          [](PyGraph& g, const Tensor& x, const Tensor& mean, const Tensor& inv_variance,
+             const Tensor& scale, const Tensor& bias, std::optional<DataType> compute,
+             const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            BatchnormInferenceAttributes attributes;
+            return g.graph.batchnorm_inference(x, mean, inv_variance, scale, bias,
+                                               named(attributes, name, compute));
+          },
+          "x"_a, "mean"_a, "inv_variance"_a, "scale"_a, "bias"_a, nb::kw_only(),
+          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "Y = (X - mean) * inv_variance * scale + bias with per-channel [1, C, 1, 1]\n"
+          "parameters; four pointwise nodes, so it fuses after a convolution.");
+}
+
+// The empty handle get_workspace_size() passes when the caller gives none (and no overrides).
+const Handle& no_handle() {
+  static const Handle empty;
+  return empty;
+}
+
+bool any_given(nb::handle a, nb::handle b, nb::handle c) {
+  return !a.is_none() || !b.is_none() || !c.is_none();
+}
+
+void def_run(nb::class_<PyGraph>& cls) {
+  cls.def(
+         "validate",
+         [](PyGraph& g) {
+           const auto locked = lock(g);
+           unwrap(g.graph.validate());
+         },
+         "Checks every tensor and node, infers node outputs, assigns missing uids.")
+      .def(
+          "lower", [](PyGraph& g) { return run_unlocked(g, [](Graph& gr) { return gr.lower(); }); },
+          "validate(), then creates and finalizes the backend descriptors (no GPU needed).")
+      .def(
+          "build",
+          [](PyGraph& g, const Handle& handle, const std::vector<HeuristicMode>& modes) {
+            run_unlocked(g, [&](Graph& gr) { return gr.build(handle, modes); });
+          },
+          "handle"_a, "modes"_a,
+          "lower(), then the operation graph, heuristics in the given order and the first\n"
+          "execution plan that finalizes. The GIL is released meanwhile.")
+      .def("is_built",
+           [](PyGraph& g) {
+             const auto locked = lock(g);
+             return g.graph.is_built();
+           })
+      .def(
+          "plan_info",
+          [](PyGraph& g) {
+            const auto locked = lock(g);
+            return unwrap(g.graph.plan_info());
+          },
+          "What build() chose.")
+      .def(
+          "check_overrides",
+          [](PyGraph& g, nb::handle uids, nb::handle shapes, nb::handle strides) {
+            CallBuffers buffers;
+            const OverrideLists o = buffers.overrides(uids, shapes, strides);
+            const auto locked = lock(g);
+            unwrap(g.graph.check_overrides(o.uids, o.shapes, o.strides));
+          },
+          "override_uids"_a, "override_shapes"_a, "override_strides"_a,
+          nb::sig("def check_overrides(self, override_uids: Sequence[int], "
+                  "override_shapes: Sequence[Sequence[int]], "
+                  "override_strides: Sequence[Sequence[int]]) -> None"),
+          "Checks override lists exactly as execute() does, without running anything (after\n"
+          "validate() or build()).")
+      .def(
+          "get_workspace_size",
+          [](PyGraph& g, const Handle* handle, nb::handle uids, nb::handle shapes,
+             nb::handle strides) {
+            if (!any_given(uids, shapes, strides)) {
+              const auto locked = lock(g);
+              return unwrap(g.graph.get_workspace_size());
+            }
+            CallBuffers buffers;
+            const OverrideLists o = buffers.overrides(uids, shapes, strides);
+            const Handle& h = handle != nullptr ? *handle : no_handle();
+            return run_unlocked(g, [&](Graph& gr) {
+              return gr.get_workspace_size(h, o.uids, o.shapes, o.strides);
+            });
+          },
+          "handle"_a.none() = nb::none(), "override_uids"_a = nb::none(),
+          "override_shapes"_a = nb::none(), "override_strides"_a = nb::none(),
+          nb::sig("def get_workspace_size(self, handle: Handle | None = None, "
+                  "override_uids: Sequence[int] | None = None, "
+                  "override_shapes: Sequence[Sequence[int]] | None = None, "
+                  "override_strides: Sequence[Sequence[int]] | None = None) -> int"),
+          "Bytes of workspace execute() needs; with overrides (and a handle), for those shapes.")
+      .def(
+          "execute",
+          [](PyGraph& g, const Handle& handle, nb::handle variant_pack, nb::handle workspace,
+             nb::handle uids, nb::handle shapes, nb::handle strides) {
+            CallBuffers buffers;
+            const auto& pack = buffers.variant_pack(variant_pack);
+            void* ws = optional_device_pointer(workspace, "workspace");
+            if (!any_given(uids, shapes, strides)) {
+              run_unlocked(g, [&](Graph& gr) { return gr.execute(handle, pack, ws); });
+              return;
+            }
+            const OverrideLists o = buffers.overrides(uids, shapes, strides);
+            run_unlocked(g, [&](Graph& gr) {
+              return gr.execute(handle, pack, ws, o.uids, o.shapes, o.strides);
+            });
+          },
+          "handle"_a, "variant_pack"_a, "workspace"_a = nb::none(), nb::kw_only(),
+          "override_uids"_a = nb::none(), "override_shapes"_a = nb::none(),
+          "override_strides"_a = nb::none(),
+          nb::sig("def execute(self, handle: Handle, variant_pack: Mapping[int, object], "
+                  "workspace: object | None = None, *, "
+                  "override_uids: Sequence[int] | None = None, "
+                  "override_shapes: Sequence[Sequence[int]] | None = None, "
+                  "override_strides: Sequence[Sequence[int]] | None = None) -> None"),
+          "Runs the built plan. variant_pack: {uid: buffer} for every non-virtual tensor, a\n"
+          "buffer being a CUDA torch tensor, an object with __cuda_array_interface__ or a CUDA\n"
+          "__dlpack__, or an int device pointer; workspace likewise, or None when 0 bytes are\n"
+          "needed. With overrides (set_override_shape_enabled before build) the three lists\n"
+          "give each listed tensor's dims and strides for this run. The GIL is released while\n"
+          "cuDNN is called.");
+}
+
+}  // namespace
+
+void bind_graph(nb::module_& m) {
+  nb::class_<PyGraph> cls(
+      m, "Graph",
+      "A fused operation graph: describe it, validate it, build it once with a\n"
+      "Handle, then execute it many times. Errors raise dnngraph.Error.");
+  def_options(cls);
+  def_nodes(cls);
+  def_run(cls);
+}
+
+}  // namespace dnngraph::python

@@ -1,0 +1,163 @@
+// What build() and execute() run with and report: Handle, KernelCache, PlanInfo,
+// LoweringSummary, and the cuDNN version functions. Every call that can wait (cudnnCreate, the
+// kernel cache's mutex, which a building thread holds) runs with the GIL released.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
+
+#include "api/dnngraph.hpp"
+#include "bindings.hpp"
+#include "buffers.hpp"
+#include "errors.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace dnngraph::python {
+
+namespace {
+
+// A CUDA stream given as an int (cudaStream_t's address, 0 the default stream), as an object
+// with .cuda_stream (torch.cuda.Stream) or with __cuda_stream__() (the CUDA stream protocol:
+// (version, address)).
+cudaStream_t stream_from(nb::handle stream) {
+  nb::object address = nb::borrow(stream);
+  if (nb::hasattr(stream, "cuda_stream")) {
+    address = stream.attr("cuda_stream");
+  } else if (nb::hasattr(stream, "__cuda_stream__")) {
+    const nb::object pair = stream.attr("__cuda_stream__")();
+    address = pair[1];
+  }
+  if (!PyLong_Check(address.ptr())) {
+    raise(ErrorCode::InvalidAttribute,
+          "stream: expected an int (a cudaStream_t), a torch.cuda.Stream or an object with "
+          "__cuda_stream__, given a " +
+              std::string(Py_TYPE(stream.ptr())->tp_name));
+  }
+  return static_cast<cudaStream_t>(device_pointer(address, "stream"));
+}
+
+// Result<T> of a call made without the GIL, unwrapped with it.
+template <class F>
+auto without_gil(F&& call) {
+  auto result = [&] {
+    nb::gil_scoped_release release;
+    return call();
+  }();
+  return unwrap(std::move(result));
+}
+
+void bind_handle(nb::module_& m) {
+  nb::class_<Handle>(m, "Handle",
+                     "A cuDNN handle (cudnnCreate) that graphs are built and executed with,\n"
+                     "optionally bound to a CUDA stream. Use one handle per thread.")
+      .def(
+          "__init__",
+          [](Handle* self, nb::handle stream) {
+            Handle handle = without_gil([] { return Handle::create(); });
+            if (!stream.is_none()) {
+              unwrap(handle.set_stream(stream_from(stream)));
+            }
+            new (self) Handle(std::move(handle));
+          },
+          "stream"_a = nb::none(),
+          "Creates a cuDNN handle (raises dnngraph.Error with code CudnnFailure where there is\n"
+          "no CUDA device). stream: an int (cudaStream_t), e.g.\n"
+          "torch.cuda.current_stream().cuda_stream, or a torch.cuda.Stream.")
+      .def_static(
+          "empty", [] { return Handle(); },
+          "A handle without a cuDNN handle: build() and execute() with it raise InvalidHandle.")
+      .def(
+          "set_stream",
+          [](Handle& self, nb::handle stream) { unwrap(self.set_stream(stream_from(stream))); },
+          "stream"_a, "Work of this handle goes to stream from now on.")
+      .def("is_empty", &Handle::empty)
+      .def_prop_ro(
+          "native", [](const Handle& h) { return reinterpret_cast<std::uintptr_t>(h.native()); },
+          "The cudnnHandle_t as an int (0 when empty).");
+}
+
+void bind_kernel_cache(nb::module_& m) {
+  using K = KernelCache;
+  nb::class_<K>(
+      m, "KernelCache",
+      "Compiled kernels of dynamic-shape graphs, shared by graphs of one topology and by\n"
+      "threads (every method takes the cache's mutex; the GIL is released meanwhile).")
+      .def(nb::init<>())
+      .def("is_built",
+           [](const K& k) { return without_gil([&] { return Result<bool>(k.is_built()); }); })
+      .def(
+          "revision", [](const K& k) { return without_gil([&] { return k.revision(); }); },
+          "One more for each entry inserted, replaced or removed; lookups never count. 0 after\n"
+          "the first build, restarts at from_json(). Raises InvalidState before build.")
+      .def(
+          "size", [](const K& k) { return without_gil([&] { return k.size(); }); },
+          "Number of entries the cache holds. Raises InvalidState before build.")
+      .def(
+          "to_json", [](const K& k) { return without_gil([&] { return k.to_json(); }); },
+          "The cache as cuDNN serializes it. Below cuDNN 9.27 cuDNN serializes a cache once:\n"
+          "after the cache gained entries since the first to_json() this raises VersionTooOld.")
+      .def(
+          "from_json",
+          [](K& k, std::string_view json) { without_gil([&] { return k.from_json(json); }); },
+          "json"_a,
+          "Loads a to_json() document into a cache not built or loaded yet. Checked completely\n"
+          "first; every refusal raises InvalidJson and leaves the cache as it was.")
+      .def("descriptors_created",
+           [](const K& k) {
+             return without_gil([&] { return Result<std::int64_t>(k.descriptors_created()); });
+           })
+      .def_static(
+          "introspection_path", [] { return std::string(K::introspection_path()); },
+          "\"native\" (cuDNN >= 9.27 counts) or \"library\" (dnngraph counts insertions).");
+}
+
+void bind_reports(nb::module_& m) {
+  nb::class_<PlanInfo>(m, "PlanInfo", "What build() chose: the engine, its knobs, the workspace.")
+      .def_ro("mode", &PlanInfo::mode)
+      .def_ro("engine_id", &PlanInfo::engine_id)
+      .def_ro("knobs", &PlanInfo::knobs, "(cudnnBackendKnobType_t, value) pairs.")
+      .def_ro("workspace_size", &PlanInfo::workspace_size)
+      .def_ro("candidates_tried", &PlanInfo::candidates_tried)
+      .def_ro("from_cached_config", &PlanInfo::from_cached_config)
+      .def_ro("kernel_cache_hit", &PlanInfo::kernel_cache_hit)
+      .def_ro("override_path", &PlanInfo::override_path)
+      .def_ro("override_workspace_path", &PlanInfo::override_workspace_path)
+      .def("describe", &PlanInfo::describe)
+      .def("__repr__",
+           [](const PlanInfo& p) { return "<dnngraph.PlanInfo " + p.describe() + ">"; });
+
+  nb::class_<LoweringSummary>(m, "LoweringSummary", "What lower() made (no GPU needed).")
+      .def_ro("tensor_count", &LoweringSummary::tensor_count)
+      .def_ro("operation_count", &LoweringSummary::operation_count)
+      .def_ro("all_finalized", &LoweringSummary::all_finalized)
+      .def_ro("operations", &LoweringSummary::operations)
+      .def("__repr__", [](const LoweringSummary& s) {
+        return "<dnngraph.LoweringSummary " + std::to_string(s.tensor_count) + " tensors, " +
+               std::to_string(s.operation_count) + " operations>";
+      });
+}
+
+}  // namespace
+
+void bind_runtime(nb::module_& m) {
+  bind_handle(m);
+  bind_kernel_cache(m);
+  bind_reports(m);
+  m.def("cudnn_compiled_version", &cudnn_compiled_version,
+        "The cuDNN version dnngraph was compiled against, e.g. 91900.");
+  m.def("cudnn_runtime_version", &cudnn_runtime_version,
+        "The cuDNN version loaded in this process (cudnnGetVersion).");
+  m.def("cudnn_version_string", &cudnn_version_string, "version"_a, "91900 -> \"9.19.0\".");
+  m.def("size_of", &size_of, "data_type"_a, "Bytes per element (fp8 types: 1).");
+  m.def("arity", &arity, "mode"_a, "Number of inputs a pointwise mode takes: 1, 2 or 3.");
+}
+
+}  // namespace dnngraph::python

@@ -1,0 +1,55 @@
+"""On a CUDA device: one build, many shapes through override lists, compared with torch; a
+fused graph with overrides below cuDNN 9.21 is refused at build (VersionTooOld)."""
+
+import dnngraph
+import pytest
+from dnngraph import ErrorCode, HeuristicMode
+
+from gpu_support import matmul_graph, run_and_check
+
+CACHE_SHAPE = (1, 1024, 1024, 1024)
+# Rows stay 16-byte aligned (N and K multiples of 8 bf16 values), as the build shape's were.
+RUN_SHAPES = [(4, 300, 264, 512), (2, 128, 512, 256), (1, 1024, 1024, 1024), (8, 256, 128, 64),
+              (3, 1000, 776, 512)]
+
+
+def native_overrides():
+    return min(dnngraph.cudnn_compiled_version(), dnngraph.cudnn_runtime_version()) >= 92100
+
+
+def test_a_matmul_built_once_runs_every_shape_with_overrides(cuda):
+    handle = dnngraph.Handle()
+    g = matmul_graph(*CACHE_SHAPE, relu=False, override_shape=True)
+    g.build(handle, [HeuristicMode.A])
+    print(f"\n{g.plan_info().describe()}; overrides via {g.plan_info().override_path}")
+    for i, shape in enumerate(RUN_SHAPES * 2):  # twice: the second round takes the memo
+        run_and_check(cuda, g, handle, shape, seed=i, relu=False, overrides=True)
+    # Without overrides the build shape runs as before.
+    run_and_check(cuda, g, handle, CACHE_SHAPE, seed=99, relu=False)
+
+
+def test_a_fused_graph_with_overrides_needs_cudnn_9_21(cuda):
+    handle = dnngraph.Handle()
+    g = matmul_graph(*CACHE_SHAPE, relu=True, override_shape=True)
+    if not native_overrides():
+        with pytest.raises(dnngraph.Error) as caught:
+            g.build(handle, [HeuristicMode.A])
+        assert caught.value.code is ErrorCode.VersionTooOld
+        assert "9.21" in caught.value.message
+        print(f"\nrefused as expected: {caught.value.message[:120]}...")
+        return
+    g.build(handle, [HeuristicMode.A])
+    for i, shape in enumerate(RUN_SHAPES):
+        run_and_check(cuda, g, handle, shape, seed=i, relu=True, overrides=True)
+
+
+def test_override_lists_are_checked_before_cudnn_sees_them(cuda):
+    handle = dnngraph.Handle()
+    g = matmul_graph(*CACHE_SHAPE, relu=False, override_shape=True)
+    g.build(handle, [HeuristicMode.A])
+    a = cuda.zeros((1, 300, 512), dtype=cuda.bfloat16, device="cuda")
+    with pytest.raises(dnngraph.Error) as caught:
+        g.execute(handle, {1: a, 2: a, 3: a}, None, override_uids=[1, 2, 3],
+                  override_shapes=[[1, 300, 512], [1, 256, 264], [1, 300, 264]],
+                  override_strides=[[153600, 512, 1], [67584, 264, 1], [79200, 264, 1]])
+    assert caught.value.code is ErrorCode.ShapeMismatch

@@ -1,0 +1,235 @@
+"""Graph construction, validation errors and lowering, all without a GPU."""
+
+import dnngraph
+import pytest
+from dnngraph import DataType, ErrorCode, PointwiseMode
+
+
+def matmul_relu(b=1, m=64, n=16, k=32, **graph_options):
+    """The issue's example graph: Y = ReLU(A x B), uids 1, 2, 3."""
+    options = dict(io_data_type=DataType.BFloat16, compute_data_type=DataType.Float)
+    options.update(graph_options)
+    g = dnngraph.Graph(**options)
+    a = g.tensor(name="A", uid=1, dim=[b, m, k])
+    bm = g.tensor(name="B", uid=2, dim=[b, k, n])
+    y = g.pointwise(g.matmul(a, bm), mode=PointwiseMode.ReluFwd)
+    y.set_output(True).set_uid(3)
+    return g, a, bm, y
+
+
+def error_of(call):
+    with pytest.raises(dnngraph.Error) as caught:
+        call()
+    return caught.value
+
+
+def test_tensor_keywords_set_the_attributes():
+    g = dnngraph.Graph()
+    t = g.tensor(name="X", uid=7, dim=[2, 3], stride=[3, 1], data_type=DataType.Half)
+    assert (t.name, t.uid, t.dim, t.stride, t.data_type) == ("X", 7, [2, 3], [3, 1], DataType.Half)
+    assert not t.is_virtual and not t.is_pass_by_value
+    assert repr(t) == "<dnngraph.TensorAttributes 'X' (uid 7)>"
+
+
+def test_setters_chain_and_return_the_same_tensor():
+    g = dnngraph.Graph()
+    t = g.tensor(name="X")
+    assert t.set_uid(4).set_dim([1, 2]).set_data_type(DataType.Float) is t
+    assert (t.uid, t.dim, t.data_type) == (4, [1, 2], DataType.Float)
+    assert t.set_output(False).is_virtual
+
+
+def test_graph_setters_chain():
+    g = dnngraph.Graph()
+    assert g.set_io_data_type(DataType.Half).set_compute_data_type(DataType.Float) is g
+    assert g.set_dynamic_shape_enabled(True).set_kernel_cache(dnngraph.KernelCache()) is g
+    assert g.set_override_shape_enabled(False).set_name("g").set_kernel_cache(None) is g
+
+
+def test_a_scalar_tensor_is_passed_by_value():
+    g = dnngraph.Graph()
+    s = g.tensor(value=0.5)
+    assert s.is_pass_by_value and s.value == 0.5 and s.data_type is DataType.Float
+
+
+def test_validate_infers_outputs_and_assigns_uids():
+    g, a, b, y = matmul_relu()
+    g.validate()
+    assert a.stride == [2048, 32, 1]
+    assert y.dim == [1, 64, 16]
+    assert y.data_type is DataType.BFloat16
+
+
+def test_lower_reports_the_finalized_descriptors():
+    g, *_ = matmul_relu()
+    summary = g.lower()
+    assert summary.all_finalized
+    assert summary.tensor_count == 4
+    assert summary.operation_count == 2
+    assert summary.operations == ["matmul 'matmul_0'", "pointwise 'pointwise_1'"]
+
+
+def test_validation_errors_carry_their_code():
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    a = g.tensor(name="A", uid=1, dim=[1, 64, 32])
+    b = g.tensor(name="B", uid=2, dim=[1, 31, 16])
+    g.matmul(a, b).set_output(True).set_uid(3)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.ShapeMismatch
+    assert "'A'" in e.message and "'B'" in e.message
+
+
+def test_duplicate_uids_are_refused():
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    a = g.tensor(name="A", uid=1, dim=[1, 8, 8])
+    b = g.tensor(name="B", uid=1, dim=[1, 8, 8])
+    g.matmul(a, b).set_output(True).set_uid(3)
+    assert error_of(g.validate).code is ErrorCode.DuplicateUid
+
+
+def test_a_tensor_of_another_graph_is_foreign():
+    g1, g2 = dnngraph.Graph(io_data_type=DataType.Half), dnngraph.Graph(io_data_type=DataType.Half)
+    a = g1.tensor(name="A", uid=1, dim=[1, 8, 8])
+    b = g2.tensor(name="B", uid=2, dim=[1, 8, 8])
+    g2.matmul(a, b).set_output(True)
+    assert error_of(g2.validate).code is ErrorCode.ForeignTensor
+
+
+def test_a_pointwise_mode_needs_its_number_of_inputs():
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    x = g.tensor(name="X", uid=1, dim=[1, 8, 8])
+    g.pointwise(x, mode=PointwiseMode.Add).set_output(True)
+    assert error_of(g.validate).code is ErrorCode.InvalidAttribute
+
+
+def test_number_operands_become_scalars_by_value():
+    g = dnngraph.Graph(io_data_type=DataType.Half, compute_data_type=DataType.Float)
+    x = g.tensor(name="X", uid=1, dim=[1, 8, 8])
+    y = g.pointwise(x, 0.5, mode=PointwiseMode.Mul)
+    y.set_output(True).set_uid(2)
+    t = g.tensor(name="T", uid=4, dim=[1, 8, 8], data_type=DataType.Boolean)
+    z = g.pointwise(y, 2.0, t, mode=PointwiseMode.BinarySelect)
+    z.set_output(True).set_uid(3)
+    assert g.lower().operation_count == 2
+
+
+def test_fp8_matmul_lowers():
+    g = dnngraph.Graph(compute_data_type=DataType.Float)
+    a = g.tensor(name="A", uid=1, dim=[1, 64, 32], data_type=DataType.Fp8E4M3)
+    b = g.tensor(name="B", uid=2, dim=[1, 32, 64], data_type=DataType.Fp8E4M3)
+    c = g.matmul(a, b, name="mm")
+    c.set_output(True).set_uid(3).set_data_type(DataType.BFloat16)
+    assert g.lower().operations == ["matmul 'mm'"]
+
+
+def half_graph():
+    return dnngraph.Graph(io_data_type=DataType.Half, compute_data_type=DataType.Float)
+
+
+def test_conv_fprop_infers_its_output():
+    g = half_graph()
+    x = g.tensor(name="X", uid=1, dim=[1, 8, 16, 16],
+                 stride=dnngraph.channels_last_strides([1, 8, 16, 16]))
+    w = g.tensor(name="W", uid=2, dim=[8, 8, 3, 3],
+                 stride=dnngraph.channels_last_strides([8, 8, 3, 3]))
+    y = g.conv_fprop(x, w, padding=[1, 1], stride=[1, 1], dilation=[1, 1], name="conv")
+    y.set_output(True).set_uid(3)
+    assert g.lower().operations == ["conv_fprop 'conv'"]
+    assert y.dim == [1, 8, 16, 16] and y.stride == dnngraph.channels_last_strides(y.dim)
+
+
+def test_conv_dgrad_and_wgrad_lower():
+    dg = half_graph()
+    dx = dg.conv_dgrad(dg.tensor(name="dY", uid=1, dim=[1, 8, 16, 16]),
+                       dg.tensor(name="W", uid=2, dim=[8, 8, 3, 3]), padding=[1, 1])
+    dx.set_output(True).set_uid(3)
+    assert dg.lower().operation_count == 1 and dx.dim == [1, 8, 16, 16]
+    wg = half_graph()
+    dw = wg.conv_wgrad(wg.tensor(name="X", uid=1, dim=[1, 8, 16, 16]),
+                       wg.tensor(name="dY", uid=2, dim=[1, 8, 16, 16]), pre_padding=[1, 1],
+                       post_padding=[1, 1])
+    dw.set_output(True).set_uid(3).set_dim([8, 8, 3, 3])
+    assert wg.lower().operation_count == 1
+
+
+def test_a_convolution_with_wrong_geometry_is_refused():
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    x = g.tensor(name="X", uid=1, dim=[1, 8, 16, 16])
+    w = g.tensor(name="W", uid=2, dim=[8, 8, 3, 3])
+    g.conv_fprop(x, w, padding=[1, 1, 1]).set_output(True)
+    assert error_of(g.validate).code is ErrorCode.InvalidAttribute
+
+
+def test_reduction_lowers_and_needs_its_output_dims():
+    g = dnngraph.Graph(io_data_type=DataType.Half, compute_data_type=DataType.Float)
+    x = g.tensor(name="X", uid=1, dim=[1, 64, 32])
+    y = g.reduction(x, mode=dnngraph.ReductionMode.Add)
+    y.set_output(True).set_uid(2).set_dim([1, 64, 1])
+    assert g.lower().operations[0].startswith("reduction")
+
+
+def test_norms_return_their_statistics_by_phase():
+    g = dnngraph.Graph(io_data_type=DataType.Half, compute_data_type=DataType.Float)
+    x = g.tensor(name="X", uid=1, dim=[4, 32, 1, 1], stride=[32, 1, 32, 32])
+    scale = g.tensor(name="scale", uid=2, dim=[1, 32, 1, 1], stride=[32, 1, 32, 32],
+                     data_type=DataType.Float)
+    bias = g.tensor(name="bias", uid=3, dim=[1, 32, 1, 1], stride=[32, 1, 32, 32],
+                    data_type=DataType.Float)
+    y, mean, inv = g.layernorm(x, scale, bias, phase=dnngraph.NormFwdPhase.Training,
+                               epsilon=1e-5)
+    assert mean is not None and inv is not None
+    y.set_output(True).set_uid(4)
+    mean.set_output(True).set_uid(5)
+    inv.set_output(True).set_uid(6)
+    g.validate()
+    assert mean.dim == [4, 1, 1, 1] and mean.data_type is DataType.Float
+
+    r = dnngraph.Graph(io_data_type=DataType.Half, compute_data_type=DataType.Float)
+    xr = r.tensor(name="X", uid=1, dim=[4, 32, 1, 1], stride=[32, 1, 32, 32])
+    sr = r.tensor(name="scale", uid=2, dim=[1, 32, 1, 1], stride=[32, 1, 32, 32],
+                  data_type=DataType.Float)
+    yr, inv_r = r.rmsnorm(xr, sr, phase=dnngraph.NormFwdPhase.Inference, epsilon=r.tensor(value=1e-5))
+    assert inv_r is None
+    yr.set_output(True).set_uid(3)
+    assert r.lower().operation_count == 1
+
+
+def test_batchnorm_inference_is_four_pointwise_nodes():
+    g = dnngraph.Graph(io_data_type=DataType.Half, compute_data_type=DataType.Float)
+    x = g.tensor(name="X", uid=1, dim=[2, 8, 4, 4])
+    params = [g.tensor(name=n, uid=10 + i, dim=[1, 8, 1, 1], data_type=DataType.Float)
+              for i, n in enumerate(["mean", "inv_variance", "scale", "bias"])]
+    y = g.batchnorm_inference(x, *params, name="bn")
+    y.set_output(True).set_uid(2)
+    ops = g.lower().operations
+    assert len(ops) == 4 and all(op.startswith("pointwise 'bn::") for op in ops)
+
+
+def test_build_with_an_empty_handle_is_an_error():
+    g, *_ = matmul_relu()
+    e = error_of(lambda: g.build(dnngraph.Handle.empty(), [dnngraph.HeuristicMode.A]))
+    assert e.code is ErrorCode.InvalidHandle
+    assert not g.is_built()
+
+
+def test_a_kernel_cache_needs_a_dynamic_graph():
+    kc = dnngraph.KernelCache()
+    g, *_ = matmul_relu(kernel_cache=kc)
+    e = error_of(lambda: g.build(dnngraph.Handle.empty(), [dnngraph.HeuristicMode.A]))
+    assert e.code is ErrorCode.InvalidAttribute
+    assert "set_dynamic_shape_enabled(true)" in e.message
+    assert not kc.is_built() and kc.descriptors_created() == 0
+
+
+def test_queries_before_build_raise_not_built():
+    g, *_ = matmul_relu()
+    assert error_of(g.plan_info).code is ErrorCode.NotBuilt
+    assert error_of(g.get_workspace_size).code is ErrorCode.NotBuilt
+
+
+def test_wrong_argument_types_raise_type_error_before_reaching_cpp():
+    g = dnngraph.Graph()
+    with pytest.raises(TypeError):
+        g.tensor(name="A", dim="not a list of ints")
+    with pytest.raises(TypeError):
+        g.matmul(None, None)
