@@ -5,6 +5,7 @@
 #include "api/cudnn_error.hpp"
 #include "api/known_issues.hpp"
 #include "api/plan_choice.hpp"
+#include "backend/features.hpp"
 #include "backend/version.hpp"
 
 #include <algorithm>
@@ -46,23 +47,21 @@ void OverrideMemo::set_workspace(CheckedOverrides& checked, std::int64_t bytes) 
 
 namespace {
 
-// Overrides: the operation graph's own flag from 9.21; below it a dynamic-shape graph, whose
-// plans take the variant pack's override shapes (9.18+), for the node kinds proven exact there.
+// Overrides: the operation graph's own flag (backend::Feature::OverrideShapeFlag, 9.21); below
+// it a dynamic-shape graph, whose plans take the variant pack's override shapes (9.18+), for the
+// node kinds proven exact there (known issues dynamic-graph-conv-overrides and
+// dynamic-graph-matmul-epilogue-overrides say what the others did).
 Result<bool> native_override_or_refuse(const GraphView& graph) {
-  const std::int64_t loaded = backend::runtime_version();
-  if (backend::compiled_version >= 92100 && loaded >= 92100) {
+  if (backend::available(backend::Feature::OverrideShapeFlag)) {
     return true;
   }
   for (const auto& node : graph.nodes) {
     if (!node->exact_overrides_on_dynamic_graphs()) {
       return make_error(
           ErrorCode::VersionTooOld,
-          "build: override shapes on " + node->describe() +
-              " need cuDNN >= 9.21 (its operation graph override flag); dnngraph was compiled "
-              "against " +
-              backend::version_string(backend::compiled_version) + " and cuDNN " +
-              backend::version_string(loaded) +
-              " is loaded. Below 9.21 overrides go through a dynamic-shape graph; on the H200 "
+          "build: override shapes on " + node->describe() + ": " +
+              backend::too_old_message(backend::Feature::OverrideShapeFlag) +
+              ". Below 9.21 overrides go through a dynamic-shape graph; on the H200 "
               "with cuDNN 9.19 only a matmul alone ran exact there (convolutions returned "
               "wrong numbers, a pointwise node after a matmul failed in the driver at "
               "execute). Without overrides, build per shape with a dynamic-shape graph and "
@@ -119,7 +118,7 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
       return make_error(ErrorCode::NoEngine,
                         chosen.error().message +
                             "\n  (the operation graph has the override-shape flag: cuDNN " +
-                            backend::version_string(backend::runtime_version()) +
+                            backend::version_string(backend::loaded_version()) +
                             " offers no engine for execute-time shapes on this graph; build "
                             "without set_override_shape_enabled, or per shape with a kernel "
                             "cache)");

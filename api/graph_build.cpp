@@ -4,9 +4,10 @@
 #include "api/graph.hpp"
 
 #include "api/built_graph.hpp"
+#include "api/cudnn_error.hpp"
 #include "api/override_shapes.hpp"
 #include "api/pipeline.hpp"
-#include "backend/version.hpp"
+#include "backend/features.hpp"
 
 namespace dnngraph {
 
@@ -33,18 +34,11 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
     return make_error(ErrorCode::InvalidHandle,
                       "build: the Handle is empty; create one with Handle::create()");
   }
-  if (override_shape_) {
-    // The variant pack's override attributes exist from cuDNN 9.18, in the headers we were
-    // compiled with and in the library loaded now.
-    constexpr std::int64_t needed = 91800;
-    const std::int64_t loaded = backend::runtime_version();
-    if (backend::compiled_version < needed || loaded < needed) {
-      return make_error(ErrorCode::VersionTooOld,
-                        "build: set_override_shape_enabled needs cuDNN >= 9.18; dnngraph was "
-                        "compiled against " +
-                            backend::version_string(backend::compiled_version) + " and cuDNN " +
-                            backend::version_string(loaded) + " is loaded");
-    }
+  // The variant pack's override attributes, in the headers compiled against and the library
+  // loaded now.
+  if (override_shape_ && !backend::available(backend::Feature::VariantPackOverrides)) {
+    return std::unexpected(detail::version_too_old(backend::Feature::VariantPackOverrides,
+                                                   "build: set_override_shape_enabled"));
   }
   if (nodes_.empty() && !deferred_error_) {
     return make_error(ErrorCode::InvalidAttribute, "build: the graph has no operations");

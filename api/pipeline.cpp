@@ -39,17 +39,16 @@ Result<backend::OperationGraph> make_operation_graph(cudnnHandle_t handle, const
   if (!op_graph) {
     return std::unexpected(cudnn_error(op_graph.error(), what));
   }
-  std::vector<cudnnBackendDescriptor_t> ops;
+  std::vector<const backend::Operation*> ops;
   ops.reserve(lowered.operations.size());
   for (const auto& op : lowered.operations) {
-    ops.push_back(op.operation.native());
+    ops.push_back(&op.operation);
   }
   auto ok = op_graph->set_handle(handle);
   if (ok) ok = op_graph->set_ops(ops);
   if (ok && flags.dynamic_shape) ok = op_graph->set_dynamic_shape_enabled(true);
-#if CUDNN_VERSION >= 92100
+  // backend::Feature::OverrideShapeFlag: the caller asks for it only where available().
   if (ok && flags.override_shape) ok = op_graph->set_override_shape_enabled(true);
-#endif
   if (ok) ok = op_graph->finalize();
   if (!ok) {
     return std::unexpected(cudnn_error(ok.error(), what));
@@ -79,13 +78,12 @@ Result<backend::VariantPack> make_variant_pack(std::span<const std::int64_t> uid
   auto ok = pack->set_unique_ids(uids);
   if (ok) ok = pack->set_data_pointers(pointers);
   if (ok) ok = pack->set_workspace(workspace);
-#if CUDNN_VERSION >= 91800
+  // backend::Feature::VariantPackOverrides: Graph::build refuses overrides where it is missing.
   if (ok && overrides != nullptr) {
     ok = pack->set_override_unique_ids(overrides->uids);
     if (ok) ok = pack->set_override_shapes(overrides->shapes);
     if (ok) ok = pack->set_override_strides(overrides->strides);
   }
-#endif
   if (ok) ok = pack->finalize();
   if (!ok) {
     return std::unexpected(cudnn_error(ok.error(), what));

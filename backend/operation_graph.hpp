@@ -26,12 +26,7 @@ class OperationGraph final : public Descriptor {
     for (const Operation* op : ops) {
       raw.push_back(op->native());
     }
-    return set_descriptors(ops_attribute, raw);
-  }
-  // The same from native handles of operation descriptors: nothing checks their type. Kept only
-  // until api/graph.cpp passes backend::Operation pointers; use the overload above.
-  [[nodiscard]] Expected<void> set_ops(std::span<const cudnnBackendDescriptor_t> ops) {
-    return set_descriptors(ops_attribute, ops);
+    return set_descriptors(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATIONGRAPH_OPS), raw);
   }
   [[nodiscard]] Expected<void> set_dynamic_shape_enabled(bool enabled) {
     return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED), enabled);
@@ -52,8 +47,6 @@ class OperationGraph final : public Descriptor {
  private:
   friend class Descriptor;  // create_as
   explicit OperationGraph(Descriptor&& d) noexcept : Descriptor(std::move(d)) {}
-
-  static constexpr Attribute ops_attribute = DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATIONGRAPH_OPS);
 };
 
 }  // namespace dnngraph::backend
