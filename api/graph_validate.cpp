@@ -180,31 +180,16 @@ Result<void> Graph::check_complete() const {
   return {};
 }
 
-Result<void> Graph::validate_filling() {
-  if (deferred_error_) {
-    return std::unexpected(*deferred_error_);
-  }
-  const std::string graph = name_.empty() ? std::string("graph: ") : "graph '" + name_ + "': ";
-  for (const auto& [what, type] : {std::pair{"io data type", io_type_},
-                                   std::pair{"intermediate data type", intermediate_type_},
-                                   std::pair{"compute data type", compute_type_}}) {
-    if (auto ok = check_known(graph + what, type); !ok) {
-      return ok;
-    }
-  }
-  for (const auto& t : tensors_) {
-    if (auto ok = check_known("tensor " + t->describe() + ": data type", t->data_type()); !ok) {
-      return ok;
-    }
-  }
-  std::unordered_set<const TensorAttributes*> produced;
-  for (const auto& node : nodes_) {
-    for (const auto& out : node->outputs()) {
-      produced.insert(out.get());
-    }
-  }
-  // Graph inputs first: nodes read their dims and types.
-  for (const auto& t : tensors_) {
+namespace {
+
+using Tensors = std::vector<std::shared_ptr<TensorAttributes>>;
+using Produced = std::unordered_set<const TensorAttributes*>;
+
+// Every graph input: not virtual, a by-value one Float of one element, a legal layout, a data
+// type of its own or the graph's io type. Node outputs may not carry values.
+Result<void> check_graph_inputs(const Tensors& tensors, const Produced& produced,
+                                std::optional<DataType> io_type) {
+  for (const auto& t : tensors) {
     if (produced.contains(t.get())) {
       if (t->is_pass_by_value()) {
         return make_error(ErrorCode::InvalidAttribute,
@@ -229,33 +214,45 @@ Result<void> Graph::validate_filling() {
     if (auto ok = check_layout(*t); !ok) {
       return ok;
     }
-    if (!t->data_type() && !io_type_ && !t->is_pass_by_value()) {
+    if (!t->data_type() && !io_type && !t->is_pass_by_value()) {
       return make_error(
           ErrorCode::UnsupportedDataType,
           "tensor " + t->describe() + " has no data type and the graph has no io data type");
     }
   }
-  const detail::GraphContext context{io_type_, intermediate_type_, compute_type_};
-  for (const auto& t : tensors_) {
+  return {};
+}
+
+// Gives graph inputs what they lack (data type, packed strides), checking the layout again
+// with the data type: the extent in bytes must fit too.
+Result<void> settle_graph_inputs(const Tensors& tensors, const Produced& produced,
+                                 std::optional<DataType> io_type) {
+  for (const auto& t : tensors) {
     if (produced.contains(t.get())) {
       continue;
     }
     if (!t->data_type() && t->is_pass_by_value()) {
       t->set_data_type(DataType::Float);
-    } else if (!t->data_type() && io_type_) {  // the loop above refused the other case
-      t->set_data_type(*io_type_);
+    } else if (!t->data_type() && io_type) {  // check_graph_inputs refused the other case
+      t->set_data_type(*io_type);
     }
     if (t->stride().empty() && !t->dim().empty()) {
       t->set_stride(packed_strides(t->dim()));
     }
-    // Again with the data type: the extent in bytes must fit too.
     if (!t->dim().empty()) {
       if (auto ok = check_layout(*t); !ok) {
         return ok;
       }
     }
   }
-  for (const auto& node : nodes_) {
+  return {};
+}
+
+// Each node in creation (= topological) order checks itself and settles its outputs; then the
+// graph-wide fusion rules.
+Result<void> infer_nodes(const std::vector<std::unique_ptr<detail::Node>>& nodes,
+                         const detail::GraphContext& context) {
+  for (const auto& node : nodes) {
     if (auto ok = node->infer(context); !ok) {
       return ok;
     }
@@ -265,13 +262,14 @@ Result<void> Graph::validate_filling() {
       }
     }
   }
-  if (auto ok = detail::check_pointwise_only_graph(
-          nodes_, [](const TensorAttributes& t) -> const auto& { return t.dim(); }, "");
-      !ok) {
-    return ok;
-  }
-  for (const auto& t : tensors_) {
-    if (t->is_pass_by_value() && t->dim().empty()) {  // no node reads it (build() refuses)
+  return detail::check_pointwise_only_graph(
+      nodes, [](const TensorAttributes& t) -> const auto& { return t.dim(); }, "");
+}
+
+// A by-value tensor no node reads (build() refuses it) still gets dims [1].
+Result<void> settle_unread_scalars(const Tensors& tensors) {
+  for (const auto& t : tensors) {
+    if (t->is_pass_by_value() && t->dim().empty()) {
       t->set_dim({1});
       if (t->stride().empty()) {
         t->set_stride({1});
@@ -280,10 +278,16 @@ Result<void> Graph::validate_filling() {
       }
     }
   }
-  // Uids: user-given ones must be unique; the rest get fresh ones above the largest.
+  return {};
+}
+
+// User-given uids must be unique; the rest get fresh ones above the largest. Room is checked
+// before any uid is assigned, so ++largest cannot overflow and a failure leaves every uid as
+// it was.
+Result<void> assign_uids(const Tensors& tensors) {
   std::unordered_map<std::int64_t, const TensorAttributes*> by_uid;
   std::int64_t largest = 0;
-  for (const auto& t : tensors_) {
+  for (const auto& t : tensors) {
     const auto uid = t->uid();
     if (!uid) {
       continue;
@@ -295,25 +299,64 @@ Result<void> Graph::validate_filling() {
     }
     largest = std::max(largest, *uid);
   }
-  // Room is checked before any uid is assigned, so ++largest cannot overflow and a failed
-  // validate() leaves every uid as it was.
   const auto has_no_uid = [](const auto& t) { return !t->uid(); };
-  const auto missing = std::ranges::count_if(tensors_, has_no_uid);
+  const auto missing = std::ranges::count_if(tensors, has_no_uid);
   const std::int64_t room = std::numeric_limits<std::int64_t>::max() - largest;
   if (missing > room) {
     return make_error(ErrorCode::InvalidAttribute,
-                      "tensor " + (*std::ranges::find_if(tensors_, has_no_uid))->describe() +
+                      "tensor " + (*std::ranges::find_if(tensors, has_no_uid))->describe() +
                           " needs a uid, but tensor " + by_uid.at(largest)->describe() +
                           " has the largest uid, which leaves " + std::to_string(room) +
                           " above it for " + std::to_string(missing) +
                           " tensor(s) without one; set their uids or use smaller ones");
   }
-  for (const auto& t : tensors_) {
+  for (const auto& t : tensors) {
     if (!t->uid()) {
       t->set_uid(++largest);
     }
   }
   return {};
+}
+
+}  // namespace
+
+Result<void> Graph::validate_filling() {
+  if (deferred_error_) {
+    return std::unexpected(*deferred_error_);
+  }
+  const std::string graph = name_.empty() ? std::string("graph: ") : "graph '" + name_ + "': ";
+  for (const auto& [what, type] : {std::pair{"io data type", io_type_},
+                                   std::pair{"intermediate data type", intermediate_type_},
+                                   std::pair{"compute data type", compute_type_}}) {
+    if (auto ok = check_known(graph + what, type); !ok) {
+      return ok;
+    }
+  }
+  for (const auto& t : tensors_) {
+    if (auto ok = check_known("tensor " + t->describe() + ": data type", t->data_type()); !ok) {
+      return ok;
+    }
+  }
+  Produced produced;
+  for (const auto& node : nodes_) {
+    for (const auto& out : node->outputs()) {
+      produced.insert(out.get());
+    }
+  }
+  // Graph inputs first: nodes read their dims and types.
+  if (auto ok = check_graph_inputs(tensors_, produced, io_type_); !ok) {
+    return ok;
+  }
+  if (auto ok = settle_graph_inputs(tensors_, produced, io_type_); !ok) {
+    return ok;
+  }
+  if (auto ok = infer_nodes(nodes_, {io_type_, intermediate_type_, compute_type_}); !ok) {
+    return ok;
+  }
+  if (auto ok = settle_unread_scalars(tensors_); !ok) {
+    return ok;
+  }
+  return assign_uids(tensors_);
 }
 
 Result<LoweringSummary> Graph::lower() {

@@ -34,14 +34,14 @@ constexpr std::array<KnownIssue, 10> table{{
     {Defect::PointwiseOnlyRank2Output, "pointwise-only-rank2-output", 0, 0, 91900, 91900,
      "in a graph of pointwise nodes alone, a pointwise output of rank 2 returns success with most "
      "of Y unwritten (measured on cuDNN 9.19.0, H200, tests/gpu/pointwise_test.cpp)",
-     "validate() refuses it with ShapeMismatch (api/nodes/pointwise.cpp, "
+     "validate() refuses it with ShapeMismatch (api/fusion_rules.cpp, "
      "check_pointwise_only_graph)",
      nullptr},
     {Defect::PointwiseOnlyTwoDimBroadcast, "pointwise-only-two-dim-broadcast", 0, 0, 91900, 91900,
      "in a graph of pointwise nodes alone, a rank-3 operand broadcast along two dims ([1, 1, n] "
      "against [b, m, n]) returns success and wrong values from the second batch on (measured on "
      "cuDNN 9.19.0, H200, tests/gpu/pointwise_test.cpp)",
-     "validate() refuses it with ShapeMismatch (api/nodes/pointwise.cpp, "
+     "validate() refuses it with ShapeMismatch (api/fusion_rules.cpp, "
      "check_pointwise_only_graph)",
      nullptr},
     {Defect::DynamicGraphConvOverrides, "dynamic-graph-conv-overrides", 0, 0, 91900, 91900,
@@ -49,8 +49,8 @@ constexpr std::array<KnownIssue, 10> table{{
      "flag, cuDNN 9.21) with a convolution: execute returns success and wrong numbers (measured "
      "on cuDNN 9.19.0, H200, conv_fprop 3x3 + bias + ReLU)",
      "below Feature::OverrideShapeFlag build() takes overrides only on graphs whose nodes are "
-     "proven exact there (Node::exact_overrides_on_dynamic_graphs; api/graph.cpp refuses the rest "
-     "with VersionTooOld)",
+     "proven exact there (Node::exact_overrides_on_dynamic_graphs; api/built_graph.cpp refuses the "
+     "rest with VersionTooOld)",
      nullptr},
     {Defect::DynamicGraphMatmulEpilogueOverrides, "dynamic-graph-matmul-epilogue-overrides", 0, 0,
      91900, 91900,
@@ -59,7 +59,7 @@ constexpr std::array<KnownIssue, 10> table{{
      "B and Fallback (measured on cuDNN 9.19.0, H200, bench/override_probe; cudnn-frontend 1.32 "
      "the same)",
      "as dynamic-graph-conv-overrides: only matmul nodes alone take overrides below "
-     "Feature::OverrideShapeFlag (api/nodes/matmul.hpp, api/graph.cpp)",
+     "Feature::OverrideShapeFlag (api/nodes/matmul.hpp, api/built_graph.cpp)",
      nullptr},
     {Defect::BatchnormInferenceNoEngine, "batchnorm-inference-no-engine", 0, 0, 91900, 91900,
      "a NormForward BATCH_NORM inference operation on its own has no engine (NoEngine for Half, "
