@@ -23,6 +23,9 @@ def test_revision_and_size_follow_the_builds(cuda):
     handle = dnngraph.Handle()
     kc = dnngraph.KernelCache()
     native = dnngraph.KernelCache.introspection_path() == "native"
+    # cuDNN 9.19 serializes a cache once; from 9.27 every read is fresh, also when dnngraph was
+    # compiled against older headers and counts on the library path (measured on the H200).
+    fresh_json = dnngraph.cudnn_runtime_version() >= 92700
     print(f"\ncuDNN {dnngraph.cudnn_version_string(dnngraph.cudnn_runtime_version())}, "
           f"introspection path {dnngraph.KernelCache.introspection_path()}")
     revision = size = None
@@ -53,7 +56,7 @@ def test_revision_and_size_follow_the_builds(cuda):
             document = kc.to_json()
             assert entries(document) == size
             first_json = (revision, document)
-        elif native:
+        elif fresh_json:
             assert entries(kc.to_json()) == size
         elif revision == first_json[0]:
             assert kc.to_json() == first_json[1]

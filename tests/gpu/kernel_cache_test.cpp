@@ -235,7 +235,9 @@ BOOST_AUTO_TEST_CASE(to_json_never_returns_a_stale_document) {
   BOOST_TEST_MESSAGE("second config: " << b2.info.describe() << "; revision " << *kc->revision()
                                        << ", size " << *kc->size());
   auto again = kc->to_json();
-  if (dnngraph::KernelCache::introspection_path() == "native") {
+  // From cuDNN 9.27 every read is fresh, also when dnngraph was compiled against older headers
+  // and counts on the library path (Python tests on the H200, 9.19 headers and 9.27 loaded).
+  if (dnngraph::cudnn_runtime_version() >= 92700) {
     BOOST_TEST_REQUIRE(again.has_value());
     BOOST_TEST(entries_in(*again) == *kc->size());
   } else if (changed) {
