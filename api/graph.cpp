@@ -11,6 +11,7 @@
 #include "api/nodes/norm.hpp"
 #include "api/nodes/pointwise.hpp"
 #include "api/nodes/reduction.hpp"
+#include "api/nodes/reshape.hpp"
 
 #include <utility>
 
@@ -230,6 +231,15 @@ std::shared_ptr<TensorAttributes> Graph::reduction(const std::shared_ptr<TensorA
   return add_node(detail::NodeKind::Reduction, attributes.name(), {{"X", x.get()}}, "Y",
                   [&](const detail::TensorPtr& y) {
                     return std::make_unique<detail::ReductionNode>(std::move(attributes), x, y);
+                  });
+}
+
+std::shared_ptr<TensorAttributes> Graph::reshape(const std::shared_ptr<TensorAttributes>& x,
+                                                 ReshapeAttributes attributes) {
+  name_node(attributes, detail::NodeKind::Reshape, nodes_.size());
+  return add_node(detail::NodeKind::Reshape, attributes.name(), {{"X", x.get()}}, "Y",
+                  [&](const detail::TensorPtr& y) {
+                    return std::make_unique<detail::ReshapeNode>(std::move(attributes), x, y);
                   });
 }
 

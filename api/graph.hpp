@@ -113,6 +113,12 @@ class Graph {
   // dims with 1 in each reduced dim); its strides, unless set, are packed.
   std::shared_ptr<TensorAttributes> reduction(const std::shared_ptr<TensorAttributes>& x,
                                               ReductionAttributes attributes);
+  // Y = X under other dims and strides, a view of X's memory. Either set Y's dims on the returned
+  // tensor (X's element count; X without gaps; Y's strides, unless set, packed), or a permutation
+  // in the attributes for a transpose (Y's dims and strides are X's in that order). Y's data
+  // type, unless set, is X's.
+  std::shared_ptr<TensorAttributes> reshape(const std::shared_ptr<TensorAttributes>& x,
+                                            ReshapeAttributes attributes = {});
 
   // Layer normalization over every dim but the first of X [N, ...] (rank 2-5; cuDNN's examples
   // use [N, D, 1, 1] channels-last): scale and bias [1, X dims but the first]. Returns

@@ -191,6 +191,26 @@ class ReductionAttributes final : public NodeAttributes<ReductionAttributes> {
   std::optional<ReductionMode> mode_;
 };
 
+// Y = X under other dims and strides, as a view of X's memory (cuDNN's reshape): Y's element at
+// memory offset o is X's element at offset o. Either set Y's dims on the returned tensor (a merge
+// or split of dims: X's element count, X and Y without gaps; Y's strides, unless set, packed), or
+// set a permutation here (a transpose: Y's dim i is X's dim permutation[i], with its stride).
+// A reshape computes nothing: it takes no compute data type.
+class ReshapeAttributes final : public NodeAttributes<ReshapeAttributes> {
+ public:
+  ReshapeAttributes() = default;  // user-declared: `{}` value-initializes
+  ReshapeAttributes& set_permutation(std::vector<std::int64_t> permutation) {
+    permutation_ = std::move(permutation);
+    return *this;
+  }
+  [[nodiscard]] const std::optional<std::vector<std::int64_t>>& permutation() const noexcept {
+    return permutation_;
+  }
+
+ private:
+  std::optional<std::vector<std::int64_t>> permutation_;
+};
+
 // Whether a forward normalization computes for training (it also writes the statistics it
 // used) or for inference (it writes Y only).
 enum class NormFwdPhase : std::uint8_t { Inference, Training };

@@ -35,6 +35,7 @@ using dnngraph::PointwiseAttributes;
 using dnngraph::PointwiseMode;
 using dnngraph::ReductionAttributes;
 using dnngraph::ReductionMode;
+using dnngraph::ReshapeAttributes;
 using dnngraph::Result;
 using dnngraph::RmsnormAttributes;
 using dnngraph::size_of;

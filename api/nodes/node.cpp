@@ -18,8 +18,9 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::Reduction, std::string_view("reduction")},
     std::pair{NodeKind::LayerNorm, std::string_view("layernorm")},
     std::pair{NodeKind::RmsNorm, std::string_view("rmsnorm")},
+    std::pair{NodeKind::Reshape, std::string_view("reshape")},
 };
-static_assert(node_kinds.back().first == NodeKind::RmsNorm);
+static_assert(node_kinds.back().first == NodeKind::Reshape);
 
 }  // namespace
 

@@ -36,6 +36,7 @@ enum class NodeKind : std::uint8_t {
   Reduction,
   LayerNorm,
   RmsNorm,
+  Reshape,
 };
 [[nodiscard]] std::string_view name_of(NodeKind kind) noexcept;
 

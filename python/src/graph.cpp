@@ -273,6 +273,19 @@ void def_nodes(nb::class_<PyGraph>& cls) {
          "x"_a, nb::kw_only(), "mode"_a, "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
          "Y = mode(X) over the dims where Y has extent 1: set Y's dims on the returned tensor.")
       .def(
+          "reshape",
+          [](PyGraph& g, const Tensor& x, std::optional<Dims> permutation,
+             const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            ReshapeAttributes attributes;
+            if (permutation) attributes.set_permutation(std::move(*permutation));
+            return g.graph.reshape(x, named(attributes, name, std::nullopt));
+          },
+          "x"_a, nb::kw_only(), "permutation"_a = nb::none(), "name"_a = nb::none(),
+          "Y = X under other dims and strides, a view of X's memory: set Y's dims on the\n"
+          "returned tensor (X's element count), or permutation= for a transpose (Y's dims and\n"
+          "strides are X's in that order). Y's data type, unless set, is X's.")
+      .def(
           "layernorm",
           [](PyGraph& g, const Tensor& x, const Tensor& scale, const Tensor& bias,
              NormFwdPhase phase, const Operand& epsilon, std::optional<DataType> compute,

@@ -168,6 +168,25 @@ def test_reduction_lowers_and_needs_its_output_dims():
     assert g.lower().operations[0].startswith("reduction")
 
 
+def test_reshape_transposes_by_permutation_and_lowers():
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    x = g.tensor(name="X", uid=1, dim=[2, 3, 4])
+    y = g.reshape(x, permutation=[0, 2, 1], name="t")
+    y.set_output(True).set_uid(2)
+    assert g.lower().operations == ["reshape 't'"]
+    assert y.dim == [2, 4, 3] and y.stride == [12, 1, 4]
+
+
+def test_reshape_needs_the_element_count_of_x():
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    x = g.tensor(name="X", uid=1, dim=[2, 3, 4])
+    g.reshape(x, name="rs").set_output(True).set_uid(2).set_dim([5, 4])
+    with pytest.raises(dnngraph.Error) as caught:
+        g.validate()
+    assert caught.value.code == dnngraph.ErrorCode.ShapeMismatch
+    assert "24 elements" in caught.value.message
+
+
 def test_norms_return_their_statistics_by_phase():
     g = dnngraph.Graph(io_data_type=DataType.Half, compute_data_type=DataType.Float)
     x = g.tensor(name="X", uid=1, dim=[4, 32, 1, 1], stride=[32, 1, 32, 32])
