@@ -2,6 +2,7 @@
 #include "api/plan_choice.hpp"
 
 #include "api/cudnn_error.hpp"
+#include "api/kernel_cache_access.hpp"
 #include "api/known_issues.hpp"
 #include "api/lowering.hpp"
 #include "backend/engine_heuristics.hpp"
@@ -135,7 +136,7 @@ backend::Expected<MadePlan> make_plan(cudnnHandle_t handle, const backend::Engin
     }
     return MadePlan{std::move(*plan), false};
   }
-  auto hit = cache->finalize_plan(*plan, config);
+  auto hit = KernelCacheAccess::finalize_plan(*cache, *plan, config);
   if (!hit) {
     return std::unexpected(std::move(hit.error()));
   }
@@ -164,7 +165,8 @@ class PlanSearch {
 
   // Whether the cache holds the config's kernel (false without a cache or when unknown).
   [[nodiscard]] bool held(const backend::EngineConfig& config) const {
-    return request_.cache != nullptr && request_.cache->holds(config).value_or(false);
+    return request_.cache != nullptr &&
+           KernelCacheAccess::holds(*request_.cache, config).value_or(false);
   }
 
   // A plan from config, or nullopt (the failure is noted). Errors that are not about this
@@ -197,7 +199,7 @@ class PlanSearch {
     info.workspace_size = *workspace;
     info.candidates_tried = attempts_;
     if (request_.cache != nullptr) {
-      request_.cache->remember(choice);
+      KernelCacheAccess::remember(*request_.cache, choice);
     }
     return std::optional<ChosenPlan>{ChosenPlan{std::move(made->plan), std::move(info)}};
   }
@@ -250,7 +252,7 @@ Result<ChosenPlan> choose_plan(const PlanRequest& request) {
   const bool cache_first = request.cache != nullptr && request.cache_first;
   if (cache_first) {
     // Known configs whose kernel the cache holds for this graph: no heuristics, no compile.
-    for (const EngineChoice& known : request.cache->known_configs()) {
+    for (const EngineChoice& known : KernelCacheAccess::known_configs(*request.cache)) {
       auto config = make_config(request.graph, known);
       if (!config || !search.held(*config)) {
         continue;  // not applicable to this shape, or would compile: let heuristics rank it
