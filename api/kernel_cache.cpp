@@ -252,19 +252,18 @@ Result<bool> KernelCacheAccess::holds(const KernelCache& cache,
   return lift(lookup(**d, config), "kernel cache: lookup");
 }
 
-backend::Expected<bool> KernelCacheAccess::finalize_plan(KernelCache& cache,
-                                                         backend::ExecutionPlan& plan,
-                                                         const backend::EngineConfig& config) {
+Result<backend::Expected<bool>> KernelCacheAccess::finalize_plan(
+    KernelCache& cache, backend::ExecutionPlan& plan, const backend::EngineConfig& config) {
   std::unique_lock lock(cache.mutex_);
-  if (!cache.built_ || !cache.descriptor_) {
-    return std::unexpected(backend::Status{CUDNN_STATUS_BAD_PARAM, "kernel cache",
-                                           "a plan attached to a cache that is not built"});
+  auto d = cache.built_locked("finalize a plan into it");
+  if (!d) {
+    return std::unexpected(d.error());
   }
   // The descriptor is never replaced once set, so the reference stays valid after unlocking.
-  const backend::KernelCache& descriptor = *cache.descriptor_;
+  const backend::KernelCache& descriptor = **d;
   auto before = lookup(descriptor, config);
   if (!before) {
-    return std::unexpected(std::move(before.error()));
+    return std::unexpected(cudnn_error(before.error(), "kernel cache: lookup"));
   }
   // The library path counts an insertion from the lookups before and after the finalize, which
   // must see no other thread's finalize in between; known issue kernel-cache-lookup-race needs
@@ -273,23 +272,25 @@ backend::Expected<bool> KernelCacheAccess::finalize_plan(KernelCache& cache,
   if (native && !workaround_needed(Defect::KernelCacheLookupRace)) {
     lock.unlock();
   }
+  // Attaching and finalizing are the plan's: a failure there is this config's, as without a cache.
   auto ok = plan.set_kernel_cache(descriptor);
   if (ok) ok = plan.finalize();
   if (!ok) {
-    return std::unexpected(std::move(ok.error()));
+    return backend::Expected<bool>(std::unexpected(std::move(ok.error())));
   }
   if (!native && !*before) {
     // Not cached before, cached now: this plan compiled and inserted the config's kernel.
     auto after = lookup(descriptor, config);
     if (!after) {
-      return std::unexpected(std::move(after.error()));
+      return std::unexpected(
+          cudnn_error(after.error(), "kernel cache: lookup after a plan finalized (to count it)"));
     }
     if (*after) {
       ++cache.revision_;
       ++cache.size_;
     }
   }
-  return *before;
+  return backend::Expected<bool>(*before);
 }
 
 backend::Expected<void> KernelCacheAccess::execute_plan(const KernelCache& cache,

@@ -25,20 +25,23 @@ struct KernelCacheAccess {
   [[nodiscard]] static Result<void> build(KernelCache& cache, const backend::OperationGraph& graph);
 
   // Whether cuDNN already holds the kernel of this engine config
-  // (CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED). Error before build.
+  // (CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED). Error before build, or when cuDNN
+  // cannot answer: never a miss.
   [[nodiscard]] static Result<bool> holds(const KernelCache& cache,
                                           const backend::EngineConfig& config);
 
-  // Attaches a plan (handle and `config` set) to the cache and finalizes it; returns whether the
-  // cache held the config's kernel before (a hit: nothing compiled).
+  // Attaches a plan (handle and `config` set) to the cache and finalizes it. The outer error is
+  // the cache's: not built, or the lookup before or after (the one that counts an insertion)
+  // failed; it is not about this config, and plan choice stops on it. The inner result is the
+  // plan's: whether the cache held the config's kernel before (a hit: nothing compiled), or why
+  // attaching or finalizing this config's plan failed.
   // Below cuDNN 9.27 the lookup, the finalize and a second lookup run under the cache's mutex:
   // cuDNN 9.19 corrupted the heap when one thread's lookup met another thread's plan finalizing
   // into the same cache (H200: 4 threads died within seconds; without lookups the same soak ran
   // clean), and the lookups before and after are how insertions are counted there. From 9.27
   // plans finalize outside the lock (measured clean), so compilations of several threads overlap.
-  [[nodiscard]] static backend::Expected<bool> finalize_plan(KernelCache& cache,
-                                                             backend::ExecutionPlan& plan,
-                                                             const backend::EngineConfig& config);
+  [[nodiscard]] static Result<backend::Expected<bool>> finalize_plan(
+      KernelCache& cache, backend::ExecutionPlan& plan, const backend::EngineConfig& config);
 
   // cudnnBackendExecute of a plan attached to the cache. Below cuDNN 9.27 under the cache's
   // mutex (the host-side call only, not the kernel's run): cuDNN 9.19 corrupted the heap when one
