@@ -3,6 +3,7 @@
 #include "api/built_graph.hpp"
 
 #include "api/cudnn_error.hpp"
+#include "api/kernel_cache_access.hpp"
 #include "api/known_issues.hpp"
 #include "api/plan_choice.hpp"
 #include "backend/features.hpp"
@@ -101,7 +102,7 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
     cache = std::make_shared<KernelCache>();
   }
   if (cache) {
-    if (auto built_cache = cache->build(*op_graph); !built_cache) {
+    if (auto built_cache = KernelCacheAccess::build(*cache, *op_graph); !built_cache) {
       return std::unexpected(built_cache.error());
     }
   }
@@ -253,8 +254,8 @@ Result<void> BuiltGraph::execute(cudnnHandle_t handle,
   if (!pack) {
     return std::unexpected(pack.error());
   }
-  auto ran =
-      cache_ ? cache_->execute_plan(handle, plan_, *pack) : backend::execute(handle, plan_, *pack);
+  auto ran = cache_ ? KernelCacheAccess::execute_plan(*cache_, handle, plan_, *pack)
+                    : backend::execute(handle, plan_, *pack);
   if (!ran) {
     return std::unexpected(cudnn_error(ran.error(), "execute"));
   }

@@ -1,7 +1,8 @@
-// dnngraph::Handle implementation.
+// dnngraph::Handle: creation, destruction and the stream through backend::Handle.
 #include "api/handle.hpp"
 
 #include "api/cudnn_error.hpp"
+#include "backend/handle.hpp"
 
 namespace dnngraph {
 
@@ -10,14 +11,19 @@ Result<Handle> Handle::create() {
   if (!handle) {
     return std::unexpected(detail::cudnn_error(handle.error(), "create a cuDNN handle"));
   }
-  return Handle(std::move(*handle));
+  return Handle(handle->release());
 }
 
-Result<void> Handle::set_stream(cudaStream_t stream) {
+void Handle::Destroy::operator()(cudnnContext* handle) const noexcept {
+  // Taken back by the backend owner, whose destructor calls cudnnDestroy.
+  const backend::Handle owner = backend::Handle::adopt(handle);
+}
+
+Result<void> Handle::set_stream(CUstream_st* stream) {
   if (empty()) {
     return make_error(ErrorCode::InvalidHandle, "set_stream on an empty Handle");
   }
-  return detail::lift(handle_.set_stream(stream), "set the handle's stream");
+  return detail::lift(backend::set_stream(native_.get(), stream), "set the handle's stream");
 }
 
 }  // namespace dnngraph

@@ -1,11 +1,14 @@
-// dnngraph::KernelCache. Every public method locks mutex_ for its whole body; no cuDNN call on
-// the descriptor happens outside it.
+// dnngraph::KernelCache and detail::KernelCacheAccess. Every public method and every access
+// call locks mutex_; no cuDNN call on the descriptor happens outside it, except the plan
+// finalize and execute that finalize_plan and execute_plan leave unlocked from cuDNN 9.27.
 #include "api/kernel_cache.hpp"
 
 #include "api/cudnn_error.hpp"
+#include "api/kernel_cache_access.hpp"
 #include "api/kernel_cache_json.hpp"
 #include "api/known_issues.hpp"
 #include "backend/features.hpp"
+#include "backend/kernel_cache.hpp"
 #include "backend/version.hpp"
 
 #include <algorithm>
@@ -61,49 +64,21 @@ Result<backend::KernelCache> loaded_from(std::string_view checked_text) {
   return std::move(*created);
 }
 
+// IS_ENGINECFG_KERNEL_CACHED of config on the descriptor; callers hold the cache's mutex.
+backend::Expected<bool> lookup(const backend::KernelCache& cache,
+                               const backend::EngineConfig& config) {
+  return cache.is_kernel_cached(config);
+}
+
 }  // namespace
+
+KernelCache::KernelCache() = default;
+KernelCache::~KernelCache() = default;
 
 std::string_view KernelCache::introspection_path() noexcept {
   // Before 9.27 dnngraph counts the insertions itself (finalize_plan). The JSON cannot serve:
   // cuDNN 9.19 serializes a cache once, so reading it after each build froze it.
   return native_introspection() ? "native" : "library";
-}
-
-Result<void> KernelCache::build(const backend::OperationGraph& graph) {
-  std::scoped_lock lock(mutex_);
-  if (built_) {
-    return {};
-  }
-  // Everything that can fail happens on locals; the members change together at the end, so a
-  // failed build leaves the cache as it was and the next caller tries again.
-  std::optional<backend::KernelCache> created;
-  if (!descriptor_) {
-    auto made = made_for(graph);
-    if (!made) {
-      return std::unexpected(made.error());
-    }
-    created.emplace(std::move(*made));
-  }
-  // A loaded cache was finalized by from_json and knows its topology from the document.
-  std::int64_t native_base = 0;
-  if (native_introspection()) {
-    const backend::KernelCache& d = created ? *created : *descriptor_;
-    auto base = d.revision();
-    if (!base) {
-      return std::unexpected(detail::cudnn_error(base.error(), "kernel cache: revision"));
-    }
-    native_base = *base;
-  }
-  // Nothing above failed: the members change together. The entries are not read here (cuDNN
-  // 9.19 serializes a cache once, so a read now would freeze its document); a loaded cache
-  // starts with the loaded entries (size_ set by from_json), not changes of this process.
-  if (created) {
-    descriptor_.emplace(std::move(*created));
-    ++descriptors_created_;
-  }
-  native_base_ = native_base;
-  built_ = true;
-  return {};
 }
 
 bool KernelCache::is_built() const {
@@ -128,7 +103,7 @@ Result<const backend::KernelCache*> KernelCache::built_locked(std::string_view w
   if (!descriptor_) {  // built_ implies a descriptor; kept explicit for the reader and tidy
     return make_error(ErrorCode::InvalidState, "kernel cache: built without a descriptor");
   }
-  return &*descriptor_;
+  return descriptor_.get();
 }
 
 Result<std::int64_t> KernelCache::revision() const {
@@ -216,75 +191,11 @@ Result<void> KernelCache::from_json(std::string_view json) {
   if (!loaded) {
     return std::unexpected(loaded.error());
   }
-  descriptor_.emplace(std::move(*loaded));
+  descriptor_ = std::make_unique<backend::KernelCache>(std::move(*loaded));
   ++descriptors_created_;
   revision_ = 0;
   size_ = checked->entries;
   return {};
-}
-
-Result<bool> KernelCache::holds(const backend::EngineConfig& config) const {
-  std::scoped_lock lock(mutex_);
-  auto d = built_locked("holds()");
-  if (!d) {
-    return std::unexpected(d.error());
-  }
-  return detail::lift(lookup(**d, config), "kernel cache: lookup");
-}
-
-backend::Expected<bool> KernelCache::lookup(const backend::KernelCache& cache,
-                                            const backend::EngineConfig& config) {
-  return cache.is_kernel_cached(config);
-}
-
-backend::Expected<bool> KernelCache::finalize_plan(backend::ExecutionPlan& plan,
-                                                   const backend::EngineConfig& config) {
-  std::unique_lock lock(mutex_);
-  if (!built_ || !descriptor_) {
-    return std::unexpected(backend::Status{CUDNN_STATUS_BAD_PARAM, "kernel cache",
-                                           "a plan attached to a cache that is not built"});
-  }
-  // The descriptor is never replaced once set, so the reference stays valid after unlocking.
-  const backend::KernelCache& cache = *descriptor_;
-  auto before = lookup(cache, config);
-  if (!before) {
-    return std::unexpected(std::move(before.error()));
-  }
-  // The library path counts an insertion from the lookups before and after the finalize, which
-  // must see no other thread's finalize in between; known issue kernel-cache-lookup-race needs
-  // the finalize under the lock in its range as well.
-  const bool native = native_introspection();
-  if (native && !detail::workaround_needed(detail::Defect::KernelCacheLookupRace)) {
-    lock.unlock();
-  }
-  auto ok = plan.set_kernel_cache(cache);
-  if (ok) ok = plan.finalize();
-  if (!ok) {
-    return std::unexpected(std::move(ok.error()));
-  }
-  if (!native && !*before) {
-    // Not cached before, cached now: this plan compiled and inserted the config's kernel.
-    auto after = lookup(cache, config);
-    if (!after) {
-      return std::unexpected(std::move(after.error()));
-    }
-    if (*after) {
-      ++revision_;
-      ++size_;
-    }
-  }
-  return *before;
-}
-
-backend::Expected<void> KernelCache::execute_plan(cudnnHandle_t handle,
-                                                  const backend::ExecutionPlan& plan,
-                                                  const backend::VariantPack& variant_pack) const {
-  // Known issue kernel-cache-lookup-race: in its range an execute must not meet a lookup.
-  std::unique_lock lock(mutex_, std::defer_lock);
-  if (detail::workaround_needed(detail::Defect::KernelCacheLookupRace)) {
-    lock.lock();
-  }
-  return backend::execute(handle, plan, variant_pack);
 }
 
 std::int64_t KernelCache::descriptors_created() const {
@@ -292,20 +203,123 @@ std::int64_t KernelCache::descriptors_created() const {
   return descriptors_created_;
 }
 
-std::vector<EngineChoice> KernelCache::known_configs() const {
-  std::scoped_lock lock(mutex_);
-  return known_;
+namespace detail {
+
+Result<void> KernelCacheAccess::build(KernelCache& cache, const backend::OperationGraph& graph) {
+  std::scoped_lock lock(cache.mutex_);
+  if (cache.built_) {
+    return {};
+  }
+  // Everything that can fail happens on locals; the members change together at the end, so a
+  // failed build leaves the cache as it was and the next caller tries again.
+  std::unique_ptr<backend::KernelCache> created;
+  if (!cache.descriptor_) {
+    auto made = made_for(graph);
+    if (!made) {
+      return std::unexpected(made.error());
+    }
+    created = std::make_unique<backend::KernelCache>(std::move(*made));
+  }
+  // A loaded cache was finalized by from_json and knows its topology from the document.
+  std::int64_t native_base = 0;
+  if (native_introspection()) {
+    const backend::KernelCache& d = created ? *created : *cache.descriptor_;
+    auto base = d.revision();
+    if (!base) {
+      return std::unexpected(cudnn_error(base.error(), "kernel cache: revision"));
+    }
+    native_base = *base;
+  }
+  // Nothing above failed: the members change together. The entries are not read here (cuDNN
+  // 9.19 serializes a cache once, so a read now would freeze its document); a loaded cache
+  // starts with the loaded entries (size_ set by from_json), not changes of this process.
+  if (created) {
+    cache.descriptor_ = std::move(created);
+    ++cache.descriptors_created_;
+  }
+  cache.native_base_ = native_base;
+  cache.built_ = true;
+  return {};
 }
 
-void KernelCache::remember(const EngineChoice& choice) {
+Result<bool> KernelCacheAccess::holds(const KernelCache& cache,
+                                      const backend::EngineConfig& config) {
+  std::scoped_lock lock(cache.mutex_);
+  auto d = cache.built_locked("holds()");
+  if (!d) {
+    return std::unexpected(d.error());
+  }
+  return lift(lookup(**d, config), "kernel cache: lookup");
+}
+
+Result<backend::Expected<bool>> KernelCacheAccess::finalize_plan(
+    KernelCache& cache, backend::ExecutionPlan& plan, const backend::EngineConfig& config) {
+  std::unique_lock lock(cache.mutex_);
+  auto d = cache.built_locked("finalize a plan into it");
+  if (!d) {
+    return std::unexpected(d.error());
+  }
+  // The descriptor is never replaced once set, so the reference stays valid after unlocking.
+  const backend::KernelCache& descriptor = **d;
+  auto before = lookup(descriptor, config);
+  if (!before) {
+    return std::unexpected(cudnn_error(before.error(), "kernel cache: lookup"));
+  }
+  // The library path counts an insertion from the lookups before and after the finalize, which
+  // must see no other thread's finalize in between; known issue kernel-cache-lookup-race needs
+  // the finalize under the lock in its range as well.
+  const bool native = native_introspection();
+  if (native && !workaround_needed(Defect::KernelCacheLookupRace)) {
+    lock.unlock();
+  }
+  // Attaching and finalizing are the plan's: a failure there is this config's, as without a cache.
+  auto ok = plan.set_kernel_cache(descriptor);
+  if (ok) ok = plan.finalize();
+  if (!ok) {
+    return backend::Expected<bool>(std::unexpected(std::move(ok.error())));
+  }
+  if (!native && !*before) {
+    // Not cached before, cached now: this plan compiled and inserted the config's kernel.
+    auto after = lookup(descriptor, config);
+    if (!after) {
+      return std::unexpected(
+          cudnn_error(after.error(), "kernel cache: lookup after a plan finalized (to count it)"));
+    }
+    if (*after) {
+      ++cache.revision_;
+      ++cache.size_;
+    }
+  }
+  return backend::Expected<bool>(*before);
+}
+
+backend::Expected<void> KernelCacheAccess::execute_plan(const KernelCache& cache,
+                                                        cudnnHandle_t handle,
+                                                        const backend::ExecutionPlan& plan,
+                                                        const backend::VariantPack& variant_pack) {
+  // Known issue kernel-cache-lookup-race: in its range an execute must not meet a lookup.
+  std::unique_lock lock(cache.mutex_, std::defer_lock);
+  if (workaround_needed(Defect::KernelCacheLookupRace)) {
+    lock.lock();
+  }
+  return backend::execute(handle, plan, variant_pack);
+}
+
+std::vector<EngineChoice> KernelCacheAccess::known_configs(const KernelCache& cache) {
+  std::scoped_lock lock(cache.mutex_);
+  return cache.known_;
+}
+
+void KernelCacheAccess::remember(KernelCache& cache, const EngineChoice& choice) {
   // A handful covers the configs one topology uses; older ones fall off the end.
   constexpr std::size_t max_known = 8;
-  std::scoped_lock lock(mutex_);
-  std::erase(known_, choice);
-  known_.insert(known_.begin(), choice);
-  if (known_.size() > max_known) {
-    known_.resize(max_known);
+  std::scoped_lock lock(cache.mutex_);
+  std::erase(cache.known_, choice);
+  cache.known_.insert(cache.known_.begin(), choice);
+  if (cache.known_.size() > max_known) {
+    cache.known_.resize(max_known);
   }
 }
 
+}  // namespace detail
 }  // namespace dnngraph

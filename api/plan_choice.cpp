@@ -2,6 +2,7 @@
 #include "api/plan_choice.hpp"
 
 #include "api/cudnn_error.hpp"
+#include "api/kernel_cache_access.hpp"
 #include "api/known_issues.hpp"
 #include "api/lowering.hpp"
 #include "backend/engine_heuristics.hpp"
@@ -118,28 +119,36 @@ struct MadePlan {
   bool cache_hit = false;  // the cache held the config's kernel before: nothing compiled
 };
 
-backend::Expected<MadePlan> make_plan(cudnnHandle_t handle, const backend::EngineConfig& config,
-                                      KernelCache* cache) {
+// The inner result is this config's plan, or why it did not build: the next candidate may. The
+// outer error is the kernel cache's (KernelCacheAccess::finalize_plan): not about this config, so
+// plan choice stops on it rather than take a cache that cannot answer for a miss.
+using PlanAttempt = backend::Expected<MadePlan>;
+
+Result<PlanAttempt> make_plan(cudnnHandle_t handle, const backend::EngineConfig& config,
+                              KernelCache* cache) {
   auto plan = backend::ExecutionPlan::create();
   if (!plan) {
-    return std::unexpected(std::move(plan.error()));
+    return PlanAttempt(std::unexpected(std::move(plan.error())));
   }
   auto ok = plan->set_handle(handle);
   if (ok) ok = plan->set_engine_config(config);
   if (!ok) {
-    return std::unexpected(std::move(ok.error()));
+    return PlanAttempt(std::unexpected(std::move(ok.error())));
   }
   if (cache == nullptr) {
     if (auto finalized = plan->finalize(); !finalized) {
-      return std::unexpected(std::move(finalized.error()));
+      return PlanAttempt(std::unexpected(std::move(finalized.error())));
     }
-    return MadePlan{std::move(*plan), false};
+    return PlanAttempt(MadePlan{std::move(*plan), false});
   }
-  auto hit = cache->finalize_plan(*plan, config);
+  auto hit = KernelCacheAccess::finalize_plan(*cache, *plan, config);
   if (!hit) {
-    return std::unexpected(std::move(hit.error()));
+    return std::unexpected(hit.error());
   }
-  return MadePlan{std::move(*plan), *hit};
+  if (!*hit) {
+    return PlanAttempt(std::unexpected(std::move(hit->error())));
+  }
+  return PlanAttempt(MadePlan{std::move(*plan), **hit});
 }
 
 backend::Expected<std::vector<backend::EngineConfig>> ranked_configs(
@@ -162,13 +171,17 @@ class PlanSearch {
  public:
   explicit PlanSearch(const PlanRequest& request) : request_(request) {}
 
-  // Whether the cache holds the config's kernel (false without a cache or when unknown).
-  [[nodiscard]] bool held(const backend::EngineConfig& config) const {
-    return request_.cache != nullptr && request_.cache->holds(config).value_or(false);
+  // Whether the cache holds the config's kernel (false without a cache). A lookup that fails is
+  // the cache's error, never a miss.
+  [[nodiscard]] Result<bool> held(const backend::EngineConfig& config) const {
+    if (request_.cache == nullptr) {
+      return false;
+    }
+    return KernelCacheAccess::holds(*request_.cache, config);
   }
 
   // A plan from config, or nullopt (the failure is noted). Errors that are not about this
-  // candidate (reading the workspace size, updating the cache's bookkeeping) are returned.
+  // candidate (the kernel cache's, reading the workspace size) are returned.
   [[nodiscard]] Result<std::optional<ChosenPlan>> attempt(const backend::EngineConfig& config,
                                                           PlanInfo info, std::string_view origin) {
     ++attempts_;
@@ -181,7 +194,11 @@ class PlanSearch {
     if (refused(candidate, Candidate{choice})) {
       return std::optional<ChosenPlan>{};
     }
-    auto made = make_plan(request_.handle, config, request_.cache);
+    auto attempted = make_plan(request_.handle, config, request_.cache);
+    if (!attempted) {
+      return std::unexpected(attempted.error());
+    }
+    PlanAttempt& made = *attempted;
     if (!made) {
       tried_ += "\n  " + candidate + ": " + made.error().to_string();
       return std::optional<ChosenPlan>{};
@@ -197,7 +214,7 @@ class PlanSearch {
     info.workspace_size = *workspace;
     info.candidates_tried = attempts_;
     if (request_.cache != nullptr) {
-      request_.cache->remember(choice);
+      KernelCacheAccess::remember(*request_.cache, choice);
     }
     return std::optional<ChosenPlan>{ChosenPlan{std::move(made->plan), std::move(info)}};
   }
@@ -234,12 +251,15 @@ Result<backend::ExecutionPlan> plan_for_choice(const backend::OperationGraph& gr
     return std::unexpected(
         cudnn_error(config.error(), "engine config " + std::to_string(choice.engine_id)));
   }
-  auto made = make_plan(handle, *config, cache);
-  if (!made) {
+  auto attempted = make_plan(handle, *config, cache);
+  if (!attempted) {
+    return std::unexpected(attempted.error());
+  }
+  if (PlanAttempt& made = *attempted; !made) {
     return std::unexpected(
         cudnn_error(made.error(), "plan of engine " + std::to_string(choice.engine_id)));
   }
-  return std::move(made->plan);
+  return std::move((*attempted)->plan);
 }
 
 Result<ChosenPlan> choose_plan(const PlanRequest& request) {
@@ -250,10 +270,19 @@ Result<ChosenPlan> choose_plan(const PlanRequest& request) {
   const bool cache_first = request.cache != nullptr && request.cache_first;
   if (cache_first) {
     // Known configs whose kernel the cache holds for this graph: no heuristics, no compile.
-    for (const EngineChoice& known : request.cache->known_configs()) {
+    for (const EngineChoice& known : KernelCacheAccess::known_configs(*request.cache)) {
+      const std::string origin = "cached config, engine " + std::to_string(known.engine_id);
       auto config = make_config(request.graph, known);
-      if (!config || !search.held(*config)) {
-        continue;  // not applicable to this shape, or would compile: let heuristics rank it
+      if (!config) {  // not applicable to this shape: heuristics rank what is
+        search.note(origin + ": not applicable to this graph: " + config.error().to_string());
+        continue;
+      }
+      auto held = search.held(*config);
+      if (!held) {
+        return std::unexpected(held.error());
+      }
+      if (!*held) {
+        continue;  // would compile: let heuristics rank it
       }
       PlanInfo info;
       info.mode = request.modes.front();
@@ -285,7 +314,13 @@ Result<ChosenPlan> choose_plan(const PlanRequest& request) {
     order.reserve(configs->size());
     std::vector<bool> held(configs->size(), false);
     for (std::size_t i = 0; i < configs->size(); ++i) {
-      held[i] = cache_first && search.held((*configs)[i]);
+      if (cache_first) {
+        auto holds = search.held((*configs)[i]);
+        if (!holds) {
+          return std::unexpected(holds.error());
+        }
+        held[i] = *holds;
+      }
       if (held[i]) {
         order.push_back(&(*configs)[i]);
       }

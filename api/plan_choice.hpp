@@ -2,7 +2,8 @@
 // With a kernel cache and cache_first, configs the cache already compiled come first: the
 // cache's known configs rebuilt on the new graph (no heuristics query), then the heuristics'
 // configs the cache holds, then the rest in heuristics order. On failure the Error lists what
-// each candidate said.
+// each candidate said (and each known config that did not apply); an error of the cache itself
+// (a lookup, a plan it cannot take) is no candidate's: plan choice stops with it.
 #pragma once
 
 #include "api/error.hpp"

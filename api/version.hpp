@@ -1,21 +1,16 @@
-// cuDNN versions as the API reports them (compiled against, loaded at run time).
+// cuDNN versions as the API reports them (compiled against, loaded at run time). Defined in
+// version.cpp, so this header needs no cuDNN header: the compiled version is the one the library
+// was built with.
 #pragma once
-
-#include "backend/version.hpp"
 
 #include <cstdint>
 #include <string>
 
 namespace dnngraph {
 
-[[nodiscard]] inline std::int64_t cudnn_compiled_version() noexcept {
-  return backend::compiled_version;
-}
-[[nodiscard]] inline std::int64_t cudnn_runtime_version() noexcept {
-  return backend::runtime_version();
-}
-[[nodiscard]] inline std::string cudnn_version_string(std::int64_t version) {
-  return backend::version_string(version);
-}
+[[nodiscard]] std::int64_t cudnn_compiled_version() noexcept;
+[[nodiscard]] std::int64_t cudnn_runtime_version() noexcept;
+// "9.19.0" for 91900.
+[[nodiscard]] std::string cudnn_version_string(std::int64_t version);
 
 }  // namespace dnngraph

@@ -34,8 +34,10 @@ void Handle::reset() noexcept {
   }
 }
 
-Expected<void> Handle::set_stream(cudaStream_t stream) {
-  return call("cudnnSetStream", [&] { return cudnnSetStream(raw_, stream); });
+Expected<void> Handle::set_stream(cudaStream_t stream) { return backend::set_stream(raw_, stream); }
+
+Expected<void> set_stream(cudnnHandle_t handle, cudaStream_t stream) {
+  return call("cudnnSetStream", [&] { return cudnnSetStream(handle, stream); });
 }
 
 }  // namespace dnngraph::backend

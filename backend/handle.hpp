@@ -5,6 +5,8 @@
 
 #include <cudnn.h>
 
+#include <utility>
+
 namespace dnngraph::backend {
 
 class Handle {
@@ -19,6 +21,11 @@ class Handle {
   Handle& operator=(Handle&& other) noexcept;
   ~Handle();
 
+  // Ownership handed over and taken back (as std::unique_ptr's release and its constructor),
+  // for an owner that cannot name this type in its header (dnngraph::Handle).
+  [[nodiscard]] static Handle adopt(cudnnHandle_t raw) noexcept { return Handle(raw); }
+  [[nodiscard]] cudnnHandle_t release() noexcept { return std::exchange(raw_, nullptr); }
+
   [[nodiscard]] cudnnHandle_t native() const noexcept { return raw_; }
   [[nodiscard]] Expected<void> set_stream(cudaStream_t stream);
 
@@ -27,5 +34,8 @@ class Handle {
   void reset() noexcept;
   cudnnHandle_t raw_ = nullptr;
 };
+
+// cudnnSetStream on a handle owned elsewhere (as backend::execute takes one).
+[[nodiscard]] Expected<void> set_stream(cudnnHandle_t handle, cudaStream_t stream);
 
 }  // namespace dnngraph::backend

@@ -13,6 +13,8 @@
 #include "buffers.hpp"
 #include "errors.hpp"
 
+#include <cuda_runtime_api.h>  // cudaStream_t
+
 #include <cstdint>
 #include <string>
 #include <string_view>

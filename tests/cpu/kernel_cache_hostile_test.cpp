@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "api/kernel_cache.hpp"
+#include "api/kernel_cache_access.hpp"
 #include "support/cpu_operation_graph.hpp"
 #include "support/kernel_cache_documents.hpp"
 
@@ -252,7 +253,7 @@ BOOST_AUTO_TEST_CASE(a_failed_build_leaves_the_cache_as_it_was) {
   auto unfinished = dnngraph::backend::OperationGraph::create();
   BOOST_TEST_REQUIRE(unfinished.has_value());
   dnngraph::KernelCache kc;
-  auto built = kc.build(*unfinished);
+  auto built = dnngraph::detail::KernelCacheAccess::build(kc, *unfinished);
   BOOST_TEST_REQUIRE(!built.has_value());
   BOOST_TEST((built.error().code == dnngraph::ErrorCode::InvalidState));
   BOOST_TEST(!kc.is_built());
@@ -270,8 +271,8 @@ BOOST_AUTO_TEST_CASE(a_build_after_a_failed_one_succeeds_with_one_descriptor) {
     return;
   }
   dnngraph::KernelCache kc;
-  BOOST_TEST(!kc.build(*unfinished).has_value());
-  auto built = kc.build(graph->graph);
+  BOOST_TEST(!dnngraph::detail::KernelCacheAccess::build(kc, *unfinished).has_value());
+  auto built = dnngraph::detail::KernelCacheAccess::build(kc, graph->graph);
   BOOST_TEST_REQUIRE(built.has_value(), (built ? "" : built.error().message));
   BOOST_TEST(kc.is_built());
   BOOST_TEST(kc.descriptors_created() == 1);
@@ -284,7 +285,7 @@ BOOST_AUTO_TEST_CASE(a_build_on_a_graph_the_cpu_finalizes_succeeds_and_round_tri
     return;
   }
   dnngraph::KernelCache kc;
-  auto built = kc.build(graph->graph);
+  auto built = dnngraph::detail::KernelCacheAccess::build(kc, graph->graph);
   BOOST_TEST_REQUIRE(built.has_value(), (built ? "" : built.error().message));
   BOOST_TEST(kc.is_built());
   BOOST_TEST(kc.descriptors_created() == 1);
@@ -306,7 +307,7 @@ BOOST_AUTO_TEST_CASE(a_loaded_cache_builds_and_counts_its_entries) {
       kc.from_json(with(matmul, R"("kernel_cache":[])",
                         R"("kernel_cache":[)" + matmul_entry(0) + "," + matmul_entry(1) + "]"))
           .has_value());
-  auto built = kc.build(graph->graph);
+  auto built = dnngraph::detail::KernelCacheAccess::build(kc, graph->graph);
   BOOST_TEST_REQUIRE(built.has_value(), (built ? "" : built.error().message));
   BOOST_TEST(kc.descriptors_created() == 1);
   auto size = kc.size();

@@ -11,6 +11,7 @@
 // byte mutations (broken syntax, duplicate member names).
 // Built by scripts/fuzz (DNNGRAPH_FUZZ=ON) with -fsanitize=fuzzer,address,undefined.
 #include "api/kernel_cache.hpp"
+#include "api/kernel_cache_access.hpp"
 #include "support/cpu_operation_graph.hpp"
 
 #include <boost/json.hpp>
@@ -172,7 +173,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
   }
-  if (auto built = cache.build(graph->graph); !built) {
+  if (auto built = dnngraph::detail::KernelCacheAccess::build(cache, graph->graph); !built) {
     broken("a loaded cache did not build", built.error().message);
   }
   auto json = cache.to_json();

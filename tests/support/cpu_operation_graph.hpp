@@ -1,6 +1,6 @@
-// A dynamic-shape operation graph the CPU finalizes without a GPU (cuDNN 9.19 needs no handle
-// for it): y = swish(x, beta) on [1, 8, 16] floats. For kernel cache tests and the fuzz harness,
-// which need a real graph to build a cache against.
+// Operation graphs the CPU finalizes without a GPU (cuDNN 9.19 needs no handle for them): one
+// pointwise node on [1, 8, 16] floats. For kernel cache and plan choice tests and the fuzz
+// harness, which need a real graph.
 #pragma once
 
 #include "backend/operation_graph.hpp"
@@ -20,7 +20,7 @@ namespace dnngraph::testing {
 struct CpuOperationGraph {
   backend::Tensor x;
   backend::Tensor y;
-  backend::Pointwise swish;
+  backend::Pointwise pointwise;
   backend::OperationPointwise operation;
   backend::OperationGraph graph;
 };
@@ -44,33 +44,48 @@ inline backend::Expected<backend::Tensor> cpu_tensor(std::int64_t uid) {
   return tensor;
 }
 
-// A finalized graph, or nullopt when cuDNN refused a step (it does not on cuDNN 9.19).
-inline std::optional<CpuOperationGraph> swish_graph(double beta) {
+// y = mode(x) (swish_beta for SWISH_FWD only), finalized; nullopt when cuDNN refused a step (it
+// does not on cuDNN 9.19). The handle, where given, is the operation graph's (heuristics on a GPU
+// read the device from it).
+inline std::optional<CpuOperationGraph> pointwise_graph(cudnnPointwiseMode_t mode, bool dynamic,
+                                                        double swish_beta = 1.0,
+                                                        cudnnHandle_t handle = nullptr) {
   auto x = cpu_tensor(1);
   auto y = cpu_tensor(2);
-  auto swish = backend::Pointwise::create();
+  auto pointwise = backend::Pointwise::create();
   auto operation = backend::OperationPointwise::create();
   auto graph = backend::OperationGraph::create();
-  if (!x || !y || !swish || !operation || !graph) {
+  if (!x || !y || !pointwise || !operation || !graph) {
     return std::nullopt;
   }
-  auto ok = swish->set_mode(CUDNN_POINTWISE_SWISH_FWD);
-  if (ok) ok = swish->set_math_precision(CUDNN_DATA_FLOAT);
-  if (ok) ok = swish->set_swish_beta(beta);
-  if (ok) ok = swish->finalize();
-  if (ok) ok = operation->set_pointwise(*swish);
+  auto ok = pointwise->set_mode(mode);
+  if (ok) ok = pointwise->set_math_precision(CUDNN_DATA_FLOAT);
+  if (ok && mode == CUDNN_POINTWISE_SWISH_FWD) ok = pointwise->set_swish_beta(swish_beta);
+  if (ok) ok = pointwise->finalize();
+  if (ok) ok = operation->set_pointwise(*pointwise);
   if (ok) ok = operation->set_x(*x);
   if (ok) ok = operation->set_y(*y);
   if (ok) ok = operation->finalize();
   const std::array<const backend::Operation*, 1> ops{&*operation};
+  if (ok && handle != nullptr) ok = graph->set_handle(handle);
   if (ok) ok = graph->set_ops(ops);
-  if (ok) ok = graph->set_dynamic_shape_enabled(true);
+  if (ok) ok = graph->set_dynamic_shape_enabled(dynamic);
   if (ok) ok = graph->finalize();
   if (!ok) {
     return std::nullopt;
   }
-  return CpuOperationGraph{std::move(*x), std::move(*y), std::move(*swish), std::move(*operation),
-                           std::move(*graph)};
+  return CpuOperationGraph{std::move(*x), std::move(*y), std::move(*pointwise),
+                           std::move(*operation), std::move(*graph)};
+}
+
+// y = swish(x, beta), dynamic-shape: a graph to build a kernel cache against.
+inline std::optional<CpuOperationGraph> swish_graph(double beta) {
+  return pointwise_graph(CUDNN_POINTWISE_SWISH_FWD, true, beta);
+}
+
+// y = relu(x), static; with a handle on a GPU, a graph heuristics and plans take.
+inline std::optional<CpuOperationGraph> relu_graph(cudnnHandle_t handle = nullptr) {
+  return pointwise_graph(CUDNN_POINTWISE_RELU_FWD, false, 1.0, handle);
 }
 
 }  // namespace dnngraph::testing
