@@ -138,9 +138,10 @@ BOOST_AUTO_TEST_CASE(operation_graph_nodes_that_are_not_an_array_are_refused) {
 
 // A 2-D convolution list (pad, stride or dilation) of 8 or 9 elements crashed cuDNN 9.19.
 void conv_list_longer_than_the_spatial_rank_is_refused(const std::string& member) {
-  for (const std::string list : {"[1,1,1,1,1,1,1,1]", "[1,1,1,1,1,1,1,1,1]"}) {
+  const std::string key = "\"" + member + "\":";
+  for (const char* list : {"[1,1,1,1,1,1,1,1]", "[1,1,1,1,1,1,1,1,1]"}) {
     BOOST_TEST_CONTEXT(member << " " << list) {
-      refused(with(conv_relu, "\"" + member + "\":[1,1]", "\"" + member + "\":" + list),
+      refused(with(conv_relu, key + "[1,1]", key + list),
               {"operationGraph.nodes[0]." + member, "an array of 2 integers"});
     }
   }
