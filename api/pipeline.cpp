@@ -34,10 +34,13 @@ Result<Lowered> lower_graph(const GraphView& graph, const OverriddenTensors* lay
 Result<backend::OperationGraph> make_operation_graph(cudnnHandle_t handle, const Lowered& lowered,
                                                      OperationGraphFlags flags,
                                                      std::string_view call) {
-  const std::string what = std::string(call) + ": operation graph";
+  // The message is made on failure only, like the variant pack's below.
+  const auto fail = [call](const backend::Status& status) {
+    return std::unexpected(cudnn_error(status, std::string(call) + ": operation graph"));
+  };
   auto op_graph = backend::OperationGraph::create();
   if (!op_graph) {
-    return std::unexpected(cudnn_error(op_graph.error(), what));
+    return fail(op_graph.error());
   }
   std::vector<const backend::Operation*> ops;
   ops.reserve(lowered.operations.size());
@@ -51,7 +54,7 @@ Result<backend::OperationGraph> make_operation_graph(cudnnHandle_t handle, const
   if (ok && flags.override_shape) ok = op_graph->set_override_shape_enabled(true);
   if (ok) ok = op_graph->finalize();
   if (!ok) {
-    return std::unexpected(cudnn_error(ok.error(), what));
+    return fail(ok.error());
   }
   return std::move(*op_graph);
 }
@@ -70,10 +73,13 @@ Result<backend::VariantPack> make_variant_pack(std::span<const std::int64_t> uid
                                                std::span<void* const> pointers, void* workspace,
                                                const OverrideLists* overrides,
                                                std::string_view call) {
-  const std::string what = std::string(call) + ": variant pack";
+  // The message is made on failure only: execute() passes here on every run.
+  const auto fail = [call](const backend::Status& status) {
+    return std::unexpected(cudnn_error(status, std::string(call) + ": variant pack"));
+  };
   auto pack = backend::VariantPack::create();
   if (!pack) {
-    return std::unexpected(cudnn_error(pack.error(), what));
+    return fail(pack.error());
   }
   auto ok = pack->set_unique_ids(uids);
   if (ok) ok = pack->set_data_pointers(pointers);
@@ -86,7 +92,7 @@ Result<backend::VariantPack> make_variant_pack(std::span<const std::int64_t> uid
   }
   if (ok) ok = pack->finalize();
   if (!ok) {
-    return std::unexpected(cudnn_error(ok.error(), what));
+    return fail(ok.error());
   }
   return std::move(*pack);
 }
