@@ -163,7 +163,9 @@ struct FeOptions {
 
 std::unique_ptr<fe::graph::Graph> fe_matmul(const Shape& s, bool epilogue, const FeOptions& o) {
   auto g = std::make_unique<fe::graph::Graph>();
-  g->set_io_data_type(fe::DataType_t::HALF).set_compute_data_type(fe::DataType_t::FLOAT);
+  g->set_io_data_type(fe::DataType_t::HALF)
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
   if (o.dynamic || o.overrides) {
     g->set_dynamic_shape_enabled(true);
   }
@@ -198,7 +200,9 @@ std::unique_ptr<fe::graph::Graph> fe_matmul(const Shape& s, bool epilogue, const
 
 std::unique_ptr<fe::graph::Graph> fe_conv(const Shape& s, const FeOptions& o) {
   auto g = std::make_unique<fe::graph::Graph>();
-  g->set_io_data_type(fe::DataType_t::HALF).set_compute_data_type(fe::DataType_t::FLOAT);
+  g->set_io_data_type(fe::DataType_t::HALF)
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
   g->set_dynamic_shape_enabled(true).set_kernel_cache(o.cache);
   const Dims xd{s.b, 64, s.m, s.n}, wd{64, 64, 3, 3}, bd{1, 64, 1, 1};
   auto x = g->tensor(fe::graph::Tensor_attributes().set_name("X").set_uid(1).set_dim(xd).set_stride(
