@@ -2,11 +2,21 @@
 #include "api/handle.hpp"
 
 #include "api/cudnn_error.hpp"
+#include "api/version_check.hpp"
+#include "backend/features.hpp"
 #include "backend/handle.hpp"
+#include "backend/version.hpp"
 
 namespace dnngraph {
 
 Result<Handle> Handle::create() {
+  // An older library than the headers lacks what the headers promised: say so before cuDNN fails
+  // somewhere less clear.
+  if (auto ok = detail::check_loaded_cudnn(backend::compiled_version, backend::loaded_version(),
+                                           backend::library_path());
+      !ok) {
+    return std::unexpected(ok.error());
+  }
   auto handle = backend::Handle::create();
   if (!handle) {
     return std::unexpected(detail::cudnn_error(handle.error(), "create a cuDNN handle"));

@@ -15,6 +15,7 @@ using dnngraph::ConvFpropAttributes;
 using dnngraph::ConvolutionMode;
 using dnngraph::ConvWgradAttributes;
 using dnngraph::cudnn_compiled_version;
+using dnngraph::cudnn_library_path;
 using dnngraph::cudnn_runtime_version;
 using dnngraph::cudnn_version_string;
 using dnngraph::DataType;
