@@ -91,7 +91,11 @@ Result<std::string> KernelCacheStore::file_name(const KernelCacheKey& key) {
     if (auto problem = name_problem(name); !problem.empty()) {
       std::string message = "kernel cache store: the key's ";
       message += what;
-      message += " \"" + name + "\" " + problem + "; it names a file";
+      message += " \"";
+      message += name;
+      message += "\" ";
+      message += problem;
+      message += "; it names a file";
       return make_error(ErrorCode::InvalidAttribute, std::move(message));
     }
   }

@@ -35,6 +35,7 @@ std::uint8_t threshold_from_environment() noexcept {
 
 // Where lines go. Made at the first line logged (DNNGRAPH_LOG_FILE read then).
 struct CloseFile {
+  // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): the unique_ptr below owns it
   void operator()(std::FILE* file) const noexcept { std::fclose(file); }
 };
 

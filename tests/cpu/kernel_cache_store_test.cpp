@@ -65,7 +65,7 @@ BOOST_AUTO_TEST_CASE(a_file_name_carries_topology_cudnn_version_and_architecture
   BOOST_TEST(*name == "mlp_fp16--cudnn-9.27.0--sm_90.json");
   auto back = KernelCacheStore::key_of(*name);
   BOOST_TEST_REQUIRE(back.has_value());
-  const KernelCacheKey& parsed = back.value();
+  const KernelCacheKey parsed = back.value_or(KernelCacheKey{});
   BOOST_TEST(parsed.topology == "mlp_fp16");
   BOOST_TEST(parsed.gpu_architecture == "sm_90");
   BOOST_TEST(parsed.cudnn_version == 92700);
