@@ -22,6 +22,10 @@
 #include "backend/tensor.hpp"
 #include "backend/variant_pack.hpp"
 
+// bench/CMakeLists.txt defines it to 1 when cudnn-frontend's headers were found.
+#ifndef DNNGRAPH_WITH_CUDNN_FRONTEND
+#define DNNGRAPH_WITH_CUDNN_FRONTEND 0
+#endif
 #if DNNGRAPH_WITH_CUDNN_FRONTEND
 #include <cudnn_frontend.h>
 #endif
@@ -53,7 +57,7 @@ using Clock = std::chrono::steady_clock;
 using Dims = std::vector<std::int64_t>;
 namespace be = dnngraph::backend;
 
-constexpr bool with_frontend = DNNGRAPH_WITH_CUDNN_FRONTEND + 0 != 0;
+constexpr bool with_frontend = DNNGRAPH_WITH_CUDNN_FRONTEND != 0;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -633,7 +637,7 @@ void report_builds(std::string_view what, const std::vector<BuildSeries>& series
 }
 
 void warm_builds(cudnnHandle_t raw, const dnngraph::Handle& handle, bool conv, int rounds,
-                 bool frontend_a) {
+                 [[maybe_unused]] bool frontend_a) {
   const std::span<const Shape> list =
       conv ? std::span<const Shape>(conv_shapes) : std::span<const Shape>(matmul_shapes);
   using Builder = std::function<bool(const Shape&)>;
