@@ -290,9 +290,6 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
     p.scale = scalar("attn_scale", *scale);
   }
   p.neg_inf = scalar("neg_inf", -std::numeric_limits<float>::infinity());
-  if (bottom_right && !padding) {
-    p.shift = scalar("diagonal_shift", 0.0F);  // s_kv - s_q, set by the node's infer()
-  }
   p.scores = internal("scores", true);
   p.scaled = internal("scaled", p.scale != nullptr);
   p.pad_row = internal("pad_row", padding);
@@ -304,14 +301,15 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   p.causal_row = internal("causal_row", causal.has_value());
   p.causal_col = internal("causal_col", causal.has_value());
   p.causal_row_plus = internal("causal_row_plus", bottom_right && padding);
-  p.causal_row_shifted = internal("causal_row_shifted", bottom_right);
+  p.causal_row_shifted = internal("causal_row_shifted", bottom_right && padding);
   p.causal_keep = internal("causal_keep", causal.has_value());
   p.causal = internal("causal", causal.has_value());
   p.row_max = internal("row_max", true);
   p.centered = internal("centered", true);
   p.exps = internal("exps", true);
   p.row_sum = internal("row_sum", true);
-  p.log_sum = internal("log_sum", p.stats != nullptr);
+  p.log_sum = internal("log_sum", true);
+  p.unused_stats = internal("unused_stats", p.stats == nullptr);
   p.probs = internal("probs", true);
   nodes_.push_back(std::make_unique<detail::SdpaNode>(std::move(attributes), p));
   return {p.o, p.stats};

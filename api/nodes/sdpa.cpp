@@ -168,7 +168,7 @@ std::string type_name(const TensorAttributes& t) {
 
 std::vector<TensorPtr> SdpaPorts::inputs() const {
   std::vector<TensorPtr> list;
-  append_present(list, {q, k, v, seq_len_q, seq_len_kv, scale, neg_inf, shift});
+  append_present(list, {q, k, v, seq_len_q, seq_len_kv, scale, neg_inf});
   return list;
 }
 
@@ -184,7 +184,8 @@ std::vector<TensorPtr> SdpaPorts::internals() const {
                         pad_row_in,  pad_col_in, pad_keep,        padded,
                         causal_row,  causal_col, causal_row_plus, causal_row_shifted,
                         causal_keep, causal,     row_max,         centered,
-                        exps,        row_sum,    log_sum,         probs});
+                        exps,        row_sum,    log_sum,         unused_stats,
+                        probs});
   return list;
 }
 
@@ -298,19 +299,18 @@ Result<void> SdpaNode::check_masks() const {
                             " is passed by value; sequence lengths live in device memory");
     }
   }
+  // Without a padding mask the bottom-right diagonal is shifted by s_kv - s_q. Spelled as a
+  // Float scalar added to the row index, cuDNN 9.19 and 9.27 ran it and returned wrong numbers
+  // (H200, s_q 17, s_kv 33: O off by 0.37); cudnn-frontend adds Int32 by-value scalars, which
+  // dnngraph's by-value tensors (Float) cannot carry yet. Square shapes need no shift.
   if (attributes_.causal() == DiagonalAlignment::BottomRight && !attributes_.padding_mask() &&
-      s_q > s_kv) {
+      s_q != s_kv) {
     return make_error(ErrorCode::InvalidAttribute,
                       describe() + ": a bottom-right causal mask with s_q " + std::to_string(s_q) +
-                          " > s_kv " + std::to_string(s_kv) +
-                          " masks whole query rows; cuDNN needs s_q <= s_kv here (or a padding "
-                          "mask with the actual lengths)");
-  }
-  if (static_cast<bool>(ports_.shift) !=
-      (attributes_.causal() == DiagonalAlignment::BottomRight && !attributes_.padding_mask())) {
-    return make_error(ErrorCode::InvalidState, describe() +
-                                                   ": the diagonal shift scalar does not "
-                                                   "match the attributes");
+                          " != s_kv " + std::to_string(s_kv) +
+                          " needs a padding mask (set_padding_mask with seq_len_q / seq_len_kv, "
+                          "the full lengths will do); without one it is exact only for s_q == "
+                          "s_kv");
   }
   return {};
 }
@@ -336,10 +336,8 @@ void SdpaNode::settle_internals() {
        {ports_.pad_row_in, ports_.pad_col_in, ports_.pad_keep, ports_.causal_keep}) {
     settle(t, score_dims, DataType::Boolean);
   }
-  // Padded: INT32 row + seq_len_kv - seq_len_q; otherwise row + a Float shift.
-  settle(ports_.causal_row_shifted, score_dims,
-         ports_.causal_row_plus ? DataType::Int32 : DataType::Float);
-  for (const TensorPtr& t : {ports_.row_max, ports_.row_sum, ports_.log_sum}) {
+  settle(ports_.causal_row_shifted, score_dims, DataType::Int32);  // row + seq_len_kv - seq_len_q
+  for (const TensorPtr& t : {ports_.row_max, ports_.row_sum, ports_.log_sum, ports_.unused_stats}) {
     settle(t, row_dims, DataType::Float);
   }
   // The second matmul reads P in the io type (cuDNN's pattern: its A operand is Q's type).
@@ -366,10 +364,6 @@ Result<void> SdpaNode::infer(const GraphContext& context) {
     return ok;
   }
   const auto& q = ports_.q->dim();
-  const std::int64_t s_kv = ports_.k->dim()[2];
-  if (ports_.shift) {
-    ports_.shift->set_value(static_cast<float>(s_kv - q[2]));
-  }
   if (!ports_.o->data_type()) {
     ports_.o->set_data_type(*ports_.q->data_type());
   }
@@ -482,18 +476,15 @@ Result<std::vector<LoweredOperation>> SdpaNode::lower_all(const TensorTable& ten
                   {current, nullptr, nullptr}, row, 2);
     ops.pointwise("causal column index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
                   {current, nullptr, nullptr}, col, 3);
-    if (*causal == DiagonalAlignment::BottomRight) {
+    if (*causal == DiagonalAlignment::BottomRight && p.causal_row_plus) {
+      // Per-batch actual lengths: row + seq_len_kv - seq_len_q (Int32). Without padding only
+      // s_q == s_kv passes infer(), where bottom-right is top-left.
       const backend::Tensor* shifted = find(p.causal_row_shifted);
-      if (p.causal_row_plus) {  // per-batch actual lengths
-        const backend::Tensor* plus = find(p.causal_row_plus);
-        ops.pointwise("row + seq_len_kv", CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32,
-                      {row, seq_kv, nullptr}, plus);
-        ops.pointwise("row + seq_len_kv - seq_len_q", CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32,
-                      {plus, seq_q, nullptr}, shifted);
-      } else {
-        ops.pointwise("row + s_kv - s_q", CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT,
-                      {row, find(p.shift), nullptr}, shifted);
-      }
+      const backend::Tensor* plus = find(p.causal_row_plus);
+      ops.pointwise("row + seq_len_kv", CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32,
+                    {row, seq_kv, nullptr}, plus);
+      ops.pointwise("row + seq_len_kv - seq_len_q", CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32,
+                    {plus, seq_q, nullptr}, shifted);
       row = shifted;
     }
     ops.pointwise("causal keep", CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, {row, col, nullptr},
@@ -513,13 +504,11 @@ Result<std::vector<LoweredOperation>> SdpaNode::lower_all(const TensorTable& ten
                 centered);
   ops.pointwise("exp", CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, {centered, nullptr, nullptr}, exps);
   ops.reduction("row sum", CUDNN_REDUCE_TENSOR_ADD, exps, row_sum);
-  if (p.stats) {
-    const backend::Tensor* log_sum = find(p.log_sum);
-    ops.pointwise("log sum", CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, {row_sum, nullptr, nullptr},
-                  log_sum);
-    ops.pointwise("stats", CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, {row_max, log_sum, nullptr},
-                  find(p.stats));
-  }
+  const backend::Tensor* log_sum = find(p.log_sum);
+  ops.pointwise("log sum", CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, {row_sum, nullptr, nullptr},
+                log_sum);
+  ops.pointwise("stats", CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, {row_max, log_sum, nullptr},
+                find(p.stats ? p.stats : p.unused_stats));
   ops.pointwise("softmax", CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, {exps, row_sum, nullptr}, probs);
   ops.matmul("P V", {probs, v, o}, {seq_q, nullptr, seq_kv});
   if (missing) {

@@ -15,14 +15,15 @@ struct SdpaPorts {
   TensorPtr q, k, v, seq_len_q, seq_len_kv;
   TensorPtr scale;    // the attention scale, when the attributes set one
   TensorPtr neg_inf;  // -infinity: what a masked score becomes
-  TensorPtr shift;    // s_kv - s_q (Float): bottom-right causal mask without padding
   // Outputs.
   TensorPtr o, stats;
   // Internal virtual tensors, in lowering order.
   TensorPtr scores, scaled;                                              // Q K^T, times scale
   TensorPtr pad_row, pad_col, pad_row_in, pad_col_in, pad_keep, padded;  // padding mask
   TensorPtr causal_row, causal_col, causal_row_plus, causal_row_shifted, causal_keep, causal;
-  TensorPtr row_max, centered, exps, row_sum, log_sum, probs;  // softmax
+  // softmax; unused_stats: inference writes the log-sum-exp to a virtual tensor (cuDNN's
+  // engines match no softmax without it: NoEngine on the H200, cuDNN 9.19 and 9.27)
+  TensorPtr row_max, centered, exps, row_sum, log_sum, unused_stats, probs;
 
   [[nodiscard]] std::vector<TensorPtr> inputs() const;
   [[nodiscard]] std::vector<TensorPtr> outputs() const;
