@@ -289,7 +289,11 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   if (const auto scale = attributes.attn_scale()) {
     p.scale = scalar("attn_scale", *scale);
   }
-  p.neg_inf = scalar("neg_inf", -std::numeric_limits<float>::infinity());
+  // Only with a mask: cuDNN 9.19 refuses a variant pack with a uid no operation reads
+  // (CUDNN_STATUS_BAD_PARAM_NULL_POINTER at execute, measured on the H200).
+  if (padding || causal) {
+    p.neg_inf = scalar("neg_inf", -std::numeric_limits<float>::infinity());
+  }
   p.scores = internal("scores", true);
   p.scaled = internal("scaled", p.scale != nullptr);
   p.pad_row = internal("pad_row", padding);
