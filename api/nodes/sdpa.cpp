@@ -341,7 +341,8 @@ void SdpaNode::settle_internals() {
     settle(t, row_dims, DataType::Float);
   }
   // The second matmul reads P in the io type (cuDNN's pattern: its A operand is Q's type).
-  settle(ports_.probs, score_dims, *ports_.q->data_type());
+  // check_inputs() made sure Q has one (Half or BFloat16).
+  settle(ports_.probs, score_dims, ports_.q->data_type().value_or(DataType::Half));
 }
 
 Result<void> SdpaNode::infer(const GraphContext& context) {
@@ -365,7 +366,7 @@ Result<void> SdpaNode::infer(const GraphContext& context) {
   }
   const auto& q = ports_.q->dim();
   if (!ports_.o->data_type()) {
-    ports_.o->set_data_type(*ports_.q->data_type());
+    ports_.o->set_data_type(ports_.q->data_type().value_or(DataType::Half));  // checked: set
   }
   if (auto ok = settle_output(*ports_.o, {q[0], q[1], q[2], ports_.v->dim()[3]}, context); !ok) {
     return ok;
