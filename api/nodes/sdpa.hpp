@@ -39,6 +39,8 @@ class SdpaNode final : public Node {
 
   [[nodiscard]] NodeKind kind() const noexcept override { return NodeKind::Sdpa; }
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
+  // Known issue sdpa-dynamic-shape: a dynamic-shape graph of this node is refused at plan choice.
+  void note_traits(GraphTraits& traits) const override { traits.sdpa = true; }
   // Composite: lower_all() makes every operation; lower() alone cannot stand for the node.
   [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
                                                const GraphContext& context) const override;

@@ -2,8 +2,7 @@
 // head dims 64 and 128, causal masks of both diagonal alignments, padding masks from per-batch
 // lengths, grouped-query attention, BFloat16 and Half, inference (O) and training (O and Stats).
 // A graph cuDNN has no engine for is a finding (skipped with the Error), never a pass. Then one
-// dynamic-shape graph per sequence length on one shared KernelCache: after the first build, no
-// length adds an entry (revision() and size() unchanged), each result checked.
+// dynamic-shape graph on a KernelCache, refused at build (known issue sdpa-dynamic-shape).
 #include <boost/test/unit_test.hpp>
 
 #include <cuda_runtime_api.h>
@@ -377,7 +376,7 @@ BOOST_AUTO_TEST_SUITE_END()
 
 namespace {
 
-// One topology (Half, causal top-left, training, d 64) at four sequence lengths.
+// One topology (Half, causal top-left, training, d 64) at one sequence length.
 SdpaCase dynamic_case(std::int64_t s) {
   return {"dynamic, causal top-left",
           DataType::Half,
@@ -394,63 +393,23 @@ SdpaCase dynamic_case(std::int64_t s) {
           static_cast<std::uint32_t>(1400 + s)};
 }
 
-std::shared_ptr<dnngraph::KernelCache>& dynamic_cache() {
-  static auto cache = std::make_shared<dnngraph::KernelCache>();
-  return cache;
-}
-
-boost::unit_test::precondition first_dynamic_build() {
-  const SdpaCase c = dynamic_case(64);
-  return dnngraph::test::builds_or_skips(c.text() + " on a kernel cache",
-                                         [c] { return make_graph(c, dynamic_cache()); });
-}
-
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(one_kernel_cache_serves_every_sequence_length_without_new_entries,
-                     *first_dynamic_build()) {
-  const auto& cache = dynamic_cache();
-  std::optional<std::int64_t> revision, size;
-  for (const std::int64_t s : {64, 17, 33, 128, 200}) {
+// Known issue sdpa-dynamic-shape: on cuDNN 9.19 the dynamic graph built at length 64 ran exact,
+// and the same topology at lengths 17, 33, 128 and 200, served from the kernel cache, returned
+// success with NaN rows; 9.27 offered no engine. Until a cuDNN is measured exact, build() refuses.
+BOOST_AUTO_TEST_CASE(a_dynamic_shape_sdpa_graph_is_refused_at_build_never_run_wrong) {
+  auto cache = std::make_shared<dnngraph::KernelCache>();
+  auto handle = dnngraph::Handle::create();
+  BOOST_REQUIRE_MESSAGE(handle.has_value(), describe(handle));
+  for (const std::int64_t s : {64, 17}) {
     const SdpaCase c = dynamic_case(s);
-    std::unique_ptr<dnngraph::test::BuiltCase> b;
-    const auto start = std::chrono::steady_clock::now();
-    if (s == 64) {
-      b = dnngraph::test::take_case(c.text() + " on a kernel cache",
-                                    [&] { return make_graph(c, cache); });
-    } else {
-      b = std::make_unique<dnngraph::test::BuiltCase>(
-          dnngraph::test::BuiltCase{{}, make_graph(c, cache), {}});
-      auto handle = dnngraph::Handle::create();
-      BOOST_REQUIRE_MESSAGE(handle.has_value(), describe(handle));
-      b->handle = std::move(*handle);
-      b->built = b->graph.build(*b->handle,
-                                {dnngraph::HeuristicMode::A, dnngraph::HeuristicMode::Fallback});
-    }
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    BOOST_REQUIRE_MESSAGE(b->built.has_value(), c.text() << ": build: " << describe(b->built));
-    const auto info = b->graph.plan_info();
-    const auto rev = cache->revision();
-    const auto sz = cache->size();
-    BOOST_REQUIRE(rev.has_value() && sz.has_value());
-    BOOST_TEST_MESSAGE(c.text() << ": build " << ms << " ms ("
-                                << (s == 64 ? "built in the precondition" : "with a new handle")
-                                << "), revision " << *rev << ", size " << *sz << " ("
-                                << dnngraph::KernelCache::introspection_path() << " path); plan "
-                                << (info ? info->describe() : describe(info)));
-    if (!revision) {
-      revision = *rev;
-      size = *sz;
-    } else {
-      BOOST_CHECK_MESSAGE(*rev == *revision && *sz == *size,
-                          c.text() << ": the cache changed: revision " << *revision << " -> "
-                                   << *rev << ", size " << *size << " -> " << *sz);
-    }
-    const Errors errors = run_and_compare(c, b->graph, *b->handle);
-    BOOST_TEST_MESSAGE(c.text() << ": O " << errors.o.describe() << "; Stats "
-                                << errors.stats.describe());
-    BOOST_CHECK_MESSAGE(errors.o.passed(), c.text() << ": O " << errors.o.describe());
-    BOOST_CHECK_MESSAGE(errors.stats.passed(), c.text() << ": Stats " << errors.stats.describe());
+    auto g = make_graph(c, cache);
+    const auto built =
+        g.build(*handle, {dnngraph::HeuristicMode::A, dnngraph::HeuristicMode::Fallback});
+    BOOST_TEST_MESSAGE(c.text() << ": " << describe(built));
+    BOOST_TEST_REQUIRE(!built.has_value());
+    BOOST_TEST((built.error().code == dnngraph::ErrorCode::NoEngine));
+    BOOST_TEST(cache->size().value_or(-1) <= 0);  // nothing was compiled into the cache
   }
 }
