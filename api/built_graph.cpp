@@ -10,15 +10,12 @@
 #include "backend/version.hpp"
 
 #include <algorithm>
+#include <array>
+#include <span>
 
 namespace dnngraph::detail {
 
-bool CheckedOverrides::equals(const Overrides& o) const {
-  return std::ranges::equal(uids, o.uids) && std::ranges::equal(shapes, o.shapes) &&
-         std::ranges::equal(strides, o.strides);
-}
-
-std::shared_ptr<CheckedOverrides> OverrideMemo::find(const Overrides& o) {
+std::shared_ptr<const CheckedOverrides> OverrideMemo::find(const Overrides& o) {
   std::scoped_lock lock(mutex_);
   auto it = std::ranges::find_if(sets_, [&](const auto& set) { return set->equals(o); });
   if (it == sets_.end()) {
@@ -28,22 +25,12 @@ std::shared_ptr<CheckedOverrides> OverrideMemo::find(const Overrides& o) {
   return sets_.front();
 }
 
-void OverrideMemo::insert(std::shared_ptr<CheckedOverrides> checked) {
+void OverrideMemo::insert(std::shared_ptr<const CheckedOverrides> checked) {
   std::scoped_lock lock(mutex_);
   if (sets_.size() == capacity) {
     sets_.pop_back();
   }
   sets_.insert(sets_.begin(), std::move(checked));
-}
-
-std::optional<std::int64_t> OverrideMemo::workspace(const CheckedOverrides& checked) {
-  std::scoped_lock lock(mutex_);
-  return checked.workspace;
-}
-
-void OverrideMemo::set_workspace(CheckedOverrides& checked, std::int64_t bytes) {
-  std::scoped_lock lock(mutex_);
-  checked.workspace = bytes;
 }
 
 namespace {
@@ -162,8 +149,8 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
   return built;
 }
 
-Result<std::shared_ptr<CheckedOverrides>> BuiltGraph::check(const Overrides& overrides,
-                                                            const GraphView& graph) const {
+Result<std::shared_ptr<const CheckedOverrides>> BuiltGraph::check(const Overrides& overrides,
+                                                                  const GraphView& graph) const {
   if (auto known = memo_.find(overrides)) {
     return known;
   }
@@ -171,22 +158,41 @@ Result<std::shared_ptr<CheckedOverrides>> BuiltGraph::check(const Overrides& ove
   if (!layout) {
     return std::unexpected(layout.error());
   }
-  auto checked = std::make_shared<CheckedOverrides>(
-      CheckedOverrides{.uids = {overrides.uids.begin(), overrides.uids.end()},
-                       .shapes = {overrides.shapes.begin(), overrides.shapes.end()},
-                       .strides = {overrides.strides.begin(), overrides.strides.end()},
-                       .layout = std::move(*layout),
-                       .workspace = std::nullopt});
+  auto checked = std::make_shared<CheckedOverrides>(OverrideLists(overrides), std::move(*layout));
   memo_.insert(checked);
   return checked;
 }
+
+namespace {
+
+// The data pointers of one execute, in the built graph's uid order: on the stack for the graphs
+// people build (no allocation per call), on the heap past that.
+class PointerSlots {
+ public:
+  explicit PointerSlots(std::size_t n) : n_(n) {
+    if (n_ > inline_capacity) {
+      heap_.resize(n_);
+    }
+  }
+  [[nodiscard]] std::span<void*> get() noexcept {
+    return n_ > inline_capacity ? std::span<void*>(heap_) : std::span<void*>(inline_.data(), n_);
+  }
+
+ private:
+  static constexpr std::size_t inline_capacity = 16;
+  std::size_t n_;
+  std::array<void*, inline_capacity> inline_{};
+  std::vector<void*> heap_;
+};
+
+}  // namespace
 
 Result<void> BuiltGraph::execute(cudnnHandle_t handle,
                                  const std::unordered_map<std::int64_t, void*>& variant_pack,
                                  void* workspace, const Overrides& overrides,
                                  const GraphView& graph) const {
   // Overrides first: they decide what the rest of the call means.
-  std::shared_ptr<CheckedOverrides> checked;
+  std::shared_ptr<const CheckedOverrides> checked;
   if (!overrides.empty()) {
     auto ok = check(overrides, graph);
     if (!ok) {
@@ -194,41 +200,46 @@ Result<void> BuiltGraph::execute(cudnnHandle_t handle,
     }
     checked = std::move(*ok);
   }
+  // One pass over the user's map (no hashing): each uid finds its slot in the sorted uid table.
+  // A slot nobody filled keeps `unset`, which no caller's pointer can equal.
+  static char unset_marker = 0;
+  void* const unset = &unset_marker;
+  PointerSlots slots(io_uids_.size());
+  const std::span<void*> pointers = slots.get();
+  std::ranges::fill(pointers, unset);
   for (const auto& [uid, pointer] : variant_pack) {
-    if (!std::ranges::binary_search(io_uids_, uid)) {
+    const auto it = std::ranges::lower_bound(io_uids_, uid);
+    if (it == io_uids_.end() || *it != uid) {
       return make_error(ErrorCode::InvalidAttribute,
                         "execute: the variant pack names uid " + std::to_string(uid) +
                             ", which is no non-virtual tensor of this graph");
     }
+    pointers[static_cast<std::size_t>(it - io_uids_.begin())] = pointer;
   }
-  std::vector<void*> pointers;
-  pointers.reserve(io_uids_.size());
   for (std::size_t i = 0; i < io_uids_.size(); ++i) {
-    auto it = variant_pack.find(io_uids_[i]);
     if (by_value_[i]) {
-      if (it != variant_pack.end()) {
+      if (pointers[i] != unset) {
         return make_error(ErrorCode::InvalidAttribute,
                           "execute: the variant pack names uid " + std::to_string(io_uids_[i]) +
                               ", but tensor " + io_names_[i] +
                               " is passed by value (its value was fixed at build); leave it out");
       }
-      pointers.push_back(&values_[i]);  // cuDNN reads a by-value tensor through a host pointer
+      pointers[i] = &values_[i];  // cuDNN reads a by-value tensor through a host pointer
       continue;
     }
-    if (it == variant_pack.end()) {
+    if (pointers[i] == unset) {
       return make_error(
           ErrorCode::MissingTensor,
           "execute: the variant pack has no device pointer for tensor " + io_names_[i]);
     }
-    if (it->second == nullptr) {
+    if (pointers[i] == nullptr) {
       return make_error(ErrorCode::NullPointer,
                         "execute: the device pointer for tensor " + io_names_[i] + " is null");
     }
-    pointers.push_back(it->second);
   }
   if (workspace == nullptr && checked) {
     // What these shapes need (a memoized query), not what the build shape needed.
-    auto needed = memo_.workspace(*checked);
+    auto needed = checked->known_workspace();
     if (!needed) {
       auto queried = query_workspace(handle, *checked, graph);
       if (!queried) {
@@ -246,20 +257,30 @@ Result<void> BuiltGraph::execute(cudnnHandle_t handle,
                                                   std::to_string(info_.workspace_size) +
                                                   " bytes, but the workspace pointer is null");
   }
-  thread_local OverrideLists lists;
-  if (checked) {
-    lists.assign(overrides);
+  // The variant pack of an earlier call with the same pointers, workspace and override set, or
+  // a new one. It is ours alone until put back.
+  auto entry = packs_.take([&](const PackEntry& e) {
+    return e.workspace == workspace && e.overrides == checked &&
+           std::ranges::equal(e.pointers, pointers);
+  });
+  if (!entry) {
+    auto pack = make_variant_pack(io_uids_, pointers, workspace,
+                                  checked ? &checked->lists : nullptr, "execute");
+    if (!pack) {
+      return std::unexpected(pack.error());
+    }
+    entry.emplace(PackEntry{.pointers = {pointers.begin(), pointers.end()},
+                            .workspace = workspace,
+                            .overrides = std::move(checked),
+                            .pack = std::move(*pack)});
   }
-  auto pack =
-      make_variant_pack(io_uids_, pointers, workspace, checked ? &lists : nullptr, "execute");
-  if (!pack) {
-    return std::unexpected(pack.error());
-  }
-  auto ran = cache_ ? KernelCacheAccess::execute_plan(*cache_, handle, plan_, *pack)
-                    : backend::execute(handle, plan_, *pack);
+  auto ran = cache_ ? KernelCacheAccess::execute_plan(*cache_, handle, plan_, entry->pack)
+                    : backend::execute(handle, plan_, entry->pack);
   if (!ran) {
+    // Not kept: a pack cuDNN refused once is not offered again.
     return std::unexpected(cudnn_error(ran.error(), "execute"));
   }
+  packs_.put(std::move(*entry));
   return {};
 }
 
@@ -269,16 +290,16 @@ Result<std::int64_t> BuiltGraph::workspace_size(cudnnHandle_t handle, const Over
   if (!checked) {
     return std::unexpected(checked.error());
   }
-  if (auto known = memo_.workspace(**checked)) {
+  if (auto known = (*checked)->known_workspace()) {
     return *known;
   }
   return query_workspace(handle, **checked, graph);
 }
 
-Result<std::int64_t> BuiltGraph::query_workspace(cudnnHandle_t handle, CheckedOverrides& checked,
+Result<std::int64_t> BuiltGraph::query_workspace(cudnnHandle_t handle,
+                                                 const CheckedOverrides& checked,
                                                  const GraphView& graph) const {
   std::int64_t bytes = 0;
-  const Overrides overrides{checked.uids, checked.shapes, checked.strides};
   if (native_workspace_) {
     // cuDNN >= 9.23 answers for a variant pack that carries the overrides; no data is read.
     std::vector<void*> no_data(io_uids_.size(), nullptr);
@@ -287,9 +308,7 @@ Result<std::int64_t> BuiltGraph::query_workspace(cudnnHandle_t handle, CheckedOv
         no_data[i] = &values_[i];
       }
     }
-    OverrideLists lists;
-    lists.assign(overrides);
-    auto pack = make_variant_pack(io_uids_, no_data, nullptr, &lists, "get_workspace_size");
+    auto pack = make_variant_pack(io_uids_, no_data, nullptr, &checked.lists, "get_workspace_size");
     if (!pack) {
       return std::unexpected(pack.error());
     }
@@ -324,7 +343,8 @@ Result<std::int64_t> BuiltGraph::query_workspace(cudnnHandle_t handle, CheckedOv
     }
     bytes = *workspace;
   }
-  memo_.set_workspace(checked, bytes);
+  // Two threads may both ask before either stores: they store the same answer.
+  checked.workspace.store(bytes, std::memory_order_release);
   return bytes;
 }
 

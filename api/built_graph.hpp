@@ -4,6 +4,7 @@
 // forwards those calls here. The override memo is the one mutable part, under its own mutex.
 #pragma once
 
+#include "api/checkout_memo.hpp"
 #include "api/error.hpp"
 #include "api/kernel_cache.hpp"
 #include "api/override_shapes.hpp"
@@ -11,9 +12,11 @@
 #include "api/plan.hpp"
 #include "backend/execution_plan.hpp"
 #include "backend/operation_graph.hpp"
+#include "backend/variant_pack.hpp"
 
 #include <cudnn.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -24,34 +27,45 @@
 
 namespace dnngraph::detail {
 
-// One override set that passed check_overrides: the lists as given, every tensor's layout under
-// them, and the workspace they need once a query asked.
+// One override set that passed check_overrides: the lists as given (in the type cuDNN reads,
+// so variant packs point at them), every tensor's layout under them, and the workspace they
+// need once a query asked. Const once made, but for the workspace (written once, atomically).
 struct CheckedOverrides {
-  std::vector<std::int64_t> uids;
-  std::vector<std::vector<std::int64_t>> shapes;
-  std::vector<std::vector<std::int64_t>> strides;
+  OverrideLists lists;
   OverriddenTensors layout;
-  std::optional<std::int64_t> workspace;  // guarded by the OverrideMemo's mutex
+  mutable std::atomic<std::int64_t> workspace{-1};  // bytes; -1 until a query answered
 
-  [[nodiscard]] bool equals(const Overrides& o) const;
+  [[nodiscard]] bool equals(const Overrides& o) const { return lists.equals(o); }
+  [[nodiscard]] std::optional<std::int64_t> known_workspace() const {
+    const std::int64_t bytes = workspace.load(std::memory_order_acquire);
+    return bytes < 0 ? std::nullopt : std::optional<std::int64_t>(bytes);
+  }
 };
 
 // The override sets checked last (most recent first, at most `capacity`), so repeated runs with
-// the same shapes are not checked again (the hot path) and a workspace query reuses the layout
-// execute checked.
+// the same shapes are not checked again (the hot path: the set of the last call is compared
+// first) and a workspace query reuses the layout execute checked.
 class OverrideMemo {
  public:
   static constexpr std::size_t capacity = 64;
 
   // The checked set equal to o (moved to the front), or null.
-  [[nodiscard]] std::shared_ptr<CheckedOverrides> find(const Overrides& o);
-  void insert(std::shared_ptr<CheckedOverrides> checked);
-  [[nodiscard]] std::optional<std::int64_t> workspace(const CheckedOverrides& checked);
-  void set_workspace(CheckedOverrides& checked, std::int64_t bytes);
+  [[nodiscard]] std::shared_ptr<const CheckedOverrides> find(const Overrides& o);
+  void insert(std::shared_ptr<const CheckedOverrides> checked);
 
  private:
   std::mutex mutex_;
-  std::vector<std::shared_ptr<CheckedOverrides>> sets_;  // guarded by mutex_
+  std::vector<std::shared_ptr<const CheckedOverrides>> sets_;  // guarded by mutex_
+};
+
+// A finalized variant pack that execute() made, and what for: the data pointers (in the built
+// graph's uid order), the workspace and the checked override set (null without overrides). It
+// holds the set, whose lists cuDNN reads through the pack at every execute.
+struct PackEntry {
+  std::vector<void*> pointers;
+  void* workspace = nullptr;
+  std::shared_ptr<const CheckedOverrides> overrides;
+  backend::VariantPack pack;
 };
 
 // What build() needs beyond the graph itself.
@@ -74,8 +88,8 @@ class BuiltGraph {
   [[nodiscard]] bool override_enabled() const noexcept { return override_enabled_; }
 
   // Checks overrides against the graph (once per distinct set; see OverrideMemo).
-  [[nodiscard]] Result<std::shared_ptr<CheckedOverrides>> check(const Overrides& overrides,
-                                                                const GraphView& graph) const;
+  [[nodiscard]] Result<std::shared_ptr<const CheckedOverrides>> check(const Overrides& overrides,
+                                                                      const GraphView& graph) const;
   // Runs the plan; the caller checked the handle, and that overrides are enabled and the graph
   // is still the one validated when there are overrides.
   [[nodiscard]] Result<void> execute(cudnnHandle_t handle,
@@ -96,7 +110,7 @@ class BuiltGraph {
 
  private:
   [[nodiscard]] Result<std::int64_t> query_workspace(cudnnHandle_t handle,
-                                                     CheckedOverrides& checked,
+                                                     const CheckedOverrides& checked,
                                                      const GraphView& graph) const;
 
   Lowered lowered_;
@@ -113,6 +127,11 @@ class BuiltGraph {
   bool native_workspace_ = false;       // cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)
   std::shared_ptr<KernelCache> cache_;  // the user's, or the graph's own for override plans
   mutable OverrideMemo memo_;
+  // Variant packs of recent executes, reused while the pointers, workspace and override set
+  // repeat (a server's steady state): no descriptor is made or finalized then. Bounded; each
+  // entry is used by one thread at a time (see CheckoutMemo).
+  static constexpr std::size_t pack_capacity = 16;
+  mutable CheckoutMemo<PackEntry> packs_{pack_capacity};
 };
 
 }  // namespace dnngraph::detail

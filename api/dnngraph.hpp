@@ -5,6 +5,8 @@
 #include "api/graph.hpp"
 #include "api/handle.hpp"
 #include "api/kernel_cache.hpp"
+#include "api/kernel_cache_store.hpp"
+#include "api/log.hpp"
 #include "api/node_attributes.hpp"
 #include "api/plan.hpp"
 #include "api/tensor_attributes.hpp"

@@ -20,6 +20,7 @@ std::string_view to_string(ErrorCode code) noexcept {
     case ErrorCode::VersionTooOld: return "VersionTooOld";
     case ErrorCode::InvalidState: return "InvalidState";
     case ErrorCode::InvalidJson: return "InvalidJson";
+    case ErrorCode::IoFailure: return "IoFailure";
   }
   return "Unknown";
 }

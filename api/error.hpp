@@ -24,6 +24,7 @@ enum class ErrorCode : std::uint8_t {
   VersionTooOld,        // the feature needs a newer cuDNN than the one compiled against / loaded
   InvalidState,         // the call is not allowed in the object's current state
   InvalidJson,          // a serialized document was rejected before it reached cuDNN
+  IoFailure,            // a file or folder could not be read, written, renamed or locked
 };
 
 [[nodiscard]] std::string_view to_string(ErrorCode code) noexcept;

@@ -196,6 +196,9 @@ class Graph {
       std::span<const std::vector<std::int64_t>> override_strides) const;
 
  private:
+  // build() without its log line (the line says what this returned and how long it took).
+  [[nodiscard]] Result<void> build_checked(const Handle& handle,
+                                           const std::vector<HeuristicMode>& modes);
   // What the built plan reads of this graph at each call.
   [[nodiscard]] detail::GraphView view() const;
   std::shared_ptr<TensorAttributes> add_output(const std::string& node_name, const char* port);

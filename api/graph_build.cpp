@@ -5,13 +5,71 @@
 
 #include "api/built_graph.hpp"
 #include "api/cudnn_error.hpp"
+#include "api/logging.hpp"
+#include "api/nodes/node.hpp"
 #include "api/override_shapes.hpp"
 #include "api/pipeline.hpp"
 #include "backend/features.hpp"
 
+#include <chrono>
+
 namespace dnngraph {
 
+namespace {
+
+// "'name': 3 nodes (matmul 'mm', ...), 5 tensors, dynamic shapes, kernel cache, modes A"
+std::string build_summary(std::string_view name,
+                          const std::vector<std::unique_ptr<detail::Node>>& nodes,
+                          std::size_t tensors, bool dynamic, bool cache, bool overrides,
+                          const std::vector<HeuristicMode>& modes) {
+  std::string text = "'" + std::string(name) + "': " + std::to_string(nodes.size()) + " node(s) (";
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    text += (i == 0 ? "" : ", ") + nodes[i]->describe();
+  }
+  text += "), " + std::to_string(tensors) + " tensor(s)";
+  text += dynamic ? ", dynamic shapes" : "";
+  text += cache ? ", kernel cache" : "";
+  text += overrides ? ", override shapes" : "";
+  text += ", heuristics";
+  for (HeuristicMode mode : modes) {
+    text += " " + std::string(to_string(mode));
+  }
+  return text;
+}
+
+// The error, also logged (info) with what failed.
+std::unexpected<Error> logged_failure(std::string_view call, const Error& error) {
+  detail::log_info([&] {
+    return std::string(call) + " failed: " + std::string(to_string(error.code)) + ": " +
+           error.message;
+  });
+  return std::unexpected(error);
+}
+
+}  // namespace
+
 Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>& modes) {
+  const bool logging = detail::log_enabled(LogLevel::Info);
+  const auto started =
+      logging ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  auto built = build_checked(handle, modes);
+  if (logging) {
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
+    detail::emit(LogLevel::Info,
+                 "build " +
+                     build_summary(name_, nodes_, tensors_.size(), dynamic_shape_,
+                                   kernel_cache_ != nullptr, override_shape_, modes) +
+                     (built ? ": " + built_->info().describe()
+                            : ": failed, " + std::string(to_string(built.error().code)) + ": " +
+                                  built.error().message) +
+                     "; " + std::to_string(ms) + " ms");
+  }
+  return built;
+}
+
+Result<void> Graph::build_checked(const Handle& handle, const std::vector<HeuristicMode>& modes) {
   if (kernel_cache_ && !dynamic_shape_) {
     return make_error(ErrorCode::InvalidAttribute,
                       "build: a kernel cache applies only to dynamic-shape graphs; call "
@@ -98,13 +156,13 @@ Result<void> Graph::check_overrides(
   if (built_) {
     auto checked = built_->check(overrides, view());
     if (!checked) {
-      return std::unexpected(checked.error());
+      return logged_failure("check_overrides", checked.error());
     }
     return {};
   }
   auto checked = detail::check_overrides(overrides, tensors_, nodes_);
   if (!checked) {
-    return std::unexpected(checked.error());
+    return logged_failure("check_overrides", checked.error());
   }
   return {};
 }
@@ -135,7 +193,11 @@ Result<void> Graph::execute(const Handle& handle,
       return ok;
     }
   }
-  return built_->execute(handle.native(), variant_pack, workspace, overrides, view());
+  auto ran = built_->execute(handle.native(), variant_pack, workspace, overrides, view());
+  if (!ran) {  // the error path only: a successful execute logs nothing
+    return logged_failure("execute", ran.error());
+  }
+  return ran;
 }
 
 Result<std::int64_t> Graph::get_workspace_size(

@@ -2,13 +2,26 @@
 #include "api/handle.hpp"
 
 #include "api/cudnn_error.hpp"
+#include "api/logging.hpp"
+#include "api/version_check.hpp"
+#include "backend/features.hpp"
 #include "backend/handle.hpp"
+#include "backend/version.hpp"
 
 namespace dnngraph {
 
 Result<Handle> Handle::create() {
+  // An older library than the headers lacks what the headers promised: say so before cuDNN fails
+  // somewhere less clear.
+  if (auto ok = detail::check_loaded_cudnn(backend::compiled_version, backend::loaded_version(),
+                                           backend::library_path());
+      !ok) {
+    detail::log_info([&] { return ok.error().message; });
+    return std::unexpected(ok.error());
+  }
   auto handle = backend::Handle::create();
   if (!handle) {
+    detail::log_info([&] { return "create a cuDNN handle failed: " + handle.error().to_string(); });
     return std::unexpected(detail::cudnn_error(handle.error(), "create a cuDNN handle"));
   }
   return Handle(handle->release());

@@ -7,6 +7,7 @@
 #include "api/kernel_cache_access.hpp"
 #include "api/kernel_cache_json.hpp"
 #include "api/known_issues.hpp"
+#include "api/logging.hpp"
 #include "backend/features.hpp"
 #include "backend/kernel_cache.hpp"
 #include "backend/version.hpp"
@@ -195,6 +196,10 @@ Result<void> KernelCache::from_json(std::string_view json) {
   ++descriptors_created_;
   revision_ = 0;
   size_ = checked->entries;
+  detail::log_info([&] {
+    return "kernel cache: loaded a document of " + std::to_string(json.size()) + " bytes, " +
+           std::to_string(checked->entries) + " entries";
+  });
   return {};
 }
 
@@ -242,6 +247,15 @@ Result<void> KernelCacheAccess::build(KernelCache& cache, const backend::Operati
   return {};
 }
 
+std::int64_t KernelCacheAccess::counted_revision(const KernelCache& cache,
+                                                 const backend::KernelCache& descriptor) {
+  if (native_introspection()) {
+    auto native = descriptor.revision();
+    return native ? *native - cache.native_base_ : -1;
+  }
+  return cache.revision_;
+}
+
 Result<bool> KernelCacheAccess::holds(const KernelCache& cache,
                                       const backend::EngineConfig& config) {
   std::scoped_lock lock(cache.mutex_);
@@ -261,6 +275,9 @@ Result<backend::Expected<bool>> KernelCacheAccess::finalize_plan(
   }
   // The descriptor is never replaced once set, so the reference stays valid after unlocking.
   const backend::KernelCache& descriptor = **d;
+  // Read only when logging: on the native path a revision is a cuDNN call.
+  const bool logging = log_enabled(LogLevel::Info);
+  const std::int64_t revision_before = logging ? counted_revision(cache, descriptor) : 0;
   auto before = lookup(descriptor, config);
   if (!before) {
     return std::unexpected(cudnn_error(before.error(), "kernel cache: lookup"));
@@ -289,6 +306,19 @@ Result<backend::Expected<bool>> KernelCacheAccess::finalize_plan(
       ++cache.revision_;
       ++cache.size_;
     }
+  }
+  if (logging) {
+    if (!lock.owns_lock()) {
+      lock.lock();
+    }
+    const std::int64_t revision_after = counted_revision(cache, descriptor);
+    // A hit is the common case: debug; an insertion (a compile) is info.
+    log_at(*before ? LogLevel::Debug : LogLevel::Info, [&] {
+      return std::string("kernel cache: ") +
+             (*before ? "hit (the config's kernel was cached)" : "miss, the plan compiled") +
+             "; revision " + std::to_string(revision_before) + " -> " +
+             std::to_string(revision_after);
+    });
   }
   return backend::Expected<bool>(*before);
 }

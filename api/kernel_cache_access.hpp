@@ -55,6 +55,10 @@ struct KernelCacheAccess {
   // The engine configs whose plans were built with the cache, most recent first. A new graph of
   // the same topology tries them before asking heuristics.
   [[nodiscard]] static std::vector<EngineChoice> known_configs(const KernelCache& cache);
+
+  // revision() for the log, with the cache's mutex held by the caller; -1 if cuDNN cannot say.
+  [[nodiscard]] static std::int64_t counted_revision(const KernelCache& cache,
+                                                     const backend::KernelCache& descriptor);
   static void remember(KernelCache& cache, const EngineChoice& choice);
 };
 

@@ -3,6 +3,8 @@
 
 #include "api/cudnn_error.hpp"
 
+#include <algorithm>
+
 namespace dnngraph::detail {
 
 Result<Lowered> lower_graph(const GraphView& graph, const OverriddenTensors* layout) {
@@ -61,14 +63,9 @@ Result<backend::OperationGraph> make_operation_graph(cudnnHandle_t handle, const
   return std::move(*op_graph);
 }
 
-void OverrideLists::assign(const Overrides& o) {
-  uids = o.uids;
-  shapes.resize(o.shapes.size());
-  strides.resize(o.strides.size());
-  for (std::size_t i = 0; i < o.shapes.size(); ++i) {
-    shapes[i].assign(o.shapes[i].begin(), o.shapes[i].end());
-    strides[i].assign(o.strides[i].begin(), o.strides[i].end());
-  }
+bool OverrideLists::equals(const Overrides& o) const {
+  return std::ranges::equal(uids, o.uids) && std::ranges::equal(shapes, o.shapes) &&
+         std::ranges::equal(strides, o.strides);
 }
 
 Result<backend::VariantPack> make_variant_pack(std::span<const std::int64_t> uids,

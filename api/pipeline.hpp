@@ -50,14 +50,20 @@ struct OperationGraphFlags {
                                                                    OperationGraphFlags flags,
                                                                    std::string_view call);
 
-// The override lists in the type cuDNN reads (see backend/variant_pack.hpp). Reused across
-// calls: after the first with a given rank, assign() does not allocate.
+// The override lists in the type cuDNN reads (see backend/variant_pack.hpp): a copy of one
+// checked set, which lives as long as every variant pack made with it.
 struct OverrideLists {
-  std::span<const std::int64_t> uids;
+  std::vector<std::int64_t> uids;
   std::vector<std::vector<std::int64_t>> shapes;
   std::vector<std::vector<std::int64_t>> strides;
 
-  void assign(const Overrides& o);
+  explicit OverrideLists(const Overrides& o)
+      : uids(o.uids.begin(), o.uids.end()),
+        shapes(o.shapes.begin(), o.shapes.end()),
+        strides(o.strides.begin(), o.strides.end()) {}
+
+  // Whether o holds the same lists (elementwise).
+  [[nodiscard]] bool equals(const Overrides& o) const;
 };
 
 // A finalized variant pack: one pointer per uid (same order), the workspace, and the override

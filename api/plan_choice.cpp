@@ -4,6 +4,7 @@
 #include "api/cudnn_error.hpp"
 #include "api/kernel_cache_access.hpp"
 #include "api/known_issues.hpp"
+#include "api/logging.hpp"
 #include "api/lowering.hpp"
 #include "backend/engine_heuristics.hpp"
 #include "backend/features.hpp"
@@ -200,7 +201,7 @@ class PlanSearch {
     }
     PlanAttempt& made = *attempted;
     if (!made) {
-      tried_ += "\n  " + candidate + ": " + made.error().to_string();
+      note(candidate + ": " + made.error().to_string());
       return std::optional<ChosenPlan>{};
     }
     info.kernel_cache_hit = made->cache_hit;
@@ -216,16 +217,21 @@ class PlanSearch {
     if (request_.cache != nullptr) {
       KernelCacheAccess::remember(*request_.cache, choice);
     }
+    log_debug([&] { return "plan choice: chose " + candidate + ": " + info.describe(); });
     return std::optional<ChosenPlan>{ChosenPlan{std::move(made->plan), std::move(info)}};
   }
 
-  void note(std::string_view line) { tried_ += "\n  " + std::string(line); }
+  // A candidate skipped and why: kept for the NoEngine error, and logged (debug).
+  void note(std::string_view line) {
+    tried_ += "\n  " + std::string(line);
+    log_debug([&] { return "plan choice: skipped " + std::string(line); });
+  }
 
   // Whether a known cuDNN defect rules the candidate out on the loaded cuDNN (noted if so).
   [[nodiscard]] bool refused(const std::string& candidate, const Candidate& c) {
     const KnownIssue* issue = known_issue_for(request_.traits, c, backend::loaded_version());
     if (issue != nullptr) {
-      tried_ += "\n  " + candidate + ": refused, " + describe(*issue);
+      note(candidate + ": refused, " + describe(*issue));
     }
     return issue != nullptr;
   }
@@ -282,6 +288,8 @@ Result<ChosenPlan> choose_plan(const PlanRequest& request) {
         return std::unexpected(held.error());
       }
       if (!*held) {
+        log_debug(
+            [&] { return "plan choice: " + origin + ": not in the kernel cache for this graph"; });
         continue;  // would compile: let heuristics rank it
       }
       PlanInfo info;
@@ -308,32 +316,50 @@ Result<ChosenPlan> choose_plan(const PlanRequest& request) {
     if (configs->empty()) {
       search.note(origin + ": no engine config");
     }
+    log_debug([&] {
+      std::string line =
+          "plan choice: " + origin + " ranked " + std::to_string(configs->size()) + " config(s):";
+      for (const backend::EngineConfig& config : *configs) {
+        line += " engine " + std::to_string(describe_config(config).engine_id) + ",";
+      }
+      line.pop_back();
+      return line;
+    });
     // With cache_first, configs whose kernel the cache holds go first, each group in
-    // heuristics order.
-    std::vector<const backend::EngineConfig*> order;
-    order.reserve(configs->size());
+    // heuristics order. The cache is asked lazily, as far as the search gets: the first held
+    // config usually builds, and after from_json each lookup is costly (H200, cuDNN 9.19:
+    // asking for every config of heuristics A added 16 ms to a 96 ms first build).
+    const auto try_config =
+        [&](const backend::EngineConfig& config) -> Result<std::optional<ChosenPlan>> {
+      PlanInfo info;
+      info.mode = mode;
+      return search.attempt(config, std::move(info), origin);
+    };
     std::vector<bool> held(configs->size(), false);
-    for (std::size_t i = 0; i < configs->size(); ++i) {
-      if (cache_first) {
+    if (cache_first) {
+      for (std::size_t i = 0; i < configs->size(); ++i) {
         auto holds = search.held((*configs)[i]);
         if (!holds) {
           return std::unexpected(holds.error());
         }
         held[i] = *holds;
-      }
-      if (held[i]) {
-        order.push_back(&(*configs)[i]);
+        if (!held[i]) {
+          continue;
+        }
+        auto chosen = try_config((*configs)[i]);
+        if (!chosen) {
+          return std::unexpected(chosen.error());
+        }
+        if (std::optional<ChosenPlan>& found = *chosen; found.has_value()) {
+          return std::move(*found);
+        }
       }
     }
     for (std::size_t i = 0; i < configs->size(); ++i) {
-      if (!held[i]) {
-        order.push_back(&(*configs)[i]);
+      if (held[i]) {
+        continue;  // tried above
       }
-    }
-    for (const backend::EngineConfig* config : order) {
-      PlanInfo info;
-      info.mode = mode;
-      auto chosen = search.attempt(*config, std::move(info), origin);
+      auto chosen = try_config((*configs)[i]);
       if (!chosen) {
         return std::unexpected(chosen.error());
       }

@@ -37,8 +37,13 @@ std::string_view descriptor_type_name(cudnnBackendDescriptorType_t type) noexcep
 
 Expected<Descriptor> Descriptor::create(cudnnBackendDescriptorType_t type) {
   cudnnBackendDescriptor_t raw = nullptr;
-  auto ok = call("cudnnBackendCreateDescriptor(" + std::string(descriptor_type_name(type)) + ")",
-                 [&] { return cudnnBackendCreateDescriptor(type, &raw); });
+  // Every context below is made on failure only: execute() creates, sets and finalizes a
+  // variant pack whenever it cannot reuse one.
+  auto ok = call_described(
+      [type] {
+        return "cudnnBackendCreateDescriptor(" + std::string(descriptor_type_name(type)) + ")";
+      },
+      [&] { return cudnnBackendCreateDescriptor(type, &raw); });
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }
@@ -73,8 +78,9 @@ void Descriptor::reset() noexcept {
 }
 
 Expected<void> Descriptor::finalize() {
-  auto ok = call("cudnnBackendFinalize(" + std::string(descriptor_type_name(type_)) + ")",
-                 [&] { return cudnnBackendFinalize(raw_); });
+  auto ok = call_described(
+      [this] { return "cudnnBackendFinalize(" + std::string(descriptor_type_name(type_)) + ")"; },
+      [&] { return cudnnBackendFinalize(raw_); });
   if (ok) {
     finalized_ = true;
   }
@@ -83,8 +89,11 @@ Expected<void> Descriptor::finalize() {
 
 Expected<void> Descriptor::set_raw(const Attribute& attribute, cudnnBackendAttributeType_t type,
                                    std::int64_t count, const void* values) {
-  return call(
-      "set " + std::string(attribute.name) + " on " + std::string(descriptor_type_name(type_)),
+  return call_described(
+      [&] {
+        return "set " + std::string(attribute.name) + " on " +
+               std::string(descriptor_type_name(type_));
+      },
       [&] { return cudnnBackendSetAttribute(raw_, attribute.id, type, count, values); });
 }
 
@@ -92,8 +101,11 @@ Expected<std::int64_t> Descriptor::get_raw(const Attribute& attribute,
                                            cudnnBackendAttributeType_t type, std::int64_t requested,
                                            void* out) const {
   std::int64_t count = 0;
-  auto ok = call(
-      "get " + std::string(attribute.name) + " of " + std::string(descriptor_type_name(type_)),
+  auto ok = call_described(
+      [&] {
+        return "get " + std::string(attribute.name) + " of " +
+               std::string(descriptor_type_name(type_));
+      },
       [&] { return cudnnBackendGetAttribute(raw_, attribute.id, type, requested, &count, out); });
   if (!ok) {
     return std::unexpected(std::move(ok.error()));

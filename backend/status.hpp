@@ -42,4 +42,24 @@ template <class Call>
   }
 }
 
+// call() with the context made only on failure: `describe` returns it (a std::string). For the
+// calls every execute and every attribute set makes, which would otherwise build a string each.
+template <class Describe, class Call>
+[[nodiscard]] Expected<void> call_described(Describe&& describe, Call&& cudnn_call) {
+  cudnnStatus_t code = CUDNN_STATUS_SUCCESS;
+  try {
+    code = std::forward<Call>(cudnn_call)();
+  } catch (const std::exception& e) {
+    return std::unexpected(Status{CUDNN_STATUS_INTERNAL_ERROR, describe(),
+                                  std::string("C++ exception out of cuDNN: ") + e.what()});
+  } catch (...) {
+    return std::unexpected(
+        Status{CUDNN_STATUS_INTERNAL_ERROR, describe(), "unknown C++ exception out of cuDNN"});
+  }
+  if (code == CUDNN_STATUS_SUCCESS) {
+    return {};
+  }
+  return check(code, describe());
+}
+
 }  // namespace dnngraph::backend

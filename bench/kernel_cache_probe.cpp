@@ -8,6 +8,7 @@ import dnngraph;
 
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -118,10 +119,7 @@ int main(int argc, char* argv[]) {
   report("after build of shape 1", *kc);
   if (!json_file.empty()) {
     if (auto json = kc->to_json(); json) {
-      if (FILE* f = std::fopen(json_file.c_str(), "w")) {
-        std::fwrite(json->data(), 1, json->size(), f);
-        std::fclose(f);
-      }
+      std::ofstream(json_file, std::ios::binary) << *json;
     }
   }
   std::printf("execute g1: %s\n", execute(*g1, *h, s1) ? "ok" : "FAILED");

@@ -18,6 +18,7 @@ import dnngraph;
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -75,10 +76,8 @@ dnngraph::Graph make_graph(const Shape& s, const std::shared_ptr<dnngraph::Kerne
 
 std::int64_t rss_kib() {
   long pages = 0, resident = 0;
-  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-    std::fclose(f);
-  }
+  std::ifstream statm("/proc/self/statm");
+  if (!(statm >> pages >> resident)) resident = 0;
   return resident * 4;
 }
 
@@ -98,8 +97,8 @@ struct Device {
   ~Device() { cudaFree(p); }
 };
 
-void worker(int id, double seconds, std::shared_ptr<dnngraph::KernelCache> shared, int executes,
-            Counts& counts) {
+void worker(int id, double seconds, const std::shared_ptr<dnngraph::KernelCache>& shared,
+            int executes, Counts& counts) {
   auto handle = dnngraph::Handle::create();
   if (!handle) {
     say("thread %d: no handle: %s\n", id, handle.error().message.c_str());
@@ -108,7 +107,9 @@ void worker(int id, double seconds, std::shared_ptr<dnngraph::KernelCache> share
   }
   auto cache = shared ? shared : std::make_shared<dnngraph::KernelCache>();
   std::mt19937_64 rng(1234 + id);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < deadline) {
     const Shape s{pick(1, 4), 64 * pick(1, 16), 64 * pick(1, 16), 64 * pick(1, 16)};
@@ -199,6 +200,7 @@ int main(int argc, char* argv[]) {
   Counts counts;
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> pool;
+  pool.reserve(static_cast<std::size_t>(threads));
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back(worker, t, seconds, cache, executes, std::ref(counts));
   }

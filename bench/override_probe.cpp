@@ -144,7 +144,8 @@ int run_topology(std::string_view topology) {
         int bad = 0;
         std::mt19937 pick(11);
         for (int i = 0; i < 512; ++i) {
-          const std::int64_t bi = pick() % s.b, r = pick() % s.m, c = pick() % s.n;
+          const auto draw = [&](std::int64_t n) { return static_cast<std::int64_t>(pick() % n); };
+          const std::int64_t bi = draw(s.b), r = draw(s.m), c = draw(s.n);
           double ref = 0;
           for (std::int64_t l = 0; l < s.k; ++l) {
             ref += double(from_bf16(a[(bi * s.m + r) * s.k + l])) *

@@ -99,7 +99,8 @@ Errors run_layernorm(const dnngraph::Graph& g, const dnngraph::Handle& handle) {
   std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
   std::vector<float> x(rows * d), scale(d), bias(d);
   for (std::size_t i = 0; i < x.size(); ++i) {
-    x[i] = dist(rng) + 0.1F * static_cast<float>(i / d);  // each row its own mean
+    const std::size_t row = i / d;  // each row its own mean
+    x[i] = dist(rng) + 0.1F * static_cast<float>(row);
   }
   for (std::size_t i = 0; i < scale.size(); ++i) {
     scale[i] = 1.0F + 0.5F * dist(rng);

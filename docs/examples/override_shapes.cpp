@@ -55,8 +55,8 @@ int main() {
     return 1;
   }
   void* buffers[4] = {};
-  const std::size_t bytes[4] = {4 * 300 * 512 * 2, 4 * 512 * 264 * 2, 4 * 300 * 264 * 2,
-                                static_cast<std::size_t>(*ws)};
+  const std::size_t bytes[4] = {std::size_t{4} * 300 * 512 * 2, std::size_t{4} * 512 * 264 * 2,
+                                std::size_t{4} * 300 * 264 * 2, static_cast<std::size_t>(*ws)};
   for (int i = 0; i < 4; ++i) {
     if (bytes[i] > 0 && cudaMalloc(&buffers[i], bytes[i]) != cudaSuccess) {
       return 1;

@@ -10,5 +10,6 @@ void bind_enums(nanobind::module_& m);
 void bind_tensor(nanobind::module_& m);
 void bind_runtime(nanobind::module_& m);  // Handle, KernelCache, PlanInfo, LoweringSummary
 void bind_graph(nanobind::module_& m);
+void bind_store(nanobind::module_& m);  // KernelCacheStore, the log level
 
 }  // namespace dnngraph::python

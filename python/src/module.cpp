@@ -18,4 +18,5 @@ NB_MODULE(dnngraph, m) {
   dnngraph::python::bind_tensor(m);
   dnngraph::python::bind_runtime(m);
   dnngraph::python::bind_graph(m);
+  dnngraph::python::bind_store(m);
 }

@@ -157,6 +157,8 @@ void bind_runtime(nb::module_& m) {
         "The cuDNN version dnngraph was compiled against, e.g. 91900.");
   m.def("cudnn_runtime_version", &cudnn_runtime_version,
         "The cuDNN version loaded in this process (cudnnGetVersion).");
+  m.def("cudnn_library_path", &cudnn_library_path,
+        "The path of the libcudnn loaded in this process (\"\" if the loader does not say).");
   m.def("cudnn_version_string", &cudnn_version_string, "version"_a, "91900 -> \"9.19.0\".");
   m.def("size_of", &size_of, "data_type"_a, "Bytes per element (fp8 types: 1).");
   m.def("arity", &arity, "mode"_a, "Number of inputs a pointwise mode takes: 1, 2 or 3.");

@@ -10,6 +10,7 @@ def test_version_and_cudnn_versions_are_reported():
     assert compiled >= 90000
     assert dnngraph.cudnn_runtime_version() >= 90000
     assert dnngraph.cudnn_version_string(91900) == "9.19.0"
+    assert "libcudnn.so" in dnngraph.cudnn_library_path()
 
 
 def test_enums_carry_the_cpp_enumerators_in_order():

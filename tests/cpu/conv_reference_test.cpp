@@ -27,7 +27,6 @@ using dnngraph::DataType;
 using dnngraph::test::ConvCase;
 using dnngraph::test::ConvProblem;
 using dnngraph::test::Dims;
-using dnngraph::test::Layout;
 namespace conv_cases = dnngraph::test::conv_cases;
 
 namespace {

@@ -370,14 +370,14 @@ BOOST_AUTO_TEST_CASE(three_d_conv_infers_depth_height_and_width) {
 BOOST_AUTO_TEST_CASE(output_of_an_nchw_input_gets_packed_nchw_strides) {
   BOOST_TEST(fprop_y_strides({2, 8, 10, 12}, dnngraph::packed_strides({2, 8, 10, 12}),
                              {16, 8, 3, 3}, ConvFpropAttributes().set_padding({1, 1})) ==
-             (Dims{16 * 10 * 12, 10 * 12, 12, 1}));
+             (Dims{16L * 10 * 12, 10L * 12, 12, 1}));
 }
 
 BOOST_AUTO_TEST_CASE(output_of_an_nhwc_input_is_nhwc) {
   // X [2, 8, 10, 12] as NHWC: strides [10 * 12 * 8, 1, 12 * 8, 8]; Y [2, 16, 10, 12] likewise.
   BOOST_TEST(fprop_y_strides({2, 8, 10, 12}, {960, 1, 96, 8}, {16, 8, 3, 3},
                              ConvFpropAttributes().set_padding({1, 1})) ==
-             (Dims{10 * 12 * 16, 1, 12 * 16, 16}));
+             (Dims{10L * 12 * 16, 1, 12L * 16, 16}));
 }
 
 BOOST_AUTO_TEST_CASE(output_of_an_ndhwc_input_is_ndhwc) {
@@ -399,12 +399,12 @@ BOOST_AUTO_TEST_CASE(output_of_a_1x1_spatial_nchw_input_stays_nchw) {
   // Both layouts put a [4, 8, 1, 1] tensor's bytes in the same places; the user wrote NCHW.
   BOOST_TEST(fprop_y_strides({4, 8, 1, 1}, {8, 1, 1, 1}, {16, 8, 1, 1},
                              ConvFpropAttributes().set_padding({1, 1})) ==
-             (Dims{16 * 3 * 3, 3 * 3, 3, 1}));
+             (Dims{16L * 3 * 3, 3L * 3, 3, 1}));
 }
 
 BOOST_AUTO_TEST_CASE(output_of_a_row_padded_nhwc_input_is_nhwc) {
   // NHWC with each row of 12 pixels padded to 16: not packed, but C still moves fastest.
-  BOOST_TEST(fprop_y_strides({2, 8, 10, 12}, {10 * 16 * 8, 1, 16 * 8, 8}, {16, 8, 3, 3},
+  BOOST_TEST(fprop_y_strides({2, 8, 10, 12}, {10L * 16 * 8, 1, 16L * 8, 8}, {16, 8, 3, 3},
                              ConvFpropAttributes().set_padding({1, 1})) ==
              dnngraph::channels_last_strides({2, 16, 10, 12}));
 }

@@ -126,6 +126,7 @@ BOOST_AUTO_TEST_CASE(concurrent_from_json_loads_exactly_once,
   std::atomic<int> other{0};
   std::atomic<bool> go{false};
   std::vector<std::thread> pool;
+  pool.reserve(threads);
   for (int i = 0; i < threads; ++i) {
     pool.emplace_back([&] {
       while (!go.load()) {

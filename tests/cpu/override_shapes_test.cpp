@@ -62,7 +62,7 @@ BOOST_AUTO_TEST_CASE(a_full_consistent_override_is_accepted) {
 BOOST_AUTO_TEST_CASE(arrays_and_vectors_pass_straight_in) {
   const std::array<std::int64_t, 3> uids{1, 2, 3};
   const std::array<Dims, 3> shapes{Dims{1, 512, 512}, Dims{1, 512, 512}, Dims{1, 512, 512}};
-  const std::vector<Dims> strides(3, Dims{512 * 512, 512, 1});
+  const std::vector<Dims> strides(3, Dims{512L * 512, 512, 1});
   BOOST_TEST(g.check_overrides(uids, shapes, strides).has_value());
 }
 

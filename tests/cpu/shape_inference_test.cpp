@@ -18,7 +18,6 @@ import dnngraph;
 
 using dnngraph::DataType;
 using dnngraph::Graph;
-using dnngraph::MatmulAttributes;
 using dnngraph::PointwiseAttributes;
 using dnngraph::PointwiseMode;
 using dnngraph::TensorAttributes;

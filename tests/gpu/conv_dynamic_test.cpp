@@ -185,7 +185,7 @@ BOOST_AUTO_TEST_CASE(conv_relu_shapes_share_one_kernel_cache) {
 
   auto saved = kc->to_json();
   BOOST_TEST_REQUIRE(saved.has_value(), (saved ? "" : saved.error().message));
-  const std::string json = *saved;
+  const std::string& json = *saved;
   auto kc2 = std::make_shared<dnngraph::KernelCache>();
   BOOST_TEST_REQUIRE(kc2->from_json(json).has_value());
   auto c = make_graph({3, 40, 40}, kc2, false);

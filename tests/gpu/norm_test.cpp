@@ -217,7 +217,8 @@ void check_against_reference(const NormCase& c) {
   const std::size_t rows = static_cast<std::size_t>(c.x_dims[0]);
   std::vector<float> x = dnngraph::test::draw(c.type, {.lo = -1, .hi = 1}, count, rng);
   for (std::size_t i = 0; i < count; ++i) {  // a mean per row away from 0
-    x[i] = dnngraph::test::round_to(c.type, x[i] + 0.05 * static_cast<double>(i * rows / count));
+    const std::size_t row = i * rows / count;
+    x[i] = dnngraph::test::round_to(c.type, x[i] + 0.05 * static_cast<double>(row));
   }
   const std::vector<float> scale =
       dnngraph::test::draw(DataType::Float, {.lo = 0.5, .hi = 1.5}, p_count, rng);

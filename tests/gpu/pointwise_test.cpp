@@ -34,7 +34,6 @@ import dnngraph;
 
 namespace {
 
-using dnngraph::test::describe;
 using dnngraph::test::require_cuda;
 
 using dnngraph::DataType;
@@ -54,7 +53,7 @@ using TensorPtr = std::shared_ptr<TensorAttributes>;
 
 const Dims full_dims{2, 3, 40};
 const Dims row_dims{1, 1, 40};
-constexpr std::size_t full_count = 2 * 3 * 40;
+constexpr std::size_t full_count = std::size_t{2} * 3 * 40;
 constexpr std::int64_t uid_y = 100;
 
 // Graphs that did not build, as "what: CODE: message", printed by the last test case.
@@ -548,7 +547,7 @@ BOOST_AUTO_TEST_CASE(arithmetic_mul_by_row_s) {
   check_fused({.what = "matmul then Mul by S",
                .uses_s = true,
                .epilogue =
-                   [](Graph& g, TensorPtr c, TensorPtr s, TensorPtr) {
+                   [](Graph& g, const TensorPtr& c, const TensorPtr& s, const TensorPtr&) {
                      return g.pointwise(c, s, pointwise("mul", PointwiseMode::Mul));
                    },
                .reference = [](double c, double s, double) { return c * s; },
@@ -557,20 +556,21 @@ BOOST_AUTO_TEST_CASE(arithmetic_mul_by_row_s) {
 }
 
 BOOST_AUTO_TEST_CASE(unary_math_sin) {
-  check_fused(
-      {.what = "matmul then Sin",
-       .epilogue = [](Graph& g, TensorPtr c, TensorPtr,
-                      TensorPtr) { return g.pointwise(c, pointwise("sin", PointwiseMode::Sin)); },
-       .reference = [](double c, double,
-                       double) { return pointwise_reference(PointwiseMode::Sin, c); },
-       .seed = 22});
+  check_fused({.what = "matmul then Sin",
+               .epilogue =
+                   [](Graph& g, const TensorPtr& c, const TensorPtr&, const TensorPtr&) {
+                     return g.pointwise(c, pointwise("sin", PointwiseMode::Sin));
+                   },
+               .reference = [](double c, double,
+                               double) { return pointwise_reference(PointwiseMode::Sin, c); },
+               .seed = 22});
 }
 
 BOOST_AUTO_TEST_CASE(forward_activation_gelu_approx_tanh) {
   check_fused(
       {.what = "matmul then GeluApproxTanhFwd",
        .epilogue =
-           [](Graph& g, TensorPtr c, TensorPtr, TensorPtr) {
+           [](Graph& g, const TensorPtr& c, const TensorPtr&, const TensorPtr&) {
              return g.pointwise(c, pointwise("gelu_tanh", PointwiseMode::GeluApproxTanhFwd));
            },
        .reference = [](double c, double,
@@ -584,7 +584,7 @@ BOOST_AUTO_TEST_CASE(backward_activation_relu_bwd_of_x) {
       {.what = "matmul as dY then ReluBwd of X",
        .uses_x = true,
        .epilogue =
-           [](Graph& g, TensorPtr c, TensorPtr, TensorPtr x) {
+           [](Graph& g, const TensorPtr& c, const TensorPtr&, const TensorPtr& x) {
              return g.pointwise(c, x, pointwise("drelu", PointwiseMode::ReluBwd));
            },
        .reference = [](double c, double,
@@ -596,7 +596,7 @@ BOOST_AUTO_TEST_CASE(comparison_and_select_give_max_with_s) {
   check_fused({.what = "matmul then select(C, S, CmpGt(C, S))",
                .uses_s = true,
                .epilogue =
-                   [](Graph& g, TensorPtr c, TensorPtr s, TensorPtr) {
+                   [](Graph& g, const TensorPtr& c, const TensorPtr& s, const TensorPtr&) {
                      auto mask = g.pointwise(c, s, pointwise("gt", PointwiseMode::CmpGt));
                      return g.pointwise(c, s, mask,
                                         pointwise("select", PointwiseMode::BinarySelect));
@@ -609,7 +609,7 @@ BOOST_AUTO_TEST_CASE(mul_by_a_by_value_scalar_then_add_one) {
   check_fused(
       {.what = "matmul then Mul by 0.75 then Add 1.5, both by value",
        .epilogue =
-           [](Graph& g, TensorPtr c, TensorPtr, TensorPtr) {
+           [](Graph& g, const TensorPtr& c, const TensorPtr&, const TensorPtr&) {
              auto scaled = g.pointwise(c, g.tensor(0.75F), pointwise("scale", PointwiseMode::Mul));
              return g.pointwise(scaled, g.tensor(1.5F), pointwise("shift", PointwiseMode::Add));
            },
@@ -622,7 +622,7 @@ BOOST_AUTO_TEST_CASE(logical_not_and_select_give_min_with_s) {
   check_fused({.what = "matmul then select(C, S, LogicalNot(CmpGt(C, S)))",
                .uses_s = true,
                .epilogue =
-                   [](Graph& g, TensorPtr c, TensorPtr s, TensorPtr) {
+                   [](Graph& g, const TensorPtr& c, const TensorPtr& s, const TensorPtr&) {
                      auto mask = g.pointwise(c, s, pointwise("gt", PointwiseMode::CmpGt));
                      auto inverted = g.pointwise(mask, pointwise("not", PointwiseMode::LogicalNot));
                      return g.pointwise(c, s, inverted,

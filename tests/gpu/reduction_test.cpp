@@ -38,8 +38,6 @@ using dnngraph::test::require_cuda;
 using dnngraph::DataType;
 using dnngraph::ErrorCode;
 using dnngraph::Graph;
-using dnngraph::Handle;
-using dnngraph::HeuristicMode;
 using dnngraph::ReductionMode;
 using dnngraph::Result;
 using dnngraph::test::DeviceBuffer;

@@ -1,0 +1,319 @@
+// dnngraph::KernelCacheStore: file names from keys, load with damage set aside, save when the
+// revision moved. The file operations themselves are api/store_files.
+#include "api/kernel_cache_store.hpp"
+
+#include "api/kernel_cache_json.hpp"
+#include "api/logging.hpp"
+#include "api/store_files.hpp"
+#include "api/version.hpp"
+#include "backend/features.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <system_error>
+#include <utility>
+
+namespace dnngraph {
+
+namespace {
+
+constexpr std::size_t max_name_length = 128;
+constexpr std::string_view separator = "--";
+constexpr std::string_view cudnn_prefix = "cudnn-";
+
+// Empty when `name` can be part of a file name; otherwise why not.
+std::string name_problem(std::string_view name) {
+  if (name.empty()) {
+    return "is empty";
+  }
+  if (name.size() > max_name_length) {
+    return "has " + std::to_string(name.size()) + " characters, more than " +
+           std::to_string(max_name_length);
+  }
+  if (name.front() == '.') {
+    return "starts with '.'";
+  }
+  if (name.find(separator) != std::string_view::npos) {
+    return "contains \"--\" (the file name's separator)";
+  }
+  for (const char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) {
+      return std::string("contains '") + c + "' (letters, digits, '.', '_' and '-' only)";
+    }
+  }
+  return {};
+}
+
+// "9.27.0" -> 92700; nullopt for anything else.
+std::optional<std::int64_t> parse_version(std::string_view text) {
+  const std::string copy(text);
+  const char* at = copy.c_str();
+  const char* const end = at + copy.size();
+  std::array<std::int64_t, 3> parts{};
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    auto [next, ec] = std::from_chars(at, end, parts.at(i));
+    if (ec != std::errc() || next == at || parts.at(i) < 0 || (i > 0 && parts.at(i) > 99)) {
+      return std::nullopt;
+    }
+    at = next;
+    if (i + 1 < parts.size()) {
+      if (at == end || *at != '.') {
+        return std::nullopt;
+      }
+      ++at;
+    }
+  }
+  if (at != end) {
+    return std::nullopt;
+  }
+  return parts[0] * 10000 + parts[1] * 100 + parts[2];
+}
+
+std::int64_t resolved_version(const KernelCacheKey& key) {
+  return key.cudnn_version != 0 ? key.cudnn_version : backend::loaded_version();
+}
+
+}  // namespace
+
+KernelCacheStore::KernelCacheStore(std::filesystem::path folder,
+                                   std::chrono::milliseconds lock_patience)
+    : folder_(std::move(folder)), lock_patience_(lock_patience) {}
+
+KernelCacheStore::~KernelCacheStore() = default;
+
+Result<std::string> KernelCacheStore::file_name(const KernelCacheKey& key) {
+  for (const auto& [what, name] :
+       {std::pair<std::string_view, const std::string&>{"topology", key.topology},
+        {"gpu_architecture", key.gpu_architecture}}) {
+    if (auto problem = name_problem(name); !problem.empty()) {
+      std::string message = "kernel cache store: the key's ";
+      message += what;
+      message += " \"";
+      message += name;
+      message += "\" ";
+      message += problem;
+      message += "; it names a file";
+      return make_error(ErrorCode::InvalidAttribute, std::move(message));
+    }
+  }
+  const std::int64_t version = resolved_version(key);
+  if (version <= 0) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      "kernel cache store: the key's cudnn_version " + std::to_string(version) +
+                          " is not a cuDNN version (e.g. 92700 for 9.27.0; 0 for the loaded one)");
+  }
+  return key.topology + std::string(separator) + std::string(cudnn_prefix) +
+         cudnn_version_string(version) + std::string(separator) + key.gpu_architecture +
+         std::string(file_suffix);
+}
+
+std::optional<KernelCacheKey> KernelCacheStore::key_of(std::string_view file_name) {
+  if (!file_name.ends_with(file_suffix)) {
+    return std::nullopt;
+  }
+  file_name.remove_suffix(file_suffix.size());
+  const auto last = file_name.rfind(separator);
+  if (last == std::string_view::npos || last == 0) {
+    return std::nullopt;
+  }
+  const auto middle = file_name.rfind(separator, last - 1);
+  if (middle == std::string_view::npos) {
+    return std::nullopt;
+  }
+  KernelCacheKey key;
+  key.topology = std::string(file_name.substr(0, middle));
+  std::string_view version =
+      file_name.substr(middle + separator.size(), last - middle - separator.size());
+  key.gpu_architecture = std::string(file_name.substr(last + separator.size()));
+  if (!version.starts_with(cudnn_prefix)) {
+    return std::nullopt;
+  }
+  version.remove_prefix(cudnn_prefix.size());
+  const auto parsed = parse_version(version);
+  if (!parsed || !name_problem(key.topology).empty() ||
+      !name_problem(key.gpu_architecture).empty()) {
+    return std::nullopt;
+  }
+  key.cudnn_version = *parsed;
+  return key;
+}
+
+Result<void> KernelCacheStore::make_folder() const {
+  std::error_code ec;
+  std::filesystem::create_directories(folder_, ec);
+  if (ec) {
+    return make_error(ErrorCode::IoFailure, "kernel cache store: make the folder " +
+                                                folder_.string() + ": " + ec.message());
+  }
+  return {};
+}
+
+std::string KernelCacheStore::set_aside(const std::filesystem::path& path, std::string_view seen,
+                                        const Error& why) const {
+  std::string warning = "kernel cache store: " + path.string() + " is damaged (" +
+                        std::string(to_string(why.code)) + ": " + why.message + ")";
+  auto lock = detail::FolderLock::acquire(folder_, lock_patience_);
+  if (!lock) {
+    return warning + "; left in place (" + lock.error().message + "); starting with an empty cache";
+  }
+  // Another process may have replaced it with a good document since it was read.
+  auto now = detail::read_file(path, KernelCache::max_json_bytes);
+  if (now && *now != seen) {
+    return warning +
+           "; left in place (another writer replaced it meanwhile); starting with an "
+           "empty cache";
+  }
+  std::filesystem::path aside = path;
+  aside += damaged_suffix;
+  std::error_code ec;
+  std::filesystem::rename(path, aside, ec);
+  if (ec) {
+    return warning + "; could not set it aside (" + ec.message() +
+           "); starting with an empty cache";
+  }
+  return warning + "; set aside as " + aside.string() + "; starting with an empty cache";
+}
+
+Result<StoredKernelCache> KernelCacheStore::load_or_create(const KernelCacheKey& key) {
+  auto name = file_name(key);
+  if (!name) {
+    return std::unexpected(name.error());
+  }
+  if (auto made = make_folder(); !made) {
+    return std::unexpected(made.error());
+  }
+  StoredKernelCache stored{std::make_shared<KernelCache>(), folder_ / *name, false, {}};
+  std::error_code ec;
+  if (std::filesystem::exists(stored.path, ec)) {
+    auto text = detail::read_file(stored.path, KernelCache::max_json_bytes);
+    if (!text) {
+      stored.warning = text.error().message + "; starting with an empty cache";
+    } else if (auto loaded = stored.cache->from_json(*text); loaded) {
+      stored.loaded = true;
+    } else if (loaded.error().code == ErrorCode::InvalidJson) {
+      stored.warning = set_aside(stored.path, *text, loaded.error());
+    } else {  // not the file's fault (e.g. cuDNN could not make a descriptor): leave it
+      stored.warning = "kernel cache store: " + stored.path.string() + " could not be loaded (" +
+                       std::string(to_string(loaded.error().code)) + ": " + loaded.error().message +
+                       "); starting with an empty cache";
+    }
+  }
+  detail::log_info([&] {
+    return stored.loaded ? "kernel cache store: loaded " + stored.path.string()
+           : stored.warning.empty()
+               ? "kernel cache store: no " + stored.path.string() + " yet; a new cache"
+               : stored.warning;
+  });
+  KernelCacheKey resolved = key;
+  resolved.cudnn_version = resolved_version(key);
+  std::scoped_lock lock(mutex_);
+  std::erase_if(handed_, [](const Handed& h) { return h.cache.expired(); });
+  handed_.push_back(Handed{stored.cache, stored.cache.get(), std::move(resolved),
+                           stored.loaded ? std::optional<std::int64_t>(0) : std::nullopt});
+  return stored;
+}
+
+Result<bool> KernelCacheStore::save_if_changed(const KernelCache& cache) {
+  std::scoped_lock lock(mutex_);
+  auto handed = std::ranges::find_if(
+      handed_, [&](const Handed& h) { return h.address == &cache && !h.cache.expired(); });
+  if (handed == handed_.end()) {
+    return make_error(ErrorCode::InvalidState,
+                      "kernel cache store: save_if_changed of a cache this store did not hand "
+                      "out (take caches from load_or_create)");
+  }
+  if (!cache.is_built()) {
+    return false;  // no build used it: nothing new to save
+  }
+  auto revision = cache.revision();
+  if (!revision) {
+    return std::unexpected(revision.error());
+  }
+  if (handed->saved_revision == *revision) {
+    detail::log_debug([&] {
+      return "kernel cache store: revision " + std::to_string(*revision) +
+             " unchanged since the last load or save; not written";
+    });
+    return false;
+  }
+  auto json = cache.to_json();
+  if (!json) {
+    return std::unexpected(json.error());
+  }
+  auto name = file_name(handed->key);
+  if (!name) {
+    return std::unexpected(name.error());
+  }
+  if (auto replaced = replace_locked(*name, *json); !replaced) {
+    return std::unexpected(replaced.error());
+  }
+  detail::log_info([&] {
+    return "kernel cache store: saved " + (folder_ / *name).string() + " (revision " +
+           (handed->saved_revision ? std::to_string(*handed->saved_revision) : std::string("new")) +
+           " -> " + std::to_string(*revision) + ", " + std::to_string(json->size()) + " bytes)";
+  });
+  handed->saved_revision = *revision;
+  return true;
+}
+
+Result<void> KernelCacheStore::write(const KernelCacheKey& key, std::string_view json) {
+  auto name = file_name(key);
+  if (!name) {
+    return std::unexpected(name.error());
+  }
+  // The same check from_json makes first, so the store never holds what a load would set aside.
+  if (json.size() > KernelCache::max_json_bytes) {
+    return make_error(ErrorCode::InvalidJson, "kernel cache store: a document of " +
+                                                  std::to_string(json.size()) +
+                                                  " bytes is larger than from_json takes");
+  }
+  if (auto checked = detail::check_cache_document(json); !checked) {
+    return std::unexpected(checked.error());
+  }
+  return replace_locked(*name, json);
+}
+
+Result<void> KernelCacheStore::replace_locked(const std::string& name,
+                                              std::string_view text) const {
+  if (auto made = make_folder(); !made) {
+    return made;
+  }
+  auto folder_lock = detail::FolderLock::acquire(folder_, lock_patience_);
+  if (!folder_lock) {
+    return std::unexpected(folder_lock.error());
+  }
+  return detail::replace_file(folder_ / name, text);
+}
+
+Result<std::vector<StoredFile>> KernelCacheStore::list() const {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(folder_, ec);
+  if (ec) {
+    return make_error(ErrorCode::IoFailure,
+                      "kernel cache store: list " + folder_.string() + ": " + ec.message());
+  }
+  std::vector<StoredFile> files;
+  // increment(ec), not a range-for: its operator++ throws.
+  for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    std::error_code entry_ec;
+    if (!it->is_regular_file(entry_ec)) {
+      continue;
+    }
+    auto key = key_of(it->path().filename().string());
+    if (!key) {
+      continue;
+    }
+    files.push_back(StoredFile{it->path(), std::move(*key), it->file_size(entry_ec)});
+  }
+  if (ec) {
+    return make_error(ErrorCode::IoFailure,
+                      "kernel cache store: list " + folder_.string() + ": " + ec.message());
+  }
+  std::ranges::sort(files, {}, [](const StoredFile& f) { return f.path.filename().string(); });
+  return files;
+}
+
+}  // namespace dnngraph

@@ -1,0 +1,186 @@
+// The execute hot path's parts that run without a GPU: the bounded memo execute() keeps its
+// variant packs in (one user per entry, most recent first, bounded, nothing destroyed under its
+// lock), and the backend's attribute calls, which make no string unless they fail.
+#define BOOST_TEST_MODULE execute_memo
+#include <boost/test/unit_test.hpp>
+
+#include "api/checkout_memo.hpp"
+#include "backend/variant_pack.hpp"
+
+#include <cudnn.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+
+namespace {
+
+// Every operator new in the process counts here (cuDNN's own included).
+std::atomic<std::int64_t> allocations{0};
+
+using dnngraph::detail::CheckoutMemo;
+
+struct Entry {
+  int key = 0;
+  std::string payload;
+};
+
+}  // namespace
+
+// The global allocator replaced to count; malloc and free are what it is made of.
+// NOLINTBEGIN(cppcoreguidelines-owning-memory,cppcoreguidelines-no-malloc)
+void* operator new(std::size_t size) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) {
+    return p;
+  }
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t /*size*/) noexcept { std::free(p); }
+// NOLINTEND(cppcoreguidelines-owning-memory,cppcoreguidelines-no-malloc)
+
+// The entry take() gave; a test that got none fails here.
+Entry taken(std::optional<Entry> e) {
+  BOOST_TEST_REQUIRE(e.has_value());
+  return e ? std::move(*e) : Entry{.key = -1, .payload = ""};
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_memo_gives_nothing) {
+  CheckoutMemo<Entry> memo(4);
+  BOOST_TEST(!memo.take([](const Entry&) { return true; }).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_taken_entry_is_out_of_the_memo_until_put_back) {
+  CheckoutMemo<Entry> memo(4);
+  memo.put({.key = 1, .payload = "one"});
+  Entry first = taken(memo.take([](const Entry& e) { return e.key == 1; }));
+  BOOST_TEST(first.payload == "one");
+  // A second user of the same key (another thread) does not get the same entry.
+  BOOST_TEST(!memo.take([](const Entry& e) { return e.key == 1; }).has_value());
+  memo.put(std::move(first));
+  BOOST_TEST(memo.take([](const Entry& e) { return e.key == 1; }).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(take_finds_the_most_recent_matching_entry) {
+  CheckoutMemo<Entry> memo(4);
+  memo.put({.key = 1, .payload = "older"});
+  memo.put({.key = 2, .payload = "other"});
+  memo.put({.key = 1, .payload = "newer"});
+  const Entry found = taken(memo.take([](const Entry& e) { return e.key == 1; }));
+  BOOST_TEST(found.payload == "newer");
+  BOOST_TEST(memo.size() == 2U);
+}
+
+BOOST_AUTO_TEST_CASE(past_its_capacity_the_least_recent_entry_falls_off) {
+  CheckoutMemo<Entry> memo(2);
+  memo.put({.key = 1, .payload = ""});
+  memo.put({.key = 2, .payload = ""});
+  // Used again: the most recent.
+  memo.put(taken(memo.take([](const Entry& e) { return e.key == 2; })));
+  memo.put({.key = 3, .payload = ""});
+  BOOST_TEST(memo.size() == 2U);
+  BOOST_TEST(!memo.take([](const Entry& e) { return e.key == 1; }).has_value());
+  BOOST_TEST(memo.take([](const Entry& e) { return e.key == 2; }).has_value());
+  BOOST_TEST(memo.take([](const Entry& e) { return e.key == 3; }).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_memo_of_capacity_zero_keeps_nothing) {
+  CheckoutMemo<Entry> memo(0);
+  memo.put({.key = 1, .payload = ""});
+  BOOST_TEST(memo.size() == 0U);
+}
+
+namespace {
+
+// An entry whose destructor asks the memo something: destroyed under the memo's lock, it would
+// deadlock (std::mutex is not recursive).
+struct Reentrant {
+  CheckoutMemo<Reentrant>* memo = nullptr;
+  std::size_t* seen = nullptr;
+  Reentrant() = default;
+  Reentrant(CheckoutMemo<Reentrant>* m, std::size_t* s) : memo(m), seen(s) {}
+  Reentrant(Reentrant&& o) noexcept : memo(std::exchange(o.memo, nullptr)), seen(o.seen) {}
+  Reentrant& operator=(Reentrant&& o) noexcept {
+    memo = std::exchange(o.memo, nullptr);
+    seen = o.seen;
+    return *this;
+  }
+  Reentrant(const Reentrant&) = delete;
+  Reentrant& operator=(const Reentrant&) = delete;
+  ~Reentrant() {
+    if (memo != nullptr) {
+      *seen = memo->size();
+    }
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(an_entry_that_falls_off_is_destroyed_after_the_lock_is_released) {
+  CheckoutMemo<Reentrant> memo(1);
+  std::size_t seen = 99;
+  memo.put(Reentrant(&memo, &seen));
+  memo.put(Reentrant{});  // the first falls off; its destructor calls size()
+  BOOST_TEST(seen == 1U);
+}
+
+namespace {
+
+// Create, set uids / pointers / workspace, finalize, destroy: through the raw C API, or through
+// backend::VariantPack; returns the operator new calls made.
+std::int64_t raw_pack_allocations(std::span<const std::int64_t> uids, std::span<void* const> ptrs) {
+  const std::int64_t before = allocations.load();
+  cudnnBackendDescriptor_t d = nullptr;
+  BOOST_REQUIRE(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &d) ==
+                CUDNN_STATUS_SUCCESS);
+  void* workspace = nullptr;
+  BOOST_REQUIRE(cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
+                                         static_cast<std::int64_t>(uids.size()),
+                                         uids.data()) == CUDNN_STATUS_SUCCESS);
+  BOOST_REQUIRE(
+      cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+                               static_cast<std::int64_t>(ptrs.size()),
+                               static_cast<const void*>(ptrs.data())) == CUDNN_STATUS_SUCCESS);
+  BOOST_REQUIRE(cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR,
+                                         1,
+                                         static_cast<void*>(&workspace)) == CUDNN_STATUS_SUCCESS);
+  BOOST_REQUIRE(cudnnBackendFinalize(d) == CUDNN_STATUS_SUCCESS);
+  BOOST_REQUIRE(cudnnBackendDestroyDescriptor(d) == CUDNN_STATUS_SUCCESS);
+  return allocations.load() - before;
+}
+
+std::int64_t wrapped_pack_allocations(std::span<const std::int64_t> uids,
+                                      std::span<void* const> ptrs) {
+  const std::int64_t before = allocations.load();
+  {
+    auto pack = dnngraph::backend::VariantPack::create();
+    BOOST_REQUIRE(pack.has_value());
+    BOOST_REQUIRE(pack->set_unique_ids(uids).has_value());
+    BOOST_REQUIRE(pack->set_data_pointers(ptrs).has_value());
+    BOOST_REQUIRE(pack->set_workspace(nullptr).has_value());
+    BOOST_REQUIRE(pack->finalize().has_value());
+  }
+  return allocations.load() - before;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_variant_pack_through_the_backend_allocates_no_more_than_cudnn_does) {
+  // Before, each attribute set and the create and finalize built their error context up front:
+  // about ten strings per execute.
+  const std::array<std::int64_t, 3> uids{1, 2, 3};
+  std::array<int, 3> data{};
+  const std::array<void*, 3> ptrs{&data[0], &data[1], &data[2]};
+  (void)raw_pack_allocations(uids, ptrs);  // cuDNN's one-time setup out of the count
+  const std::int64_t raw = raw_pack_allocations(uids, ptrs);
+  const std::int64_t wrapped = wrapped_pack_allocations(uids, ptrs);
+  BOOST_TEST(wrapped == raw,
+             "backend::VariantPack made " << wrapped << " allocations, cuDNN " << raw);
+}
