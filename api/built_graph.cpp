@@ -98,6 +98,7 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
     node->note_traits(traits);
   }
   traits.override_shapes = request.override_shape;
+  traits.dynamic_shape = dynamic;
   auto chosen = choose_plan(
       {*op_graph, request.handle, request.modes, cache.get(), request.cache_first, traits});
   if (!chosen) {

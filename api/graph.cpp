@@ -12,7 +12,9 @@
 #include "api/nodes/pointwise.hpp"
 #include "api/nodes/reduction.hpp"
 #include "api/nodes/reshape.hpp"
+#include "api/nodes/sdpa.hpp"
 
+#include <limits>
 #include <utility>
 
 namespace dnngraph {
@@ -99,6 +101,14 @@ std::shared_ptr<TensorAttributes> Graph::add_output(const std::string& node_name
   t->label_from_node_ = true;
   owned_.insert(t.get());
   tensors_.push_back(t);
+  return t;
+}
+
+std::shared_ptr<TensorAttributes> Graph::add_internal(const std::string& node_name,
+                                                      const char* port) {
+  auto t = add_output(node_name, port);
+  t->label_ = "internal " + std::string(port) + " of node #" + std::to_string(nodes_.size()) +
+              " ('" + node_name + "')";
   return t;
 }
 
@@ -241,6 +251,72 @@ std::shared_ptr<TensorAttributes> Graph::reshape(const std::shared_ptr<TensorAtt
                   [&](const detail::TensorPtr& y) {
                     return std::make_unique<detail::ReshapeNode>(std::move(attributes), x, y);
                   });
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
+    const std::shared_ptr<TensorAttributes>& q, const std::shared_ptr<TensorAttributes>& k,
+    const std::shared_ptr<TensorAttributes>& v, SdpaAttributes attributes) {
+  invalidate();
+  name_node(attributes, detail::NodeKind::Sdpa, nodes_.size());
+  const std::string& name = attributes.name();
+  const std::string node = std::string(detail::name_of(detail::NodeKind::Sdpa)) + " '" + name + "'";
+  const bool padding = attributes.padding_mask();
+  const auto causal = attributes.causal();
+  const bool bottom_right = causal == DiagonalAlignment::BottomRight;
+  const auto internal = [&](const char* port, bool wanted) {
+    return wanted ? add_internal(name, port) : nullptr;
+  };
+  detail::SdpaPorts p;
+  p.q = q;
+  p.k = k;
+  p.v = v;
+  p.seq_len_q = attributes.seq_len_q();
+  p.seq_len_kv = attributes.seq_len_kv();
+  p.o = add_output(name, "O");
+  p.stats = attributes.generate_stats() ? add_output(name, "Stats") : nullptr;
+  if (!check_inputs(node, {{"Q", q.get()}, {"K", k.get()}, {"V", v.get()}}) ||
+      (p.seq_len_q && !check_inputs(node, {{"seq_len_q", p.seq_len_q.get()}})) ||
+      (p.seq_len_kv && !check_inputs(node, {{"seq_len_kv", p.seq_len_kv.get()}}))) {
+    return {p.o, p.stats};
+  }
+  // By-value scalars: graph inputs the variant pack carries like any other.
+  const auto scalar = [&](const char* what, float value) {
+    return tensor(TensorAttributes()
+                      .set_name(name + "::" + what)
+                      .set_value(value)
+                      .set_data_type(DataType::Float));
+  };
+  if (const auto scale = attributes.attn_scale()) {
+    p.scale = scalar("attn_scale", *scale);
+  }
+  // Only with a mask: cuDNN 9.19 refuses a variant pack with a uid no operation reads
+  // (CUDNN_STATUS_BAD_PARAM_NULL_POINTER at execute, measured on the H200).
+  if (padding || causal) {
+    p.neg_inf = scalar("neg_inf", -std::numeric_limits<float>::infinity());
+  }
+  p.scores = internal("scores", true);
+  p.scaled = internal("scaled", p.scale != nullptr);
+  p.pad_row = internal("pad_row", padding);
+  p.pad_col = internal("pad_col", padding);
+  p.pad_row_in = internal("pad_row_in", padding);
+  p.pad_col_in = internal("pad_col_in", padding);
+  p.pad_keep = internal("pad_keep", padding);
+  p.padded = internal("padded", padding);
+  p.causal_row = internal("causal_row", causal.has_value());
+  p.causal_col = internal("causal_col", causal.has_value());
+  p.causal_row_plus = internal("causal_row_plus", bottom_right && padding);
+  p.causal_row_shifted = internal("causal_row_shifted", bottom_right && padding);
+  p.causal_keep = internal("causal_keep", causal.has_value());
+  p.causal = internal("causal", causal.has_value());
+  p.row_max = internal("row_max", true);
+  p.centered = internal("centered", true);
+  p.exps = internal("exps", true);
+  p.row_sum = internal("row_sum", true);
+  p.log_sum = internal("log_sum", true);
+  p.unused_stats = internal("unused_stats", p.stats == nullptr);
+  p.probs = internal("probs", true);
+  nodes_.push_back(std::make_unique<detail::SdpaNode>(std::move(attributes), p));
+  return {p.o, p.stats};
 }
 
 detail::NormPorts Graph::add_norm(const NormRequest& r) {

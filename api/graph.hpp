@@ -142,6 +142,18 @@ class Graph {
       const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& bias,
       BatchnormInferenceAttributes attributes);
 
+  // Scaled dot-product attention: O = softmax(scale * Q K^T + masks) V for Q [b, h_q, s_q, d],
+  // K [b, h_k, s_kv, d], V [b, h_v, s_kv, d_v] (Half or BFloat16, head dim innermost: BHSD or
+  // BSHD strides), h_k and h_v dividing h_q (grouped-query attention). Returns {O, Stats}: O
+  // [b, h_q, s_q, d_v] in Q's type (packed BHSD unless its strides are set), Stats (Float
+  // [b, h_q, s_q, 1], the log-sum-exp per row) with set_generate_stats(true) only (else null).
+  // Mark them set_output(true). Lowered to the operation pattern cuDNN's fused flash-attention
+  // engines match (docs/attention.md).
+  std::array<std::shared_ptr<TensorAttributes>, 2> sdpa(const std::shared_ptr<TensorAttributes>& q,
+                                                        const std::shared_ptr<TensorAttributes>& k,
+                                                        const std::shared_ptr<TensorAttributes>& v,
+                                                        SdpaAttributes attributes);
+
   // Checks every tensor and node, infers node outputs, assigns uids to tensors without one.
   [[nodiscard]] Result<void> validate();
   // validate(), then creates and finalizes the backend tensor and operation descriptors.
@@ -190,6 +202,8 @@ class Graph {
   // What the built plan reads of this graph at each call.
   [[nodiscard]] detail::GraphView view() const;
   std::shared_ptr<TensorAttributes> add_output(const std::string& node_name, const char* port);
+  // A composite node's internal virtual tensor ("<name>::<port>"), owned by the graph.
+  std::shared_ptr<TensorAttributes> add_internal(const std::string& node_name, const char* port);
   // What layernorm() and rmsnorm() share: the checks of phase, epsilon and inputs, the outputs
   // the phase asks for, and the node.
   struct NormRequest {

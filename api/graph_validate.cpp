@@ -161,6 +161,10 @@ Result<void> Graph::check_complete() const {
     for (const auto& in : node->inputs()) {
       consumed.insert(in.get());
     }
+    for (const auto& internal : node->internals()) {
+      produced.insert(internal.get());
+      consumed.insert(internal.get());
+    }
   }
   // An input no node reads would be demanded in the variant pack of a graph that never touches
   // it; a virtual output nothing reads is computed for nothing (and cuDNN refuses such graphs).
@@ -256,9 +260,11 @@ Result<void> infer_nodes(const std::vector<std::unique_ptr<detail::Node>>& nodes
     if (auto ok = node->infer(context); !ok) {
       return ok;
     }
-    for (const auto& out : node->outputs()) {
-      if (auto ok = check_layout(*out); !ok) {
-        return ok;
+    for (const auto& list : {&node->outputs(), &node->internals()}) {
+      for (const auto& out : *list) {
+        if (auto ok = check_layout(*out); !ok) {
+          return ok;
+        }
       }
     }
   }
@@ -339,8 +345,10 @@ Result<void> Graph::validate_filling() {
   }
   Produced produced;
   for (const auto& node : nodes_) {
-    for (const auto& out : node->outputs()) {
-      produced.insert(out.get());
+    for (const auto& list : {&node->outputs(), &node->internals()}) {
+      for (const auto& out : *list) {
+        produced.insert(out.get());
+      }
     }
   }
   // Graph inputs first: nodes read their dims and types.

@@ -20,6 +20,8 @@ namespace dnngraph::detail {
 struct GraphTraits {
   bool channels_first_conv_fprop = false;  // a conv_fprop whose X is not channels-last
   bool override_shapes = false;  // set_override_shape_enabled: shapes (and workspaces) vary
+  bool dynamic_shape = false;    // the operation graph is built with dynamic shapes
+  bool sdpa = false;             // an attention (sdpa) node
 };
 
 // A candidate as plan choice sees it: the engine config, and the workspace its plan needs
@@ -41,6 +43,7 @@ enum class Defect {
   KernelCacheLookupRace,
   KernelCacheUnfinalizedGraph,
   KernelCacheHostileDocument,
+  SdpaDynamicShape,
 };
 
 // Versions in the cudnnGetVersion() encoding, e.g. 92700 for 9.27.0.

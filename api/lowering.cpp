@@ -39,6 +39,14 @@ backend::Expected<backend::Tensor> make_tensor(const TensorAttributes& t) {
 
 }  // namespace
 
+Result<backend::Tensor> lower_tensor(const TensorAttributes& t) {
+  auto tensor = make_tensor(t);
+  if (!tensor) {
+    return std::unexpected(cudnn_error(tensor.error(), "lower tensor " + t.describe()));
+  }
+  return std::move(*tensor);
+}
+
 Result<void> TensorTable::add(const TensorAttributes& t) {
   auto tensor = make_tensor(t);
   if (!tensor) {

@@ -33,6 +33,10 @@ struct LoweredOperation {
   std::vector<backend::Descriptor> parts;
 };
 
+// A finalized backend tensor of t kept outside any table: a second view of a uid the table
+// holds (sdpa's K^T: K's uid with its last two dims and strides swapped).
+[[nodiscard]] Result<backend::Tensor> lower_tensor(const TensorAttributes& t);
+
 // Finalized backend tensors by uid.
 class TensorTable {
  public:

@@ -265,6 +265,68 @@ class RmsnormAttributes final : public NormAttributes<RmsnormAttributes> {
   std::shared_ptr<TensorAttributes> bias_;
 };
 
+// Where a causal mask's diagonal starts: TopLeft keeps key j for query i when j <= i;
+// BottomRight aligns the last query with the last key (j <= i + s_kv - s_q, per batch with the
+// actual lengths when a padding mask is set), as in decoding with a KV cache.
+enum class DiagonalAlignment : std::uint8_t { TopLeft, BottomRight };
+
+// Scaled dot-product attention O = softmax(scale * Q K^T + masks) V (see Graph::sdpa).
+class SdpaAttributes final : public NodeAttributes<SdpaAttributes> {
+ public:
+  SdpaAttributes() = default;  // user-declared: `{}` value-initializes
+  // Multiplies Q K^T; unset, 1 (as cudnn-frontend; torch's default is 1 / sqrt(head dim)).
+  SdpaAttributes& set_attn_scale(float scale) {
+    attn_scale_ = scale;
+    return *this;
+  }
+  // Training: also write Stats, the row-wise log-sum-exp of the masked, scaled scores (Float
+  // [b, h_q, s_q, 1]) that a backward pass reads. Inference (false, the default): O only.
+  SdpaAttributes& set_generate_stats(bool generate) {
+    generate_stats_ = generate;
+    return *this;
+  }
+  SdpaAttributes& set_causal_mask(bool causal) {
+    causal_ = causal ? std::optional(DiagonalAlignment::TopLeft) : std::nullopt;
+    return *this;
+  }
+  SdpaAttributes& set_causal_mask_bottom_right(bool causal) {
+    causal_ = causal ? std::optional(DiagonalAlignment::BottomRight) : std::nullopt;
+    return *this;
+  }
+  // Masks query rows past seq_len_q and key columns past seq_len_kv, per batch: both tensors
+  // Int32 [b, 1, 1, 1] in device memory (set them with set_seq_len_q / set_seq_len_kv).
+  SdpaAttributes& set_padding_mask(bool padding) {
+    padding_mask_ = padding;
+    return *this;
+  }
+  SdpaAttributes& set_seq_len_q(std::shared_ptr<TensorAttributes> seq_len) {
+    seq_len_q_ = std::move(seq_len);
+    return *this;
+  }
+  SdpaAttributes& set_seq_len_kv(std::shared_ptr<TensorAttributes> seq_len) {
+    seq_len_kv_ = std::move(seq_len);
+    return *this;
+  }
+  [[nodiscard]] std::optional<float> attn_scale() const noexcept { return attn_scale_; }
+  [[nodiscard]] bool generate_stats() const noexcept { return generate_stats_; }
+  [[nodiscard]] std::optional<DiagonalAlignment> causal() const noexcept { return causal_; }
+  [[nodiscard]] bool padding_mask() const noexcept { return padding_mask_; }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& seq_len_q() const noexcept {
+    return seq_len_q_;
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& seq_len_kv() const noexcept {
+    return seq_len_kv_;
+  }
+
+ private:
+  std::optional<float> attn_scale_;
+  bool generate_stats_ = false;
+  std::optional<DiagonalAlignment> causal_;
+  bool padding_mask_ = false;
+  std::shared_ptr<TensorAttributes> seq_len_q_;
+  std::shared_ptr<TensorAttributes> seq_len_kv_;
+};
+
 // Y = (X - mean) * inv_variance * scale + bias with per-channel statistics the caller gives.
 class BatchnormInferenceAttributes final : public NodeAttributes<BatchnormInferenceAttributes> {
  public:

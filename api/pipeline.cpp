@@ -24,11 +24,13 @@ Result<Lowered> lower_graph(const GraphView& graph, const OverriddenTensors* lay
     }
   }
   for (const auto& node : graph.nodes) {
-    auto op = node->lower(lowered.tensors, graph.context);
-    if (!op) {
-      return std::unexpected(op.error());
+    auto ops = node->lower_all(lowered.tensors, graph.context);
+    if (!ops) {
+      return std::unexpected(ops.error());
     }
-    lowered.operations.push_back(std::move(*op));
+    for (auto& op : *ops) {
+      lowered.operations.push_back(std::move(op));
+    }
   }
   return lowered;
 }

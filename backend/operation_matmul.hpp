@@ -22,6 +22,20 @@ class OperationMatmul final : public Operation {
   [[nodiscard]] Expected<void> set_c(const Tensor& tensor) {
     return set_descriptor(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_MATMUL_CDESC), tensor);
   }
+  // Per-batch actual extents of M, N or K (Int32 [batch..., 1, 1]): rows and columns past them
+  // are padding (the attention pattern's variable sequence lengths).
+  [[nodiscard]] Expected<void> set_m_override(const Tensor& tensor) {
+    return set_descriptor(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC),
+                          tensor);
+  }
+  [[nodiscard]] Expected<void> set_n_override(const Tensor& tensor) {
+    return set_descriptor(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC),
+                          tensor);
+  }
+  [[nodiscard]] Expected<void> set_k_override(const Tensor& tensor) {
+    return set_descriptor(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC),
+                          tensor);
+  }
   [[nodiscard]] Expected<void> set_matmul(const Matmul& matmul) {
     return set_descriptor(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_MATMUL_DESC), matmul);
   }

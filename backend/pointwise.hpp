@@ -17,6 +17,10 @@ class Pointwise final : public Descriptor {
   [[nodiscard]] Expected<void> set_math_precision(cudnnDataType_t type) {
     return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_POINTWISE_MATH_PREC), type);
   }
+  // GEN_INDEX: the dimension whose index the operation writes.
+  [[nodiscard]] Expected<void> set_axis(std::int64_t axis) {
+    return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_POINTWISE_AXIS), axis);
+  }
   [[nodiscard]] Expected<void> set_nan_propagation(cudnnNanPropagation_t nan) {
     return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_POINTWISE_NAN_PROPAGATION), nan);
   }

@@ -19,8 +19,9 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::LayerNorm, std::string_view("layernorm")},
     std::pair{NodeKind::RmsNorm, std::string_view("rmsnorm")},
     std::pair{NodeKind::Reshape, std::string_view("reshape")},
+    std::pair{NodeKind::Sdpa, std::string_view("sdpa")},
 };
-static_assert(node_kinds.back().first == NodeKind::Reshape);
+static_assert(node_kinds.back().first == NodeKind::Sdpa);
 
 }  // namespace
 
@@ -35,6 +36,17 @@ Result<std::vector<std::int64_t>> Node::output_dims(
     std::span<const ShapedTensor> /*inputs*/) const {
   return make_error(ErrorCode::InvalidAttribute,
                     describe() + ": this node kind cannot check execute-time shape overrides");
+}
+
+Result<std::vector<LoweredOperation>> Node::lower_all(const TensorTable& tensors,
+                                                      const GraphContext& context) const {
+  auto op = lower(tensors, context);
+  if (!op) {
+    return std::unexpected(op.error());
+  }
+  std::vector<LoweredOperation> ops;
+  ops.push_back(std::move(*op));
+  return ops;
 }
 
 Result<void> Node::settle_output(TensorAttributes& out,

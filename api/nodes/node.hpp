@@ -37,13 +37,18 @@ enum class NodeKind : std::uint8_t {
   LayerNorm,
   RmsNorm,
   Reshape,
+  Sdpa,
 };
 [[nodiscard]] std::string_view name_of(NodeKind kind) noexcept;
 
 class Node {
  public:
-  Node(std::string name, std::vector<TensorPtr> inputs, std::vector<TensorPtr> outputs)
-      : name_(std::move(name)), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+  Node(std::string name, std::vector<TensorPtr> inputs, std::vector<TensorPtr> outputs,
+       std::vector<TensorPtr> internals = {})
+      : name_(std::move(name)),
+        inputs_(std::move(inputs)),
+        outputs_(std::move(outputs)),
+        internals_(std::move(internals)) {}
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
   virtual ~Node() = default;
@@ -67,10 +72,19 @@ class Node {
   // Needs every input and output in `tensors`.
   [[nodiscard]] virtual Result<LoweredOperation> lower(const TensorTable& tensors,
                                                        const GraphContext& context) const = 0;
+  // Every backend operation of the node, in order. Most nodes are one operation (the default:
+  // lower()); a composite node (sdpa: the matmul, mask, softmax, matmul pattern cuDNN's fused
+  // attention engines match) overrides this and wires its internals() between its operations.
+  [[nodiscard]] virtual Result<std::vector<LoweredOperation>> lower_all(
+      const TensorTable& tensors, const GraphContext& context) const;
 
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] const std::vector<TensorPtr>& inputs() const noexcept { return inputs_; }
   [[nodiscard]] const std::vector<TensorPtr>& outputs() const noexcept { return outputs_; }
+  // Virtual graph tensors a composite node both makes and reads (no other node sees them):
+  // validation counts them as produced and consumed, infer() settles them, lowering adds them
+  // to the TensorTable like any tensor (so they get uids from the graph).
+  [[nodiscard]] const std::vector<TensorPtr>& internals() const noexcept { return internals_; }
   // "matmul 'mm'", for error messages.
   [[nodiscard]] std::string describe() const;
 
@@ -116,6 +130,7 @@ class Node {
   std::string name_;
   std::vector<TensorPtr> inputs_;
   std::vector<TensorPtr> outputs_;
+  std::vector<TensorPtr> internals_;
 };
 
 }  // namespace dnngraph::detail

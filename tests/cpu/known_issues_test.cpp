@@ -109,3 +109,21 @@ BOOST_AUTO_TEST_CASE(before_the_plan_exists_only_an_override_graph_rules_engine7
   BOOST_TEST(known_issue_for(overrides, Candidate{engine7}, 92700) != nullptr);
   BOOST_TEST(known_issue_for(overrides, Candidate{engine7, 0}, 92700) != nullptr);
 }
+
+BOOST_AUTO_TEST_CASE(an_sdpa_node_in_a_dynamic_shape_graph_rules_every_candidate_out) {
+  GraphTraits sdpa;
+  sdpa.sdpa = true;
+  BOOST_TEST(known_issue_for(sdpa, Candidate{engine7}, 91900) == nullptr);  // static: served
+  sdpa.dynamic_shape = true;
+  for (std::int64_t version : {91900, 92700}) {
+    for (const auto& engine : {engine7, engine28}) {
+      const auto* issue = known_issue_for(sdpa, Candidate{engine}, version);
+      BOOST_TEST_REQUIRE(issue != nullptr);
+      BOOST_TEST((issue->defect == Defect::SdpaDynamicShape));
+      BOOST_TEST(dnngraph::detail::describe(*issue).find("NaN rows") != std::string::npos);
+    }
+  }
+  GraphTraits dynamic_matmul;
+  dynamic_matmul.dynamic_shape = true;
+  BOOST_TEST(known_issue_for(dynamic_matmul, Candidate{engine7}, 91900) == nullptr);
+}

@@ -1,0 +1,59 @@
+// Scaled dot-product attention node: O = softmax(scale * Q K^T + masks) V, lowered to the
+// composite pattern cuDNN's fused flash-attention engines match (matmul, pointwise masks,
+// softmax as reductions and pointwise steps, matmul), the one route that serves causal masks
+// and dynamic shapes on cuDNN 9.19 (see /docs/attention.md and the facts there).
+#pragma once
+
+#include "api/node_attributes.hpp"
+#include "api/nodes/node.hpp"
+
+namespace dnngraph::detail {
+
+// The node's tensors by role. Null where the attributes need none.
+struct SdpaPorts {
+  // Inputs: the user's, then by-value scalars Graph::sdpa makes.
+  TensorPtr q, k, v, seq_len_q, seq_len_kv;
+  TensorPtr scale;    // the attention scale, when the attributes set one
+  TensorPtr neg_inf;  // -infinity: what a masked score becomes
+  // Outputs.
+  TensorPtr o, stats;
+  // Internal virtual tensors, in lowering order.
+  TensorPtr scores, scaled;                                              // Q K^T, times scale
+  TensorPtr pad_row, pad_col, pad_row_in, pad_col_in, pad_keep, padded;  // padding mask
+  TensorPtr causal_row, causal_col, causal_row_plus, causal_row_shifted, causal_keep, causal;
+  // softmax; unused_stats: inference writes the log-sum-exp to a virtual tensor (cuDNN's
+  // engines match no softmax without it: NoEngine on the H200, cuDNN 9.19 and 9.27)
+  TensorPtr row_max, centered, exps, row_sum, log_sum, unused_stats, probs;
+
+  [[nodiscard]] std::vector<TensorPtr> inputs() const;
+  [[nodiscard]] std::vector<TensorPtr> outputs() const;
+  [[nodiscard]] std::vector<TensorPtr> internals() const;
+};
+
+class SdpaNode final : public Node {
+ public:
+  SdpaNode(SdpaAttributes attributes, const SdpaPorts& ports)
+      : Node(attributes.name(), ports.inputs(), ports.outputs(), ports.internals()),
+        attributes_(std::move(attributes)),
+        ports_(ports) {}
+
+  [[nodiscard]] NodeKind kind() const noexcept override { return NodeKind::Sdpa; }
+  [[nodiscard]] Result<void> infer(const GraphContext& context) override;
+  // Known issue sdpa-dynamic-shape: a dynamic-shape graph of this node is refused at plan choice.
+  void note_traits(GraphTraits& traits) const override { traits.sdpa = true; }
+  // Composite: lower_all() makes every operation; lower() alone cannot stand for the node.
+  [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
+                                               const GraphContext& context) const override;
+  [[nodiscard]] Result<std::vector<LoweredOperation>> lower_all(
+      const TensorTable& tensors, const GraphContext& context) const override;
+
+ private:
+  [[nodiscard]] Result<void> check_inputs() const;
+  [[nodiscard]] Result<void> check_masks() const;
+  void settle_internals();
+
+  SdpaAttributes attributes_;
+  SdpaPorts ports_;
+};
+
+}  // namespace dnngraph::detail

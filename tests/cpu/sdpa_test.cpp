@@ -1,0 +1,290 @@
+// Attention (sdpa) nodes without a GPU: sdpa() rejects each kind of bad input (ranks, data
+// types, batch, head dims, grouped-query ratio, layouts, sequence length tensors, mask
+// combinations) with its ErrorCode and a message naming the node, the tensor and the values;
+// infers O and Stats; and lowers to the composite pattern (matmul, scale, masks, softmax steps,
+// matmul) as finalized cuDNN descriptors, one operation per step.
+#define BOOST_TEST_MODULE sdpa
+#include <boost/test/unit_test.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+import dnngraph;
+
+#include "support/graph_checks.hpp"
+#include "support/printing.hpp"
+
+using dnngraph::DataType;
+using dnngraph::Error;
+using dnngraph::ErrorCode;
+using dnngraph::Graph;
+using dnngraph::LoweringSummary;
+using dnngraph::SdpaAttributes;
+using dnngraph::TensorAttributes;
+using Dims = std::vector<std::int64_t>;
+using TensorPtr = std::shared_ptr<TensorAttributes>;
+
+using namespace dnngraph::test;
+
+namespace {
+
+struct Shape {
+  std::int64_t b = 2, h_q = 8, h_k = 8, h_v = 8, s_q = 17, s_kv = 33, d = 64, d_v = 64;
+};
+
+// A BFloat16 graph with Q, K, V (uids 1-3, packed BHSD) of `s`; run() adds the node and names
+// O (uid 4) and Stats (uid 5).
+struct Attention {
+  Graph g;
+  TensorPtr q, k, v, seq_q, seq_kv, o, stats;
+
+  explicit Attention(const Shape& s = {}) {
+    g.set_io_data_type(DataType::BFloat16);
+    q = g.tensor(tensor("Q", 1, {s.b, s.h_q, s.s_q, s.d}));
+    k = g.tensor(tensor("K", 2, {s.b, s.h_k, s.s_kv, s.d}));
+    v = g.tensor(tensor("V", 3, {s.b, s.h_v, s.s_kv, s.d_v}));
+  }
+  void add_lengths(std::int64_t b) {
+    seq_q = g.tensor(tensor("seq_q", 6, {b, 1, 1, 1}).set_data_type(DataType::Int32));
+    seq_kv = g.tensor(tensor("seq_kv", 7, {b, 1, 1, 1}).set_data_type(DataType::Int32));
+  }
+  void run(SdpaAttributes attributes) {
+    auto [out, st] = g.sdpa(q, k, v, attributes.set_name("attn"));
+    o = out;
+    stats = st;
+    o->set_name("O").set_uid(4).set_output(true);
+    if (stats) {
+      stats->set_name("Stats").set_uid(5).set_output(true);
+    }
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(sdpa_lowering)
+
+BOOST_AUTO_TEST_CASE(inference_lowers_to_two_matmuls_around_a_softmax) {
+  Attention a;
+  a.run(SdpaAttributes());
+  const LoweringSummary s = require_lowered(a.g);
+  BOOST_TEST(s.all_finalized);
+  // Q K^T, max, minus max, exp, sum, log, log-sum-exp (virtual), divide, P V.
+  BOOST_TEST(s.operation_count == 9U);
+  BOOST_TEST(a.stats == nullptr);
+  BOOST_TEST(a.o->dim() == (Dims{2, 8, 17, 64}));
+  BOOST_TEST((a.o->data_type() == DataType::BFloat16));
+  BOOST_TEST(a.o->stride() == (Dims{8704, 1088, 64, 1}));
+}
+
+BOOST_AUTO_TEST_CASE(training_with_scale_and_causal_mask_writes_float_stats) {
+  Attention a;
+  a.run(SdpaAttributes().set_attn_scale(0.125F).set_causal_mask(true).set_generate_stats(true));
+  const LoweringSummary s = require_lowered(a.g);
+  BOOST_TEST(s.all_finalized);
+  // matmul, scale, row index, column index, compare, select, max, minus, exp, sum, log, stats
+  // add, divide, matmul.
+  BOOST_TEST(s.operation_count == 14U);
+  BOOST_REQUIRE(a.stats != nullptr);
+  BOOST_TEST(a.stats->dim() == (Dims{2, 8, 17, 1}));
+  BOOST_TEST((a.stats->data_type() == DataType::Float));
+}
+
+BOOST_AUTO_TEST_CASE(grouped_query_attention_with_padding_and_bottom_right_causal_lowers) {
+  Attention a({.b = 3, .h_q = 8, .h_k = 2, .h_v = 2, .s_q = 33, .s_kv = 17, .d = 128, .d_v = 128});
+  a.add_lengths(3);
+  a.run(SdpaAttributes()
+            .set_padding_mask(true)
+            .set_seq_len_q(a.seq_q)
+            .set_seq_len_kv(a.seq_kv)
+            .set_causal_mask_bottom_right(true));
+  const LoweringSummary s = require_lowered(a.g);
+  BOOST_TEST(s.all_finalized);
+  // matmul, 6 padding steps, 6 causal steps (with + seq_len_kv - seq_len_q), 4 softmax steps,
+  // divide, matmul.
+  BOOST_TEST(s.operation_count == 21U);  // + log and the virtual log-sum-exp
+  BOOST_TEST(a.o->dim() == (Dims{3, 8, 33, 128}));
+}
+
+BOOST_AUTO_TEST_CASE(bottom_right_causal_without_padding_on_square_shapes_is_top_left) {
+  Attention a({.s_q = 33, .s_kv = 33});
+  a.run(SdpaAttributes().set_causal_mask_bottom_right(true));
+  const LoweringSummary s = require_lowered(a.g);
+  BOOST_TEST(s.operation_count == 13U);  // 9 + row, column, compare, select
+}
+
+BOOST_AUTO_TEST_CASE(bottom_right_causal_without_padding_on_other_shapes_asks_for_lengths) {
+  Attention a({.s_q = 17, .s_kv = 33});
+  a.run(SdpaAttributes().set_causal_mask_bottom_right(true));
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error, "s_q 17 != s_kv 33 needs a padding mask"));
+}
+
+BOOST_AUTO_TEST_CASE(an_output_in_bshd_strides_is_kept) {
+  Attention a;
+  a.run(SdpaAttributes());
+  a.o->set_stride({8704, 64, 512, 1});
+  require_valid(a.g);
+  BOOST_TEST(a.o->stride() == (Dims{8704, 64, 512, 1}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(sdpa_validation)
+
+BOOST_AUTO_TEST_CASE(a_q_of_rank_three_is_rejected) {
+  Attention a;
+  a.q->set_dim({2, 8, 17}).set_stride({});
+  a.run(SdpaAttributes());
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error, "sdpa 'attn': Q 'Q' (uid 1) has dims [2, 8, 17]"));
+  BOOST_TEST(mentions(error, "rank 4"));
+}
+
+BOOST_AUTO_TEST_CASE(float_inputs_are_rejected) {
+  Attention a;
+  a.q->set_data_type(DataType::Float);
+  a.k->set_data_type(DataType::Float);
+  a.v->set_data_type(DataType::Float);
+  a.run(SdpaAttributes());
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::UnsupportedDataType);
+  BOOST_TEST(mentions(error, "has data type Float; attention takes Half or BFloat16"));
+}
+
+BOOST_AUTO_TEST_CASE(inputs_of_two_types_are_rejected) {
+  Attention a;
+  a.v->set_data_type(DataType::Half);
+  a.run(SdpaAttributes());
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::UnsupportedDataType);
+  BOOST_TEST(mentions(error, "V 'V' (uid 3) has data type Half, but Q has BFloat16"));
+}
+
+BOOST_AUTO_TEST_CASE(a_batch_mismatch_is_rejected_naming_the_dims) {
+  Attention a;
+  a.k->set_dim({3, 8, 33, 64});
+  a.run(SdpaAttributes());
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error, "the batch of K is 3, expected 2"));
+}
+
+BOOST_AUTO_TEST_CASE(a_head_dim_mismatch_between_q_and_k_is_rejected) {
+  Attention a({.d = 64});
+  a.k->set_dim({2, 8, 33, 128});
+  a.run(SdpaAttributes());
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error, "the head dim of K (dim 3) is 128, expected 64"));
+}
+
+BOOST_AUTO_TEST_CASE(v_of_another_sequence_length_is_rejected) {
+  Attention a;
+  a.v->set_dim({2, 8, 32, 64});
+  a.run(SdpaAttributes());
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error, "the sequence length of V (dim 2) is 32, expected 33"));
+}
+
+BOOST_AUTO_TEST_CASE(kv_heads_that_do_not_divide_q_heads_are_rejected) {
+  Attention a({.h_q = 8, .h_k = 3, .h_v = 3});
+  a.run(SdpaAttributes());
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error, "K has 3 heads, which does not divide Q's 8"));
+}
+
+BOOST_AUTO_TEST_CASE(a_head_dim_not_a_multiple_of_eight_is_rejected) {
+  Attention a({.d = 100, .d_v = 64});
+  a.run(SdpaAttributes());
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error, "the head dim of Q and K is 100; cuDNN's fused attention engines"));
+}
+
+BOOST_AUTO_TEST_CASE(a_head_dim_above_256_is_rejected) {
+  Attention a({.d = 64, .d_v = 264});
+  a.run(SdpaAttributes());
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error, "the head dim of V is 264"));
+}
+
+BOOST_AUTO_TEST_CASE(a_head_dim_that_is_not_innermost_is_rejected) {
+  Attention a;
+  a.q->set_stride({8704, 1088, 1, 17});
+  a.run(SdpaAttributes());
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error, "the head dim (dim 3) must be innermost (stride 1)"));
+}
+
+BOOST_AUTO_TEST_CASE(a_padding_mask_without_lengths_is_rejected) {
+  Attention a;
+  a.run(SdpaAttributes().set_padding_mask(true));
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error, "the padding mask needs both set_seq_len_q and set_seq_len_kv"));
+}
+
+BOOST_AUTO_TEST_CASE(lengths_without_a_padding_mask_are_rejected) {
+  Attention a;
+  a.add_lengths(2);
+  a.run(SdpaAttributes().set_seq_len_q(a.seq_q).set_seq_len_kv(a.seq_kv));
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error, "without set_padding_mask(true)"));
+}
+
+BOOST_AUTO_TEST_CASE(lengths_of_the_wrong_shape_are_rejected) {
+  Attention a;
+  a.add_lengths(3);
+  a.run(SdpaAttributes().set_padding_mask(true).set_seq_len_q(a.seq_q).set_seq_len_kv(a.seq_kv));
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(
+      mentions(error, "seq_len_q 'seq_q' (uid 6) has dims [3, 1, 1, 1], expected [2, 1, 1, 1]"));
+}
+
+BOOST_AUTO_TEST_CASE(lengths_of_another_type_are_rejected) {
+  Attention a;
+  a.add_lengths(2);
+  a.seq_kv->set_data_type(DataType::Float);
+  a.run(SdpaAttributes().set_padding_mask(true).set_seq_len_q(a.seq_q).set_seq_len_kv(a.seq_kv));
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::UnsupportedDataType);
+  BOOST_TEST(mentions(
+      error, "seq_len_kv 'seq_kv' (uid 7) has data type Float; sequence lengths are Int32"));
+}
+
+BOOST_AUTO_TEST_CASE(an_output_of_another_type_is_rejected) {
+  Attention a;
+  a.run(SdpaAttributes());
+  a.o->set_data_type(DataType::Float);
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error, "O takes Q's type (BFloat16)"));
+}
+
+BOOST_AUTO_TEST_CASE(a_half_compute_type_is_rejected) {
+  Attention a;
+  a.run(SdpaAttributes().set_compute_data_type(DataType::Half));
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::UnsupportedDataType);
+  BOOST_TEST(mentions(error, "attention accumulates in Float"));
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_validation_leaves_the_outputs_unsettled) {
+  Attention a({.h_q = 8, .h_k = 3, .h_v = 3});
+  a.run(SdpaAttributes());
+  (void)validation_error(a.g);
+  BOOST_TEST(a.o->dim().empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,415 @@
+// Attention (sdpa) on the GPU against a CPU reference in double: odd sequence lengths (17, 33),
+// head dims 64 and 128, causal masks of both diagonal alignments, padding masks from per-batch
+// lengths, grouped-query attention, BFloat16 and Half, inference (O) and training (O and Stats).
+// A graph cuDNN has no engine for is a finding (skipped with the Error), never a pass. Then one
+// dynamic-shape graph on a KernelCache, refused at build (known issue sdpa-dynamic-shape).
+#include <boost/test/unit_test.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+import dnngraph;
+
+#include "support/built_cases.hpp"
+#include "support/device_buffer.hpp"
+#include "support/host_tensor.hpp"
+#include "support/reference.hpp"
+
+namespace {
+
+using dnngraph::DataType;
+using dnngraph::DiagonalAlignment;
+using dnngraph::Graph;
+using dnngraph::SdpaAttributes;
+using dnngraph::TensorAttributes;
+using dnngraph::test::describe;
+using dnngraph::test::DeviceBuffer;
+using dnngraph::test::HostTensor;
+using dnngraph::test::require_cuda;
+using dnngraph::test::Tolerance;
+using Dims = std::vector<std::int64_t>;
+
+constexpr std::int64_t uid_q = 1, uid_k = 2, uid_v = 3, uid_o = 4, uid_stats = 5, uid_len_q = 6,
+                       uid_len_kv = 7;
+
+struct SdpaCase {
+  std::string name;
+  DataType type;
+  std::int64_t b, h_q, h_k, s_q, s_kv, d;
+  std::optional<DiagonalAlignment> causal;
+  bool stats = false;
+  std::vector<std::int32_t> len_q, len_kv;  // per batch; empty: no padding mask
+  std::uint32_t seed = 1;
+
+  [[nodiscard]] bool padded() const { return !len_q.empty(); }
+  [[nodiscard]] float scale() const { return 1.0F / std::sqrt(static_cast<float>(d)); }
+  [[nodiscard]] std::string text() const {
+    return name + " (" + std::string(dnngraph::to_string(type)) + ", b " + std::to_string(b) +
+           " h_q " + std::to_string(h_q) + " h_k " + std::to_string(h_k) + " s_q " +
+           std::to_string(s_q) + " s_kv " + std::to_string(s_kv) + " d " + std::to_string(d) + ")";
+  }
+  [[nodiscard]] Dims q_dims() const { return {b, h_q, s_q, d}; }
+  [[nodiscard]] Dims kv_dims() const { return {b, h_k, s_kv, d}; }
+};
+
+// Tolerances. Inputs are uniform in [-1, 1] and exact in their type; Q K^T and P V accumulate
+// in Float (products of Half/BFloat16 values are exact in Float), so the errors that count are
+// two roundings to the io type: P (each probability to 2^-9 relative in BFloat16, 2^-12 in
+// Half; O = sum p_j v_j with sum p_j = 1 and |v_j| <= 1 moves by at most that) and O itself (the
+// same relative step). Bound: 2 * 2^-9 = 3.9e-3 (BFloat16), 2 * 2^-12 = 4.9e-4 (Half); the
+// tolerances leave ~2.5x (BFloat16 1e-2) and ~4x (Half 2e-3). A wrong mask or head mapping errs
+// by O(0.1). Stats (Float log-sum-exp, |Stats| < 6 here) carry only Float rounding and the
+// engine's exp/log approximations (~1e-6 relative): 1e-3 absolute leaves > 100x.
+Tolerance o_tolerance(DataType type) {
+  return type == DataType::BFloat16 ? Tolerance{.abs = 1e-2, .rel = 1e-2}
+                                    : Tolerance{.abs = 2e-3, .rel = 2e-3};
+}
+constexpr Tolerance stats_tolerance{.abs = 1e-3, .rel = 1e-4};
+
+Graph make_graph(const SdpaCase& c, const std::shared_ptr<dnngraph::KernelCache>& cache = {}) {
+  Graph g;
+  g.set_name(c.name).set_io_data_type(c.type).set_compute_data_type(DataType::Float);
+  if (cache) {
+    g.set_dynamic_shape_enabled(true).set_kernel_cache(cache);
+  }
+  auto q = g.tensor(TensorAttributes().set_name("Q").set_uid(uid_q).set_dim(c.q_dims()));
+  auto k = g.tensor(TensorAttributes().set_name("K").set_uid(uid_k).set_dim(c.kv_dims()));
+  auto v = g.tensor(TensorAttributes().set_name("V").set_uid(uid_v).set_dim(c.kv_dims()));
+  SdpaAttributes a;
+  a.set_name("attn").set_attn_scale(c.scale()).set_generate_stats(c.stats);
+  if (c.causal == DiagonalAlignment::TopLeft) {
+    a.set_causal_mask(true);
+  } else if (c.causal == DiagonalAlignment::BottomRight) {
+    a.set_causal_mask_bottom_right(true);
+  }
+  if (c.padded()) {
+    const auto length = [&](const char* name, std::int64_t uid) {
+      return g.tensor(TensorAttributes()
+                          .set_name(name)
+                          .set_uid(uid)
+                          .set_dim({c.b, 1, 1, 1})
+                          .set_data_type(DataType::Int32));
+    };
+    a.set_padding_mask(true)
+        .set_seq_len_q(length("seq_len_q", uid_len_q))
+        .set_seq_len_kv(length("seq_len_kv", uid_len_kv));
+  }
+  auto [o, stats] = g.sdpa(q, k, v, a);
+  o->set_name("O").set_uid(uid_o).set_output(true);
+  if (stats) {
+    stats->set_name("Stats").set_uid(uid_stats).set_output(true);
+  }
+  return g;
+}
+
+struct Expected {
+  std::vector<double> o;        // [b, h_q, s_q, d], packed
+  std::vector<double> stats;    // [b, h_q, s_q]
+  std::vector<bool> row_valid;  // [b, h_q, s_q]: a query row inside its batch's length
+};
+
+// Softmax(scale Q K^T + masks) V in double. Query head h reads K/V head h / (h_q / h_k).
+Expected reference(const SdpaCase& c, const std::vector<float>& q, const std::vector<float>& k,
+                   const std::vector<float>& v) {
+  const auto n = [](std::int64_t x) { return static_cast<std::size_t>(x); };
+  const std::size_t rows = n(c.b * c.h_q * c.s_q);
+  Expected e{std::vector<double>(rows * n(c.d), 0.0), std::vector<double>(rows, 0.0),
+             std::vector<bool>(rows, false)};
+  const std::int64_t group = c.h_q / c.h_k;
+  std::vector<double> score(n(c.s_kv));
+  for (std::int64_t bi = 0; bi < c.b; ++bi) {
+    const std::int64_t lq = c.padded() ? c.len_q[n(bi)] : c.s_q;
+    const std::int64_t lkv = c.padded() ? c.len_kv[n(bi)] : c.s_kv;
+    for (std::int64_t h = 0; h < c.h_q; ++h) {
+      const std::int64_t hk = h / group;
+      for (std::int64_t i = 0; i < lq; ++i) {
+        const std::size_t row = n((bi * c.h_q + h) * c.s_q + i);
+        double max = -std::numeric_limits<double>::infinity();
+        for (std::int64_t j = 0; j < c.s_kv; ++j) {
+          bool keep = j < lkv;
+          if (c.causal == DiagonalAlignment::TopLeft) {
+            keep = keep && j <= i;
+          } else if (c.causal == DiagonalAlignment::BottomRight) {
+            keep = keep && j <= i + lkv - lq;
+          }
+          double dot = 0;
+          for (std::int64_t x = 0; x < c.d; ++x) {
+            dot += static_cast<double>(q[row * n(c.d) + n(x)]) *
+                   k[n(((bi * c.h_k + hk) * c.s_kv + j) * c.d + x)];
+          }
+          score[n(j)] = keep ? dot * c.scale() : -std::numeric_limits<double>::infinity();
+          max = std::max(max, score[n(j)]);
+        }
+        if (!std::isfinite(max)) {
+          continue;  // every key masked: no defined output
+        }
+        double sum = 0;
+        for (double& s : score) {
+          s = std::exp(s - max);
+          sum += s;
+        }
+        e.row_valid[row] = true;
+        e.stats[row] = max + std::log(sum);
+        for (std::int64_t j = 0; j < c.s_kv; ++j) {
+          const double p = score[n(j)] / sum;
+          for (std::int64_t x = 0; x < c.d; ++x) {
+            e.o[row * n(c.d) + n(x)] += p * v[n(((bi * c.h_k + hk) * c.s_kv + j) * c.d + x)];
+          }
+        }
+      }
+    }
+  }
+  return e;
+}
+
+// Keeps the elements of valid rows only (padding rows have no defined output).
+template <class T>
+std::vector<T> valid_rows(std::span<const T> values, const std::vector<bool>& row_valid,
+                          std::size_t per_row) {
+  std::vector<T> kept;
+  for (std::size_t r = 0; r < row_valid.size(); ++r) {
+    if (row_valid[r]) {
+      kept.insert(kept.end(), values.begin() + static_cast<std::ptrdiff_t>(r * per_row),
+                  values.begin() + static_cast<std::ptrdiff_t>((r + 1) * per_row));
+    }
+  }
+  return kept;
+}
+
+struct Errors {
+  dnngraph::test::Comparison o, stats;
+};
+
+// Runs a built graph once on inputs uniform in [-1, 1] and compares O (and Stats) with the
+// reference on the valid rows. Every output byte starts as NaN.
+Errors run_and_compare(const SdpaCase& c, const Graph& g, const dnngraph::Handle& handle) {
+  std::mt19937 rng(c.seed);
+  const auto count = [](const Dims& d) { return dnngraph::test::element_count(d); };
+  const HostTensor q = dnngraph::test::random_tensor(c.type, count(c.q_dims()), rng);
+  const HostTensor k = dnngraph::test::random_tensor(c.type, count(c.kv_dims()), rng);
+  const HostTensor v = dnngraph::test::random_tensor(c.type, count(c.kv_dims()), rng);
+  const Expected e = reference(c, q.values, k.values, v.values);
+  const std::size_t rows = e.row_valid.size();
+  std::vector<std::byte> o_bytes(e.o.size() * static_cast<std::size_t>(dnngraph::size_of(c.type)));
+  std::vector<float> stats(rows);
+
+  DeviceBuffer q_dev = require_cuda(DeviceBuffer::copy_of(q.bytes), "Q");
+  DeviceBuffer k_dev = require_cuda(DeviceBuffer::copy_of(k.bytes), "K");
+  DeviceBuffer v_dev = require_cuda(DeviceBuffer::copy_of(v.bytes), "V");
+  DeviceBuffer o_dev = require_cuda(DeviceBuffer::allocate(o_bytes.size()), "O");
+  DeviceBuffer stats_dev = require_cuda(DeviceBuffer::allocate(rows * sizeof(float)), "Stats");
+  require_cuda(o_dev.fill_bytes(0xFF), "fill O");
+  require_cuda(stats_dev.fill_bytes(0xFF), "fill Stats");
+  const std::vector<std::int32_t> len_q = c.padded() ? c.len_q : std::vector<std::int32_t>{1};
+  const std::vector<std::int32_t> len_kv = c.padded() ? c.len_kv : std::vector<std::int32_t>{1};
+  DeviceBuffer len_q_dev =
+      require_cuda(DeviceBuffer::copy_of(std::span<const std::int32_t>(len_q)), "seq_len_q");
+  DeviceBuffer len_kv_dev =
+      require_cuda(DeviceBuffer::copy_of(std::span<const std::int32_t>(len_kv)), "seq_len_kv");
+  const auto workspace_size = g.get_workspace_size();
+  BOOST_REQUIRE_MESSAGE(workspace_size.has_value(), "workspace: " << describe(workspace_size));
+  DeviceBuffer workspace = require_cuda(
+      DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*workspace_size, 1))),
+      "workspace");
+  std::unordered_map<std::int64_t, void*> pack{
+      {uid_q, q_dev.get()}, {uid_k, k_dev.get()}, {uid_v, v_dev.get()}, {uid_o, o_dev.get()}};
+  if (c.stats) {
+    pack[uid_stats] = stats_dev.get();
+  }
+  if (c.padded()) {
+    pack[uid_len_q] = len_q_dev.get();
+    pack[uid_len_kv] = len_kv_dev.get();
+  }
+  const auto ran = g.execute(handle, pack, workspace.get());
+  BOOST_REQUIRE_MESSAGE(ran.has_value(), c.text() << ": execute failed: " << describe(ran));
+  require_cuda(dnngraph::test::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"),
+               c.name + " after execute");
+  require_cuda(o_dev.download(std::span<std::byte>(o_bytes)), "O");
+  require_cuda(stats_dev.download(std::span<float>(stats)), "Stats");
+
+  const std::vector<float> o_got = dnngraph::test::decode(c.type, o_bytes);
+  const auto per_row = static_cast<std::size_t>(c.d);
+  Errors errors;
+  errors.o = dnngraph::test::compare(
+      valid_rows(std::span<const float>(o_got), e.row_valid, per_row),
+      valid_rows(std::span<const double>(e.o), e.row_valid, per_row), o_tolerance(c.type));
+  if (c.stats) {
+    errors.stats = dnngraph::test::compare(
+        valid_rows(std::span<const float>(stats), e.row_valid, 1),
+        valid_rows(std::span<const double>(e.stats), e.row_valid, 1), stats_tolerance);
+  }
+  return errors;
+}
+
+boost::unit_test::precondition builds(const SdpaCase& c) {
+  return dnngraph::test::builds_or_skips(c.text(), [c] { return make_graph(c); });
+}
+
+void check_against_reference(const SdpaCase& c) {
+  const auto taken = dnngraph::test::take_case(c.text(), [c] { return make_graph(c); });
+  dnngraph::test::BuiltCase& b = *taken;
+  BOOST_REQUIRE_MESSAGE(b.built.has_value(), c.text() << ": build failed: " << describe(b.built));
+  const auto info = b.graph.plan_info();
+  BOOST_REQUIRE_MESSAGE(info.has_value(), "plan_info: " << describe(info));
+  BOOST_REQUIRE(b.handle.has_value());
+  const Errors errors = run_and_compare(c, b.graph, *b.handle);
+  BOOST_TEST_MESSAGE(c.text() << ": O " << errors.o.describe()
+                              << (c.stats ? "; Stats " + errors.stats.describe() : std::string())
+                              << "; plan: " << info->describe());
+  BOOST_CHECK_MESSAGE(errors.o.passed(), c.text() << ": O " << errors.o.describe());
+  if (c.stats) {
+    BOOST_CHECK_MESSAGE(errors.stats.passed(), c.text() << ": Stats " << errors.stats.describe());
+  }
+}
+
+namespace cases {
+const auto bf16 = DataType::BFloat16;
+const auto half = DataType::Half;
+const auto top_left = DiagonalAlignment::TopLeft;
+const auto bottom_right = DiagonalAlignment::BottomRight;
+const SdpaCase plain_bf16_d64{
+    "no mask, inference", bf16, 2, 4, 4, 17, 33, 64, {}, false, {}, {}, 1301};
+const SdpaCase plain_half_d128_stats{
+    "no mask, training", half, 2, 4, 4, 33, 17, 128, {}, true, {}, {}, 1302};
+const SdpaCase causal_top_left_half{
+    "causal top-left, training", half, 2, 4, 4, 33, 33, 64, top_left, true, {}, {}, 1303};
+const SdpaCase causal_top_left_bf16_d128{
+    "causal top-left, inference", bf16, 1, 4, 4, 17, 33, 128, top_left, false, {}, {}, 1304};
+// Bottom-right without a padding mask is refused unless s_q == s_kv: full lengths here.
+const SdpaCase causal_bottom_right_bf16{"causal bottom-right with full lengths, training",
+                                        bf16,
+                                        2,
+                                        4,
+                                        4,
+                                        17,
+                                        33,
+                                        128,
+                                        bottom_right,
+                                        true,
+                                        {17, 17},
+                                        {33, 33},
+                                        1305};
+const SdpaCase causal_bottom_right_half_square{
+    "causal bottom-right, inference", half, 1, 2, 2, 33, 33, 64, bottom_right, false, {}, {}, 1306};
+const SdpaCase padded_half{"padding, training", half,        3,   2, 2, 33, 33, 64, {}, true,
+                           {33, 17, 5},         {33, 20, 9}, 1307};
+const SdpaCase padded_bf16_d128{
+    "padding, inference", bf16, 2, 2, 2, 17, 33, 128, {}, false, {9, 17}, {33, 1}, 1308};
+const SdpaCase padded_causal_bottom_right_half{"padding and causal bottom-right, training",
+                                               half,
+                                               2,
+                                               4,
+                                               4,
+                                               33,
+                                               33,
+                                               64,
+                                               bottom_right,
+                                               true,
+                                               {17, 33},
+                                               {33, 20},
+                                               1309};
+const SdpaCase gqa_causal_bf16{"grouped-query (4:1), causal top-left, training",
+                               bf16,
+                               2,
+                               8,
+                               2,
+                               33,
+                               33,
+                               64,
+                               top_left,
+                               true,
+                               {},
+                               {},
+                               1310};
+const SdpaCase mqa_half_d128{"multi-query (4:1 to one head), inference",
+                             half,
+                             1,
+                             4,
+                             1,
+                             17,
+                             33,
+                             128,
+                             {},
+                             false,
+                             {},
+                             {},
+                             1311};
+}  // namespace cases
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(sdpa_forward)
+DNNGRAPH_REFERENCE_CASE(bfloat16_head_dim_64_without_mask_matches_reference, cases::plain_bf16_d64)
+DNNGRAPH_REFERENCE_CASE(half_head_dim_128_training_matches_reference, cases::plain_half_d128_stats)
+DNNGRAPH_REFERENCE_CASE(half_causal_top_left_training_matches_reference,
+                        cases::causal_top_left_half)
+DNNGRAPH_REFERENCE_CASE(bfloat16_head_dim_128_causal_top_left_matches_reference,
+                        cases::causal_top_left_bf16_d128)
+DNNGRAPH_REFERENCE_CASE(bfloat16_causal_bottom_right_training_matches_reference,
+                        cases::causal_bottom_right_bf16)
+DNNGRAPH_REFERENCE_CASE(half_causal_bottom_right_square_matches_reference,
+                        cases::causal_bottom_right_half_square)
+DNNGRAPH_REFERENCE_CASE(half_padding_mask_training_matches_reference, cases::padded_half)
+DNNGRAPH_REFERENCE_CASE(bfloat16_head_dim_128_padding_mask_matches_reference,
+                        cases::padded_bf16_d128)
+DNNGRAPH_REFERENCE_CASE(half_padding_with_causal_bottom_right_matches_reference,
+                        cases::padded_causal_bottom_right_half)
+DNNGRAPH_REFERENCE_CASE(bfloat16_grouped_query_causal_training_matches_reference,
+                        cases::gqa_causal_bf16)
+DNNGRAPH_REFERENCE_CASE(half_multi_query_head_dim_128_matches_reference, cases::mqa_half_d128)
+BOOST_AUTO_TEST_SUITE_END()
+
+namespace {
+
+// One topology (Half, causal top-left, training, d 64) at one sequence length.
+SdpaCase dynamic_case(std::int64_t s) {
+  return {"dynamic, causal top-left",
+          DataType::Half,
+          2,
+          4,
+          4,
+          s,
+          s,
+          64,
+          DiagonalAlignment::TopLeft,
+          true,
+          {},
+          {},
+          static_cast<std::uint32_t>(1400 + s)};
+}
+
+}  // namespace
+
+// Known issue sdpa-dynamic-shape: on cuDNN 9.19 the dynamic graph built at length 64 ran exact,
+// and the same topology at lengths 17, 33, 128 and 200, served from the kernel cache, returned
+// success with NaN rows; 9.27 offered no engine. Until a cuDNN is measured exact, build() refuses.
+BOOST_AUTO_TEST_CASE(a_dynamic_shape_sdpa_graph_is_refused_at_build_never_run_wrong) {
+  auto cache = std::make_shared<dnngraph::KernelCache>();
+  auto handle = dnngraph::Handle::create();
+  BOOST_REQUIRE_MESSAGE(handle.has_value(), describe(handle));
+  for (const std::int64_t s : {64, 17}) {
+    const SdpaCase c = dynamic_case(s);
+    auto g = make_graph(c, cache);
+    const auto built =
+        g.build(*handle, {dnngraph::HeuristicMode::A, dnngraph::HeuristicMode::Fallback});
+    BOOST_TEST_MESSAGE(c.text() << ": " << describe(built));
+    BOOST_TEST_REQUIRE(!built.has_value());
+    BOOST_TEST((built.error().code == dnngraph::ErrorCode::NoEngine));
+    BOOST_TEST(cache->size().value_or(-1) <= 0);  // nothing was compiled into the cache
+  }
+}
