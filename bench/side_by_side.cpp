@@ -721,6 +721,7 @@ void warm_builds(cudnnHandle_t raw, const dnngraph::Handle& handle, bool conv, i
     }
   }
   std::vector<BuildSeries> out;
+  out.reserve(impls.size());
   for (auto& [series, build] : impls) {
     out.push_back(series);
   }
@@ -755,6 +756,7 @@ void thread_cases(bool quick) {
       std::atomic<int> failed{0}, done{0};
       const auto start = Clock::now();
       std::vector<std::thread> pool;
+      pool.reserve(static_cast<std::size_t>(threads));
       for (int t = 0; t < threads; ++t) {
         pool.emplace_back([&, t] {
           for (int i = 0; i < per_thread; ++i) {
@@ -913,20 +915,30 @@ void persistence_cases(const char* self, int reps) {
   }
   steps.emplace_back("load-no-cache-first", "dnngraph");
   std::map<std::string, std::vector<double>> build_ms, load_ms_all;
+  const auto key_of = [](const std::string& impl, const std::string& step) {
+    std::string key = impl;
+    key += ' ';
+    key += step;
+    return key;
+  };
   for (int r = 0; r < reps; ++r) {
     for (const auto& [step, impl] : steps) {
       double ms = -1, load_ms = 0, bytes = 0;
       run(step, impl, &ms, &load_ms, &bytes);
-      build_ms[impl + " " + step].push_back(ms);
-      load_ms_all[impl + " " + step].push_back(load_ms);
+      const std::string key = key_of(impl, step);
+      build_ms[key].push_back(ms);
+      load_ms_all[key].push_back(load_ms);
     }
   }
   for (const auto& [step, impl] : steps) {
-    const std::string key = impl + " " + step;
+    const std::string key = key_of(impl, step);
     const double m = median(build_ms[key]);
-    emit("first_build_after_" + step, impl,
-         num("build_ms", m) + ", " + num("from_json_ms", median(load_ms_all[key])) + ", " +
-             num("reps", reps));
+    std::string fields = num("build_ms", m);
+    fields += ", ";
+    fields += num("from_json_ms", median(load_ms_all[key]));
+    fields += ", ";
+    fields += num("reps", reps);
+    emit(std::string("first_build_after_").append(step), impl, fields);
     std::printf("#   %-32s first build %8.2f ms (from_json %.2f ms), median of %d\n", key.c_str(),
                 m, median(load_ms_all[key]), reps);
   }

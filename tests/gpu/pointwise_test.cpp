@@ -209,6 +209,7 @@ void check_binary(Handle& handle, PointwiseMode mode, DataType type, const Dims&
   const std::vector<Operand> ins{{1, dnngraph::test::encode(type, x_values)},
                                  {2, dnngraph::test::encode(type, b_values)}};
   std::vector<double> expected;
+  expected.reserve(x_count);
   for (std::size_t i = 0; i < x_count; ++i) {
     expected.push_back(
         dnngraph::test::pointwise_reference(mode, x_values[i], b_values[i % b_count]));
@@ -338,6 +339,7 @@ void check_comparison_as_number(Handle& handle, PointwiseMode mode, DataType typ
   const std::vector<Operand> ins{{1, operand(type, grid, x_count, rng)},
                                  {2, operand(type, grid, b_count, rng)}};
   std::vector<double> expected;
+  expected.reserve(x_count);
   for (std::size_t i = 0; i < x_count; ++i) {
     expected.push_back(dnngraph::test::pointwise_reference(
         mode, ins[0].data.values[i], ins[1].data.values[broadcast_index(i, x_dims, b_dims)]));
@@ -462,13 +464,14 @@ void check_fused(const FusedCase& f) {
   std::mt19937 rng(f.seed);
   const dnngraph::test::OperandRange unit{.lo = -1, .hi = 1};
   const dnngraph::test::OperandRange off_zero{.lo = -2, .hi = 2, .min_abs = 0.05};
-  std::vector<Operand> ins{{1, operand(type, unit, 16 * 32, rng)},
-                           {2, operand(type, unit, 32 * 40, rng)},
+  std::vector<Operand> ins{{1, operand(type, unit, std::size_t{16} * 32, rng)},
+                           {2, operand(type, unit, std::size_t{32} * 40, rng)},
                            {3, operand(type, unit, 40, rng)},
-                           {4, operand(type, off_zero, 16 * 40, rng)}};
+                           {4, operand(type, off_zero, std::size_t{16} * 40, rng)}};
   const std::vector<double> cs = dnngraph::test::reference_matmul(
       shape, ins[0].data.values, ins[1].data.values, {}, dnngraph::test::Epilogue::None);
   std::vector<double> expected;
+  expected.reserve(cs.size());
   for (std::size_t i = 0; i < cs.size(); ++i) {
     expected.push_back(f.reference(cs[i], ins[2].data.values[i % 40], ins[3].data.values[i]));
   }
