@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
@@ -179,12 +180,19 @@ BOOST_AUTO_TEST_CASE(eight_threads_writing_one_key_leave_a_whole_document) {
   std::vector<std::thread> threads;
   threads.reserve(8);
   std::atomic<int> failures{0};
+  std::mutex first_error_mutex;
+  std::string first_error;
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
       KernelCacheStore store(folder);  // a store each, as separate programs would have
       for (int i = 0; i < 25; ++i) {
-        if (!store.write(key, documents[static_cast<std::size_t>((t + i) % 2)])) {
+        auto written = store.write(key, documents[static_cast<std::size_t>((t + i) % 2)]);
+        if (!written) {
           ++failures;
+          const std::scoped_lock lock(first_error_mutex);
+          if (first_error.empty()) {
+            first_error = written.error().message;
+          }
         }
       }
     });
@@ -192,7 +200,7 @@ BOOST_AUTO_TEST_CASE(eight_threads_writing_one_key_leave_a_whole_document) {
   for (auto& thread : threads) {
     thread.join();
   }
-  BOOST_TEST(failures.load() == 0);
+  BOOST_TEST(failures.load() == 0, "first failure: " << first_error);
   const std::string last = slurp(folder / "matmul_fp16--cudnn-9.19.0--sm_90.json");
   BOOST_TEST((last == documents[0] || last == documents[1]));
   BOOST_TEST(count_temporaries(folder) == 0);
