@@ -260,9 +260,7 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   name_node(attributes, detail::NodeKind::Sdpa, nodes_.size());
   const std::string& name = attributes.name();
   const std::string node = std::string(detail::name_of(detail::NodeKind::Sdpa)) + " '" + name + "'";
-  const bool padding = attributes.padding_mask();
-  const auto causal = attributes.causal();
-  const bool bottom_right = causal == DiagonalAlignment::BottomRight;
+  const auto settings = detail::AttentionSettings::of(attributes);
   const auto internal = [&](const char* port, bool wanted) {
     return wanted ? add_internal(name, port) : nullptr;
   };
@@ -291,23 +289,13 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   }
   // Only with a mask: cuDNN 9.19 refuses a variant pack with a uid no operation reads
   // (CUDNN_STATUS_BAD_PARAM_NULL_POINTER at execute, measured on the H200).
-  if (padding || causal) {
+  if (settings.padding || settings.causal) {
     p.neg_inf = scalar("neg_inf", -std::numeric_limits<float>::infinity());
   }
   p.scores = internal("scores", true);
   p.scaled = internal("scaled", p.scale != nullptr);
-  p.pad_row = internal("pad_row", padding);
-  p.pad_col = internal("pad_col", padding);
-  p.pad_row_in = internal("pad_row_in", padding);
-  p.pad_col_in = internal("pad_col_in", padding);
-  p.pad_keep = internal("pad_keep", padding);
-  p.padded = internal("padded", padding);
-  p.causal_row = internal("causal_row", causal.has_value());
-  p.causal_col = internal("causal_col", causal.has_value());
-  p.causal_row_plus = internal("causal_row_plus", bottom_right && padding);
-  p.causal_row_shifted = internal("causal_row_shifted", bottom_right && padding);
-  p.causal_keep = internal("causal_keep", causal.has_value());
-  p.causal = internal("causal", causal.has_value());
+  p.masks = detail::AttentionMaskPorts::make(
+      settings, [&](const char* port) { return add_internal(name, port); });
   p.row_max = internal("row_max", true);
   p.centered = internal("centered", true);
   p.exps = internal("exps", true);
