@@ -13,6 +13,7 @@
 #include "api/nodes/reduction.hpp"
 #include "api/nodes/reshape.hpp"
 #include "api/nodes/sdpa.hpp"
+#include "api/nodes/sdpa_backward.hpp"
 
 #include <limits>
 #include <utility>
@@ -305,6 +306,80 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   p.probs = internal("probs", true);
   nodes_.push_back(std::make_unique<detail::SdpaNode>(std::move(attributes), p));
   return {p.o, p.stats};
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
+    const std::shared_ptr<TensorAttributes>& q, const std::shared_ptr<TensorAttributes>& k,
+    const std::shared_ptr<TensorAttributes>& v, const std::shared_ptr<TensorAttributes>& o,
+    const std::shared_ptr<TensorAttributes>& d_o, const std::shared_ptr<TensorAttributes>& stats,
+    SdpaBackwardAttributes attributes) {
+  invalidate();
+  name_node(attributes, detail::NodeKind::SdpaBackward, nodes_.size());
+  const std::string& name = attributes.name();
+  const std::string node =
+      std::string(detail::name_of(detail::NodeKind::SdpaBackward)) + " '" + name + "'";
+  const auto settings = detail::AttentionSettings::of(attributes);
+  const auto internal = [&](const char* port) { return add_internal(name, port); };
+  detail::SdpaBackwardPorts p;
+  p.q = q;
+  p.k = k;
+  p.v = v;
+  p.o = o;
+  p.d_o = d_o;
+  p.stats = stats;
+  p.seq_len_q = settings.seq_len_q;
+  p.seq_len_kv = settings.seq_len_kv;
+  p.dq = add_output(name, "dQ");
+  p.dk = add_output(name, "dK");
+  p.dv = add_output(name, "dV");
+  p.d_sum = add_output(name, "D");
+  const std::array outputs{p.dq, p.dk, p.dv, p.d_sum};
+  if (!check_inputs(node, {{"Q", q.get()},
+                           {"K", k.get()},
+                           {"V", v.get()},
+                           {"O", o.get()},
+                           {"dO", d_o.get()},
+                           {"Stats", stats.get()}}) ||
+      (p.seq_len_q && !check_inputs(node, {{"seq_len_q", p.seq_len_q.get()}})) ||
+      (p.seq_len_kv && !check_inputs(node, {{"seq_len_kv", p.seq_len_kv.get()}}))) {
+    return outputs;
+  }
+  const auto scalar = [&](const char* what, float value) {
+    return tensor(TensorAttributes()
+                      .set_name(name + "::" + what)
+                      .set_value(value)
+                      .set_data_type(DataType::Float));
+  };
+  if (const auto scale = attributes.attn_scale()) {
+    p.scale = scalar("attn_scale", *scale);
+  }
+  if (settings.padding || settings.causal) {  // as in sdpa(): only where an operation reads it
+    p.neg_inf = scalar("neg_inf", -std::numeric_limits<float>::infinity());
+  }
+  p.one = scalar("one", 1.0F);
+  p.do_o = internal("dO_O");
+  p.do_o_sum = internal("dO_O_sum");
+  p.scores = internal("scores");
+  p.scaled = p.scale ? internal("scaled") : nullptr;
+  p.masks = detail::AttentionMaskPorts::make(settings, internal);
+  p.centered = internal("centered");
+  p.probs = internal("probs");
+  p.probs_t = internal("probs_t");
+  // Grouped-query attention: per-query-head gradients, summed over each group after. The head
+  // counts are read here only to choose the tensors; infer() checks them.
+  const auto heads = [](const std::shared_ptr<TensorAttributes>& t) {
+    return t->dim().size() == 4 ? t->dim()[1] : 0;
+  };
+  p.dv_heads = heads(v) != heads(q) ? internal("dV_heads") : nullptr;
+  p.dp = internal("dP");
+  p.dp_centered = internal("dP_centered");
+  p.ds_unscaled = internal("dS_unscaled");
+  p.ds = p.scale ? internal("dS") : nullptr;
+  p.ds_t = internal("dS_t");
+  p.dk_heads = heads(k) != heads(q) ? internal("dK_heads") : nullptr;
+  p.k_view = internal("K_view");
+  nodes_.push_back(std::make_unique<detail::SdpaBackwardNode>(std::move(attributes), p));
+  return outputs;
 }
 
 detail::NormPorts Graph::add_norm(const NormRequest& r) {
