@@ -147,6 +147,16 @@ void name_node(Attributes& attributes, detail::NodeKind kind, std::size_t index)
   }
 }
 
+// A composite node's by-value Float scalar "<node>::<what>": a graph input the variant pack
+// carries like any other.
+std::shared_ptr<TensorAttributes> node_scalar(Graph& g, const std::string& node, const char* what,
+                                              float value) {
+  return g.tensor(TensorAttributes()
+                      .set_name(node + "::" + what)
+                      .set_value(value)
+                      .set_data_type(DataType::Float));
+}
+
 }  // namespace
 
 std::shared_ptr<TensorAttributes> Graph::add_node(detail::NodeKind kind, const std::string& name,
@@ -278,12 +288,8 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
       (p.seq_len_kv && !check_inputs(node, {{"seq_len_kv", p.seq_len_kv.get()}}))) {
     return {p.o, p.stats};
   }
-  // By-value scalars: graph inputs the variant pack carries like any other.
   const auto scalar = [&](const char* what, float value) {
-    return tensor(TensorAttributes()
-                      .set_name(name + "::" + what)
-                      .set_value(value)
-                      .set_data_type(DataType::Float));
+    return node_scalar(*this, name, what, value);
   };
   if (const auto scale = attributes.attn_scale()) {
     p.scale = scalar("attn_scale", *scale);
@@ -345,10 +351,7 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
     return outputs;
   }
   const auto scalar = [&](const char* what, float value) {
-    return tensor(TensorAttributes()
-                      .set_name(name + "::" + what)
-                      .set_value(value)
-                      .set_data_type(DataType::Float));
+    return node_scalar(*this, name, what, value);
   };
   if (const auto scale = attributes.attn_scale()) {
     p.scale = scalar("attn_scale", *scale);

@@ -23,8 +23,7 @@ std::vector<TensorPtr> SdpaPorts::internals() const {
   std::vector<TensorPtr> list;
   append_present(list, {scores, scaled});
   masks.append_to(list);
-  append_present(list,
-                 {row_max, centered, exps, row_sum, log_sum, unused_stats, probs});
+  append_present(list, {row_max, centered, exps, row_sum, log_sum, unused_stats, probs});
   return list;
 }
 
@@ -53,14 +52,9 @@ Result<void> SdpaNode::infer(const GraphContext& context) {
   if (auto ok = check_known_compute(attributes_.compute_data_type()); !ok) {
     return ok;
   }
-  if (auto ok = check_attention_compute(describe(), attributes_.compute_data_type()); !ok) {
-    return ok;
-  }
-  if (auto ok = check_attention_inputs(describe(), *ports_.q, *ports_.k, *ports_.v); !ok) {
-    return ok;
-  }
-  if (auto ok = check_attention_masks(describe(), AttentionSettings::of(attributes_), *ports_.q,
-                                      *ports_.k);
+  if (auto ok =
+          check_attention(describe(), attributes_.compute_data_type(),
+                          AttentionSettings::of(attributes_), *ports_.q, *ports_.k, *ports_.v);
       !ok) {
     return ok;
   }
@@ -113,24 +107,16 @@ Result<std::vector<LoweredOperation>> SdpaNode::lower_all(const TensorTable& ten
   const backend::Tensor* seq_q = ops.tensor(p.seq_len_q);
   const backend::Tensor* seq_kv = ops.tensor(p.seq_len_kv);
   const backend::Tensor* neg_inf = ops.tensor(p.neg_inf);
-  // K^T: K's uid with its last two dims and strides swapped (the first matmul's B operand).
-  auto kt = lower_transposed(*p.k);
-  if (!kt) {
-    return std::unexpected(kt.error());
-  }
-  const backend::Tensor* scores = ops.tensor(p.scores);
-  ops.matmul("Q K^T", {q, &*kt, scores}, {seq_q, seq_kv, nullptr});
-  ops.keep(std::move(*kt));
-  const backend::Tensor* current = scores;
-  if (p.scale) {
-    const backend::Tensor* scaled = ops.tensor(p.scaled);
-    ops.pointwise("scale", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
-                  {current, ops.tensor(p.scale), nullptr}, scaled);
-    current = scaled;
-  }
-  if (attributes_.padding_mask()) {
-    current = ops.padding_mask(p.masks, current, seq_q, seq_kv, neg_inf);
-  }
+  const backend::Tensor* current =
+      ops.scores({.k = *p.k,
+                  .q = q,
+                  .scale = ops.tensor(p.scale),
+                  .seq_q = seq_q,
+                  .seq_kv = seq_kv,
+                  .neg_inf = neg_inf,
+                  .scores = p.scores,
+                  .scaled = p.scaled,
+                  .padding = attributes_.padding_mask() ? &p.masks : nullptr});
   if (const auto causal = attributes_.causal()) {
     current = ops.causal_mask(p.masks, *causal, current, seq_q, seq_kv, neg_inf);
   }
@@ -149,8 +135,7 @@ Result<std::vector<LoweredOperation>> SdpaNode::lower_all(const TensorTable& ten
   ops.reduction("row sum", CUDNN_REDUCE_TENSOR_ADD, exps, row_sum);
   ops.pointwise("log sum", CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, {row_sum, nullptr, nullptr},
                 log_sum);
-  ops.pointwise("stats", CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, {row_max, log_sum, nullptr},
-                stats);
+  ops.pointwise("stats", CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, {row_max, log_sum, nullptr}, stats);
   ops.pointwise("softmax", CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, {exps, row_sum, nullptr}, probs);
   ops.matmul("P V", {probs, v, o}, {seq_q, nullptr, seq_kv});
   return std::move(ops).finish();

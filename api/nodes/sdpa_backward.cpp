@@ -24,20 +24,21 @@ std::vector<TensorPtr> SdpaBackwardPorts::internals() const {
   std::vector<TensorPtr> list;
   append_present(list, {do_o, do_o_sum, scores, scaled});
   masks.append_to(list);
-  append_present(list, {centered, probs, probs_t, dv_heads, dp, dp_centered, ds_unscaled, ds,
-                        ds_t, dk_heads, k_view});
+  append_present(list, {centered, probs, probs_t, dv_heads, dp, dp_centered, ds_unscaled, ds, ds_t,
+                        dk_heads, k_view});
   return list;
 }
 
 Result<void> SdpaBackwardNode::check_forward_tensors() const {
   const auto& q = ports_.q->dim();
   const std::vector<std::int64_t> o_dims{q[0], q[1], q[2], ports_.v->dim()[3]};
-  for (const auto& [port, t] : {std::pair{"O", ports_.o.get()}, std::pair{"dO", ports_.d_o.get()}}) {
+  for (const auto& [port, t] :
+       {std::pair{"O", ports_.o.get()}, std::pair{"dO", ports_.d_o.get()}}) {
     if (t->dim() != o_dims) {
-      return make_error(ErrorCode::ShapeMismatch,
-                        describe() + ": " + port + " " + t->describe() + " has dims " +
-                            to_string(t->dim()) + ", expected " + to_string(o_dims) +
-                            " (the forward's O: [b, h_q, s_q, d_v])");
+      return make_error(ErrorCode::ShapeMismatch, describe() + ": " + port + " " + t->describe() +
+                                                      " has dims " + to_string(t->dim()) +
+                                                      ", expected " + to_string(o_dims) +
+                                                      " (the forward's O: [b, h_q, s_q, d_v])");
     }
     if (t->data_type() != ports_.q->data_type() || t->stride()[3] != 1) {
       return make_error(ErrorCode::InvalidAttribute,
@@ -49,9 +50,8 @@ Result<void> SdpaBackwardNode::check_forward_tensors() const {
   }
   const std::vector<std::int64_t> stats_dims{q[0], q[1], q[2], 1};
   if (ports_.stats->dim() != stats_dims) {
-    return make_error(ErrorCode::ShapeMismatch, describe() + ": Stats " +
-                                                    ports_.stats->describe() + " has dims " +
-                                                    to_string(ports_.stats->dim()) +
+    return make_error(ErrorCode::ShapeMismatch, describe() + ": Stats " + ports_.stats->describe() +
+                                                    " has dims " + to_string(ports_.stats->dim()) +
                                                     ", expected " + to_string(stats_dims) +
                                                     " (the forward's Stats: [b, h_q, s_q, 1])");
   }
@@ -63,16 +63,16 @@ Result<void> SdpaBackwardNode::check_forward_tensors() const {
   // cudnn-frontend 1.32 refuses this shape for backward ("s_q = s_kv = 1 is not supported").
   if (q[2] == 1 && ports_.k->dim()[2] == 1) {
     return make_error(ErrorCode::InvalidAttribute,
-                      describe() + ": s_q = s_kv = 1; cuDNN's attention backward takes longer "
-                                   "sequences (cudnn-frontend refuses this shape too)");
+                      describe() +
+                          ": s_q = s_kv = 1; cuDNN's attention backward takes longer "
+                          "sequences (cudnn-frontend refuses this shape too)");
   }
   return {};
 }
 
 Result<void> SdpaBackwardNode::settle_gradients(const GraphContext& context) const {
   const DataType io = ports_.q->data_type().value_or(DataType::Half);  // checked: set
-  const std::array<std::pair<const char*, std::pair<TensorAttributes*, const TensorAttributes*>>,
-                   3>
+  const std::array<std::pair<const char*, std::pair<TensorAttributes*, const TensorAttributes*>>, 3>
       gradients{{{"dQ", {ports_.dq.get(), ports_.q.get()}},
                  {"dK", {ports_.dk.get(), ports_.k.get()}},
                  {"dV", {ports_.dv.get(), ports_.v.get()}}}};
@@ -118,8 +118,8 @@ void SdpaBackwardNode::settle_internals() {
   };
   settle(ports_.do_o, {b, h_q, s_q, d_v}, DataType::Float);
   settle(ports_.do_o_sum, {b, h_q, s_q, 1}, DataType::Float);
-  for (const TensorPtr& t : {ports_.scores, ports_.scaled, ports_.centered, ports_.probs,
-                             ports_.dp, ports_.dp_centered, ports_.ds_unscaled, ports_.ds}) {
+  for (const TensorPtr& t : {ports_.scores, ports_.scaled, ports_.centered, ports_.probs, ports_.dp,
+                             ports_.dp_centered, ports_.ds_unscaled, ports_.ds}) {
     settle(t, score_dims, DataType::Float);
   }
   ports_.masks.settle(score_dims);
@@ -143,18 +143,13 @@ Result<void> SdpaBackwardNode::infer(const GraphContext& context) {
   if (auto ok = check_known_compute(attributes_.compute_data_type()); !ok) {
     return ok;
   }
-  if (auto ok = check_attention_compute(describe(), attributes_.compute_data_type()); !ok) {
-    return ok;
-  }
-  if (auto ok = check_attention_inputs(describe(), *ports_.q, *ports_.k, *ports_.v); !ok) {
+  if (auto ok =
+          check_attention(describe(), attributes_.compute_data_type(),
+                          AttentionSettings::of(attributes_), *ports_.q, *ports_.k, *ports_.v);
+      !ok) {
     return ok;
   }
   if (auto ok = check_forward_tensors(); !ok) {
-    return ok;
-  }
-  if (auto ok = check_attention_masks(describe(), AttentionSettings::of(attributes_), *ports_.q,
-                                      *ports_.k);
-      !ok) {
     return ok;
   }
   if (auto ok = settle_scalar_inputs(4); !ok) {
@@ -185,11 +180,10 @@ Result<std::vector<LoweredOperation>> SdpaBackwardNode::lower_all(
   const backend::Tensor* seq_kv = ops.tensor(p.seq_len_kv);
   const backend::Tensor* scale = ops.tensor(p.scale);
   const backend::Tensor* neg_inf = ops.tensor(p.neg_inf);
-  // K^T and V^T: K's and V's uids with their last two dims and strides swapped.
-  auto kt = lower_transposed(*p.k);
+  // V^T: V's uid with its last two dims and strides swapped (K^T likewise, in scores()).
   auto vt = lower_transposed(*p.v);
-  if (!kt || !vt) {
-    return std::unexpected(!kt ? kt.error() : vt.error());
+  if (!vt) {
+    return std::unexpected(vt.error());
   }
 
   // D = rowsum(dO * O) * 1, written to memory (cuDNN's engines read it back).
@@ -203,19 +197,16 @@ Result<std::vector<LoweredOperation>> SdpaBackwardNode::lower_all(
 
   // P = exp(masks(scale * Q K^T) - Stats), the causal mask after the subtraction as
   // cudnn-frontend orders it.
-  const backend::Tensor* scores = ops.tensor(p.scores);
-  ops.matmul("Q K^T", {q, &*kt, scores}, {seq_q, seq_kv, nullptr});
-  ops.keep(std::move(*kt));
-  const backend::Tensor* current = scores;
-  if (scale != nullptr) {
-    const backend::Tensor* scaled = ops.tensor(p.scaled);
-    ops.pointwise("scale", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {current, scale, nullptr},
-                  scaled);
-    current = scaled;
-  }
-  if (attributes_.padding_mask()) {
-    current = ops.padding_mask(p.masks, current, seq_q, seq_kv, neg_inf);
-  }
+  const backend::Tensor* current =
+      ops.scores({.k = *p.k,
+                  .q = q,
+                  .scale = scale,
+                  .seq_q = seq_q,
+                  .seq_kv = seq_kv,
+                  .neg_inf = neg_inf,
+                  .scores = p.scores,
+                  .scaled = p.scaled,
+                  .padding = attributes_.padding_mask() ? &p.masks : nullptr});
   const backend::Tensor* centered = ops.tensor(p.centered);
   ops.pointwise("minus Stats", CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, {current, stats, nullptr},
                 centered);
@@ -228,13 +219,8 @@ Result<std::vector<LoweredOperation>> SdpaBackwardNode::lower_all(
 
   // dV = P^T dO (per query head, then summed over each group for grouped-query attention).
   const backend::Tensor* probs_t = ops.tensor(p.probs_t);
-  const backend::Tensor* dv = ops.tensor(p.dv);
-  const backend::Tensor* dv_heads = p.dv_heads ? ops.tensor(p.dv_heads) : dv;
   ops.reshape("P^T", probs, probs_t);
-  ops.matmul("P^T dO", {probs_t, d_o, dv_heads}, {seq_kv, nullptr, seq_q});
-  if (p.dv_heads) {
-    ops.reduction("dV over each head group", CUDNN_REDUCE_TENSOR_ADD, dv_heads, dv);
-  }
+  ops.gradient("P^T dO", probs_t, d_o, p.dv_heads, ops.tensor(p.dv), {seq_kv, seq_q});
 
   // dS = (dO V^T - D) * P * scale.
   const backend::Tensor* dp = ops.tensor(p.dp);
@@ -242,8 +228,7 @@ Result<std::vector<LoweredOperation>> SdpaBackwardNode::lower_all(
   const backend::Tensor* ds_unscaled = ops.tensor(p.ds_unscaled);
   ops.matmul("dO V^T", {d_o, &*vt, dp}, {seq_q, seq_kv, nullptr});
   ops.keep(std::move(*vt));
-  ops.pointwise("dP - D", CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, {dp, d_sum, nullptr},
-                dp_centered);
+  ops.pointwise("dP - D", CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, {dp, d_sum, nullptr}, dp_centered);
   ops.pointwise("(dP - D) * P", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
                 {dp_centered, probs, nullptr}, ds_unscaled);
   const backend::Tensor* ds = ds_unscaled;
@@ -254,13 +239,8 @@ Result<std::vector<LoweredOperation>> SdpaBackwardNode::lower_all(
 
   // dK = dS^T Q (per query head, then summed over each group).
   const backend::Tensor* ds_t = ops.tensor(p.ds_t);
-  const backend::Tensor* dk = ops.tensor(p.dk);
-  const backend::Tensor* dk_heads = p.dk_heads ? ops.tensor(p.dk_heads) : dk;
   ops.reshape("dS^T", ds, ds_t);
-  ops.matmul("dS^T Q", {ds_t, q, dk_heads}, {seq_kv, nullptr, seq_q});
-  if (p.dk_heads) {
-    ops.reduction("dK over each head group", CUDNN_REDUCE_TENSOR_ADD, dk_heads, dk);
-  }
+  ops.gradient("dS^T Q", ds_t, q, p.dk_heads, ops.tensor(p.dk), {seq_kv, seq_q});
 
   // dQ = dS K, K read back from K^T by a reshape.
   auto kt_again = lower_transposed(*p.k);

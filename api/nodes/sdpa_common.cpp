@@ -98,15 +98,15 @@ Result<void> check_attention_inputs(const std::string& node, const TensorAttribu
     }
     const auto type = t->data_type();
     if (!type || (*type != DataType::Half && *type != DataType::BFloat16)) {
-      return make_error(ErrorCode::UnsupportedDataType,
-                        node + ": " + port + " " + t->describe() + " has data type " +
-                            type_name(*t) + "; attention takes Half or BFloat16");
+      return make_error(ErrorCode::UnsupportedDataType, node + ": " + port + " " + t->describe() +
+                                                            " has data type " + type_name(*t) +
+                                                            "; attention takes Half or BFloat16");
     }
     if (type != q.data_type()) {
-      return make_error(ErrorCode::UnsupportedDataType,
-                        node + ": " + port + " " + t->describe() + " has data type " +
-                            type_name(*t) + ", but Q has " + type_name(q) +
-                            "; Q, K and V share one type");
+      return make_error(ErrorCode::UnsupportedDataType, node + ": " + port + " " + t->describe() +
+                                                            " has data type " + type_name(*t) +
+                                                            ", but Q has " + type_name(q) +
+                                                            "; Q, K and V share one type");
     }
     if (t->stride()[3] != 1) {
       return make_error(ErrorCode::InvalidAttribute,
@@ -188,9 +188,9 @@ Result<void> check_attention_masks(const std::string& node, const AttentionSetti
                                                       " (one length per batch)");
     }
     if (t->data_type() != DataType::Int32) {
-      return make_error(ErrorCode::UnsupportedDataType,
-                        node + ": " + port + " " + t->describe() + " has data type " +
-                            type_name(*t) + "; sequence lengths are Int32");
+      return make_error(ErrorCode::UnsupportedDataType, node + ": " + port + " " + t->describe() +
+                                                            " has data type " + type_name(*t) +
+                                                            "; sequence lengths are Int32");
     }
     if (t->is_pass_by_value()) {
       return make_error(ErrorCode::InvalidAttribute,
@@ -213,13 +213,18 @@ Result<void> check_attention_masks(const std::string& node, const AttentionSetti
   return {};
 }
 
-Result<void> check_attention_compute(const std::string& node, std::optional<DataType> compute) {
+Result<void> check_attention(const std::string& node, std::optional<DataType> compute,
+                             const AttentionSettings& settings, const TensorAttributes& q,
+                             const TensorAttributes& k, const TensorAttributes& v) {
   if (compute && *compute != DataType::Float) {
     return make_error(ErrorCode::UnsupportedDataType, node + ": compute data type " +
                                                           std::string(to_string(*compute)) +
                                                           "; attention accumulates in Float");
   }
-  return {};
+  if (auto ok = check_attention_inputs(node, q, k, v); !ok) {
+    return ok;
+  }
+  return check_attention_masks(node, settings, q, k);
 }
 
 Result<backend::Tensor> lower_transposed(const TensorAttributes& t) {
@@ -253,8 +258,8 @@ void AttentionSteps::add(backend::Operation op, std::optional<backend::Descripto
 }
 
 void AttentionSteps::pointwise(const char* step, cudnnPointwiseMode_t mode, cudnnDataType_t math,
-                               std::array<const backend::Tensor*, 3> in,
-                               const backend::Tensor* y, std::optional<std::int64_t> axis) {
+                               std::array<const backend::Tensor*, 3> in, const backend::Tensor* y,
+                               std::optional<std::int64_t> axis) {
   if (!ready(step, {in[0], y})) {
     return;
   }
@@ -328,8 +333,7 @@ void AttentionSteps::matmul(const char* step, std::array<const backend::Tensor*,
   add(std::move(*op), std::move(*desc));
 }
 
-void AttentionSteps::reshape(const char* step, const backend::Tensor* x,
-                             const backend::Tensor* y) {
+void AttentionSteps::reshape(const char* step, const backend::Tensor* x, const backend::Tensor* y) {
   if (!ready(step, {x, y})) {
     return;
   }
@@ -349,6 +353,38 @@ void AttentionSteps::reshape(const char* step, const backend::Tensor* x,
 void AttentionSteps::keep(backend::Descriptor part) {
   if (!ops_.empty()) {
     ops_.back().parts.push_back(std::move(part));
+  }
+}
+
+const backend::Tensor* AttentionSteps::scores(const Scores& s) {
+  auto kt = lower_transposed(s.k);
+  if (!kt) {
+    if (!error_) {
+      error_ = kt.error();
+    }
+    return nullptr;
+  }
+  const backend::Tensor* current = tensor(s.scores);
+  matmul("Q K^T", {s.q, &*kt, current}, {s.seq_q, s.seq_kv, nullptr});
+  keep(std::move(*kt));
+  if (s.scale != nullptr) {
+    const backend::Tensor* scaled = tensor(s.scaled);
+    pointwise("scale", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {current, s.scale, nullptr}, scaled);
+    current = scaled;
+  }
+  if (s.padding != nullptr) {
+    current = padding_mask(*s.padding, current, s.seq_q, s.seq_kv, s.neg_inf);
+  }
+  return current;
+}
+
+void AttentionSteps::gradient(const char* step, const backend::Tensor* a, const backend::Tensor* b,
+                              const TensorPtr& heads, const backend::Tensor* grad,
+                              std::array<const backend::Tensor*, 2> m_k_overrides) {
+  const backend::Tensor* per_head = heads ? tensor(heads) : grad;
+  matmul(step, {a, b, per_head}, {m_k_overrides[0], nullptr, m_k_overrides[1]});
+  if (heads) {
+    reduction("sum over each group of query heads", CUDNN_REDUCE_TENSOR_ADD, per_head, grad);
   }
 }
 
@@ -378,12 +414,9 @@ const backend::Tensor* AttentionSteps::padding_mask(const AttentionMaskPorts& p,
   return padded;
 }
 
-const backend::Tensor* AttentionSteps::causal_mask(const AttentionMaskPorts& p,
-                                                   DiagonalAlignment alignment,
-                                                   const backend::Tensor* scores,
-                                                   const backend::Tensor* seq_q,
-                                                   const backend::Tensor* seq_kv,
-                                                   const backend::Tensor* neg_inf) {
+const backend::Tensor* AttentionSteps::causal_mask(
+    const AttentionMaskPorts& p, DiagonalAlignment alignment, const backend::Tensor* scores,
+    const backend::Tensor* seq_q, const backend::Tensor* seq_kv, const backend::Tensor* neg_inf) {
   const backend::Tensor* row = tensor(p.causal_row);
   const backend::Tensor* col = tensor(p.causal_col);
   const backend::Tensor* keep = tensor(p.causal_keep);
@@ -416,8 +449,7 @@ Result<std::vector<LoweredOperation>> AttentionSteps::finish() && {
   return std::move(ops_);
 }
 
-bool AttentionSteps::ready(const char* step,
-                           std::initializer_list<const backend::Tensor*> needed) {
+bool AttentionSteps::ready(const char* step, std::initializer_list<const backend::Tensor*> needed) {
   if (error_) {
     return false;
   }

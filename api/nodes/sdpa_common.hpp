@@ -61,9 +61,12 @@ void append_present(std::vector<TensorPtr>& list, std::initializer_list<TensorPt
                                                  const AttentionSettings& settings,
                                                  const TensorAttributes& q,
                                                  const TensorAttributes& k);
-// The node's compute type, if set, is Float.
-[[nodiscard]] Result<void> check_attention_compute(const std::string& node,
-                                                   std::optional<DataType> compute);
+// The node's compute type, if set, is Float; then check_attention_inputs and
+// check_attention_masks.
+[[nodiscard]] Result<void> check_attention(const std::string& node, std::optional<DataType> compute,
+                                           const AttentionSettings& settings,
+                                           const TensorAttributes& q, const TensorAttributes& k,
+                                           const TensorAttributes& v);
 
 // t with its last two dims and strides swapped (K^T from K: the same uid), finalized.
 [[nodiscard]] Result<backend::Tensor> lower_transposed(const TensorAttributes& t);
@@ -93,6 +96,22 @@ class AttentionSteps {
   // Keeps a descriptor the operations use alive with them (K^T).
   void keep(backend::Descriptor part);
 
+  // S = Q K^T (K^T: K's uid, dims 2/3 swapped; per-batch M and N with lengths), times the scale
+  // where given, then the padding mask where asked: the first steps of forward and backward.
+  // Returns the scores so far.
+  struct Scores {
+    const TensorAttributes& k;
+    const backend::Tensor *q, *scale, *seq_q, *seq_kv, *neg_inf;
+    TensorPtr scores, scaled;
+    const AttentionMaskPorts* padding;  // null: no padding mask
+  };
+  const backend::Tensor* scores(const Scores& s);
+  // C = A B (per-batch M and K overrides), summed over each group of query heads into `grad`
+  // where `heads` (the per-query-head C) is given: dK and dV of grouped-query attention.
+  void gradient(const char* step, const backend::Tensor* a, const backend::Tensor* b,
+                const TensorPtr& heads, const backend::Tensor* grad,
+                std::array<const backend::Tensor*, 2> m_k_overrides);
+
   // The padding mask (GEN_INDEX rows and columns, CMP_LT with the lengths, LOGICAL_AND,
   // BINARY_SELECT with -inf) on `scores`; returns the masked scores.
   const backend::Tensor* padding_mask(const AttentionMaskPorts& p, const backend::Tensor* scores,
@@ -102,8 +121,7 @@ class AttentionSteps {
   // seq_len_q; CMP_GE; BINARY_SELECT with -inf); returns the masked scores.
   const backend::Tensor* causal_mask(const AttentionMaskPorts& p, DiagonalAlignment alignment,
                                      const backend::Tensor* scores, const backend::Tensor* seq_q,
-                                     const backend::Tensor* seq_kv,
-                                     const backend::Tensor* neg_inf);
+                                     const backend::Tensor* seq_kv, const backend::Tensor* neg_inf);
 
   [[nodiscard]] Result<std::vector<LoweredOperation>> finish() &&;
 

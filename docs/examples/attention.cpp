@@ -127,20 +127,26 @@ Errors run(const dnngraph::Graph& g, const dnngraph::Handle& handle) {
   const std::vector<std::int32_t> len(std::begin(lengths), std::end(lengths));
   const std::int64_t ws = g.get_workspace_size().value_or(0);
   void* dev[8] = {};  // Q, K, V, O, Stats, seq_len_q, seq_len_kv, workspace
-  const std::size_t bytes[8] = {count * 2,     count * 2,     count * 2,
-                                count * 2,     stats.size() * sizeof(float),
-                                sizeof len[0] * b, sizeof len[0] * b, static_cast<std::size_t>(ws)};
+  const std::size_t bytes[8] = {count * 2,
+                                count * 2,
+                                count * 2,
+                                count * 2,
+                                stats.size() * sizeof(float),
+                                sizeof len[0] * b,
+                                sizeof len[0] * b,
+                                static_cast<std::size_t>(ws)};
   bool ok = true;
   for (int i = 0; i < 8 && ok; ++i) {
     ok = bytes[i] == 0 || cudaMalloc(&dev[i], bytes[i]) == cudaSuccess;
   }
-  const void* host[7] = {q.data(), k.data(), v.data(), o.data(), stats.data(), len.data(),
-                         len.data()};  // self-attention: seq_len_kv = seq_len_q
+  const void* host[7] = {
+      q.data(),     k.data(),   v.data(),  o.data(),
+      stats.data(), len.data(), len.data()};  // self-attention: seq_len_kv = seq_len_q
   for (int i = 0; i < 7 && ok; ++i) {
     ok = cudaMemcpy(dev[i], host[i], bytes[i], cudaMemcpyHostToDevice) == cudaSuccess;
   }
   const std::unordered_map<std::int64_t, void*> pack{
-      {uid_q, dev[0]},     {uid_k, dev[1]},     {uid_v, dev[2]},         {uid_o, dev[3]},
+      {uid_q, dev[0]},     {uid_k, dev[1]},     {uid_v, dev[2]},     {uid_o, dev[3]},
       {uid_stats, dev[4]}, {uid_len_q, dev[5]}, {uid_len_kv, dev[6]}};
   if (ok) {
     if (auto ran = g.execute(handle, pack, dev[7]); !ran) {
@@ -188,8 +194,9 @@ int main() {
   std::printf("plan: %s\n", g.plan_info()->describe().c_str());
   const Errors e = run(g, *handle);
   const bool pass = e.o >= 0 && e.o <= o_tolerance && e.stats <= stats_tolerance;
-  std::printf("%d valid rows: max |O - reference| = %.2e (tolerance %.0e), max |Stats - "
-              "reference| = %.2e (tolerance %.0e): %s\n",
-              e.rows, e.o, o_tolerance, e.stats, stats_tolerance, pass ? "PASS" : "FAIL");
+  std::printf(
+      "%d valid rows: max |O - reference| = %.2e (tolerance %.0e), max |Stats - "
+      "reference| = %.2e (tolerance %.0e): %s\n",
+      e.rows, e.o, o_tolerance, e.stats, stats_tolerance, pass ? "PASS" : "FAIL");
   return pass ? 0 : 1;
 }

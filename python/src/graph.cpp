@@ -357,22 +357,21 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "sdpa",
           [](PyGraph& g, const Tensor& q, const Tensor& k, const Tensor& v,
              std::optional<float> attn_scale, bool generate_stats, bool causal_mask,
-             bool causal_mask_bottom_right, bool padding_mask, std::optional<Tensor> seq_len_q,
-             std::optional<Tensor> seq_len_kv, std::optional<DataType> compute,
-             const std::optional<std::string>& name) {
+             bool causal_mask_bottom_right, bool padding_mask,
+             const std::optional<Tensor>& seq_len_q, const std::optional<Tensor>& seq_len_kv,
+             std::optional<DataType> compute, const std::optional<std::string>& name) {
             const auto locked = lock(g);
             SdpaAttributes attributes;
             attributes.set_generate_stats(generate_stats);
-            const AttentionArgs args{attn_scale,      causal_mask, causal_mask_bottom_right,
-                                     padding_mask,    seq_len_q,   seq_len_kv,
-                                     compute,         name};
+            const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
+                                     padding_mask, seq_len_q,   seq_len_kv,
+                                     compute,      name};
             const auto [o, stats] = g.graph.sdpa(q, k, v, attention_attributes(attributes, args));
             return std::make_tuple(o, present(stats));
           },
           "q"_a, "k"_a, "v"_a, nb::kw_only(), "attn_scale"_a = nb::none(),
-          "generate_stats"_a = false, "causal_mask"_a = false,
-          "causal_mask_bottom_right"_a = false, "padding_mask"_a = false,
-          "seq_len_q"_a = nb::none(), "seq_len_kv"_a = nb::none(),
+          "generate_stats"_a = false, "causal_mask"_a = false, "causal_mask_bottom_right"_a = false,
+          "padding_mask"_a = false, "seq_len_q"_a = nb::none(), "seq_len_kv"_a = nb::none(),
           "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
           "Scaled dot-product attention O = softmax(attn_scale * Q K^T + masks) V for Q\n"
           "[b, h_q, s_q, d], K [b, h_k, s_kv, d], V [b, h_v, s_kv, d_v] (Half or BFloat16,\n"
@@ -385,13 +384,13 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           [](PyGraph& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
              const Tensor& d_o, const Tensor& stats, std::optional<float> attn_scale,
              bool causal_mask, bool causal_mask_bottom_right, bool padding_mask,
-             std::optional<Tensor> seq_len_q, std::optional<Tensor> seq_len_kv,
+             const std::optional<Tensor>& seq_len_q, const std::optional<Tensor>& seq_len_kv,
              std::optional<DataType> compute, const std::optional<std::string>& name) {
             const auto locked = lock(g);
             SdpaBackwardAttributes attributes;
-            const AttentionArgs args{attn_scale,      causal_mask, causal_mask_bottom_right,
-                                     padding_mask,    seq_len_q,   seq_len_kv,
-                                     compute,         name};
+            const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
+                                     padding_mask, seq_len_q,   seq_len_kv,
+                                     compute,      name};
             const auto [dq, dk, dv, d] = g.graph.sdpa_backward(
                 q, k, v, o, d_o, stats, attention_attributes(attributes, args));
             return std::make_tuple(dq, dk, dv, d);

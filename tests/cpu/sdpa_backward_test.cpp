@@ -134,8 +134,9 @@ BOOST_AUTO_TEST_CASE(o_of_other_dims_is_rejected) {
   b.run(SdpaBackwardAttributes());
   const Error error = validation_error(b.g);
   BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
-  BOOST_TEST(mentions(error, "sdpa_backward 'bwd': O 'O' (uid 4) has dims [2, 8, 33, 64], "
-                             "expected [2, 8, 17, 64]"));
+  BOOST_TEST(mentions(error,
+                      "sdpa_backward 'bwd': O 'O' (uid 4) has dims [2, 8, 33, 64], "
+                      "expected [2, 8, 17, 64]"));
 }
 
 BOOST_AUTO_TEST_CASE(d_o_of_another_type_is_rejected) {

@@ -73,9 +73,7 @@ struct BackwardCase {
   [[nodiscard]] bool padded() const { return !len_q.empty(); }
   [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(d)); }
   [[nodiscard]] std::int64_t lq(std::int64_t bi) const { return padded() ? len_q[n(bi)] : s_q; }
-  [[nodiscard]] std::int64_t lkv(std::int64_t bi) const {
-    return padded() ? len_kv[n(bi)] : s_kv;
-  }
+  [[nodiscard]] std::int64_t lkv(std::int64_t bi) const { return padded() ? len_kv[n(bi)] : s_kv; }
   [[nodiscard]] bool keep(std::int64_t bi, std::int64_t i, std::int64_t j) const {
     if (i >= lq(bi) || j >= lkv(bi)) {
       return false;
@@ -285,10 +283,10 @@ std::vector<T> valid_rows(std::span<const T> values, const std::vector<bool>& ro
 // Tolerances. Inputs are uniform in [-1, 1] and exact in their type; the matmuls accumulate in
 // Float. What rounds to the io type: P^T and dS^T (before the dV and dK matmuls), the per-head
 // dK and dV of grouped-query attention (before their sum) and the gradients themselves, each by
-// at most u (2^-8 BFloat16, 2^-11 Half: half an ulp at 1) relative. A sum of terms each off by u relative is off
-// by u times the sum of their magnitudes, which the gradient's largest magnitude bounds here up
-// to a small factor: abs = 8 u max|reference|, rel = 8 u. A wrong mask, scale or head mapping
-// errs by the gradient's own size.
+// at most u (2^-8 BFloat16, 2^-11 Half: half an ulp at 1) relative. A sum of terms each off by u
+// relative is off by u times the sum of their magnitudes, which the gradient's largest magnitude
+// bounds here up to a small factor: abs = 8 u max|reference|, rel = 8 u. A wrong mask, scale or
+// head mapping errs by the gradient's own size.
 Tolerance tolerance(DataType type, const std::vector<double>& reference) {
   const double u = type == DataType::BFloat16 ? 1.0 / 256 : 1.0 / 2048;
   double max = 0;
@@ -364,9 +362,9 @@ Errors run_and_compare(const BackwardCase& c, const Graph& g, const dnngraph::Ha
       DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*workspace_size, 1))),
       "workspace");
   std::unordered_map<std::int64_t, void*> pack{
-      {uid_q, q_dev.get()},   {uid_k, k_dev.get()},   {uid_v, v_dev.get()},
-      {uid_o, o_dev.get()},   {uid_d_o, d_o_dev.get()}, {uid_stats, stats_dev.get()},
-      {uid_dq, dq_dev.get()}, {uid_dk, dk_dev.get()}, {uid_dv, dv_dev.get()},
+      {uid_q, q_dev.get()},        {uid_k, k_dev.get()},     {uid_v, v_dev.get()},
+      {uid_o, o_dev.get()},        {uid_d_o, d_o_dev.get()}, {uid_stats, stats_dev.get()},
+      {uid_dq, dq_dev.get()},      {uid_dk, dk_dev.get()},   {uid_dv, dv_dev.get()},
       {uid_d_sum, d_sum_dev.get()}};
   if (c.padded()) {
     pack[uid_len_q] = len_q_dev.get();
@@ -412,8 +410,8 @@ void check_against_reference(const BackwardCase& c) {
   BOOST_REQUIRE_MESSAGE(info.has_value(), "plan_info: " << describe(info));
   BOOST_REQUIRE(b.handle.has_value());
   const Errors e = run_and_compare(c, b.graph, *b.handle);
-  BOOST_TEST_MESSAGE(c.text() << ": dQ " << e.dq.describe() << "; dK " << e.dk.describe()
-                              << "; dV " << e.dv.describe() << "; D " << e.d_sum.describe()
+  BOOST_TEST_MESSAGE(c.text() << ": dQ " << e.dq.describe() << "; dK " << e.dk.describe() << "; dV "
+                              << e.dv.describe() << "; D " << e.d_sum.describe()
                               << "; plan: " << info->describe());
   BOOST_CHECK_MESSAGE(e.dq.passed(), c.text() << ": dQ " << e.dq.describe());
   BOOST_CHECK_MESSAGE(e.dk.passed(), c.text() << ": dK " << e.dk.describe());
@@ -427,9 +425,9 @@ const auto half = DataType::Half;
 const auto top_left = DiagonalAlignment::TopLeft;
 const auto bottom_right = DiagonalAlignment::BottomRight;
 const BackwardCase plain_half{"no mask", half, 1, 2, 2, 17, 33, 64, {}, {}, {}, 2101};
-const BackwardCase causal_bf16{"causal top-left", bf16, 2, 2, 2, 33, 33, 64, top_left, {}, {}, 2102};
-const BackwardCase padded_half{
-    "padding", half, 2, 2, 2, 33, 33, 64, {}, {33, 20}, {33, 17}, 2103};
+const BackwardCase causal_bf16{"causal top-left", bf16, 2,  2,   2, 33, 33, 64,
+                               top_left,          {},   {}, 2102};
+const BackwardCase padded_half{"padding", half, 2, 2, 2, 33, 33, 64, {}, {33, 20}, {33, 17}, 2103};
 const BackwardCase padded_bottom_right_bf16{"padding and causal bottom-right",
                                             bf16,
                                             2,
