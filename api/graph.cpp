@@ -13,6 +13,7 @@
 #include "api/nodes/reduction.hpp"
 #include "api/nodes/reshape.hpp"
 #include "api/nodes/sdpa.hpp"
+#include "api/nodes/sdpa_backward.hpp"
 
 #include <limits>
 #include <utility>
@@ -146,6 +147,16 @@ void name_node(Attributes& attributes, detail::NodeKind kind, std::size_t index)
   }
 }
 
+// A composite node's by-value Float scalar "<node>::<what>": a graph input the variant pack
+// carries like any other.
+std::shared_ptr<TensorAttributes> node_scalar(Graph& g, const std::string& node, const char* what,
+                                              float value) {
+  return g.tensor(TensorAttributes()
+                      .set_name(node + "::" + what)
+                      .set_value(value)
+                      .set_data_type(DataType::Float));
+}
+
 }  // namespace
 
 std::shared_ptr<TensorAttributes> Graph::add_node(detail::NodeKind kind, const std::string& name,
@@ -260,9 +271,7 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   name_node(attributes, detail::NodeKind::Sdpa, nodes_.size());
   const std::string& name = attributes.name();
   const std::string node = std::string(detail::name_of(detail::NodeKind::Sdpa)) + " '" + name + "'";
-  const bool padding = attributes.padding_mask();
-  const auto causal = attributes.causal();
-  const bool bottom_right = causal == DiagonalAlignment::BottomRight;
+  const auto settings = detail::AttentionSettings::of(attributes);
   const auto internal = [&](const char* port, bool wanted) {
     return wanted ? add_internal(name, port) : nullptr;
   };
@@ -279,35 +288,21 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
       (p.seq_len_kv && !check_inputs(node, {{"seq_len_kv", p.seq_len_kv.get()}}))) {
     return {p.o, p.stats};
   }
-  // By-value scalars: graph inputs the variant pack carries like any other.
   const auto scalar = [&](const char* what, float value) {
-    return tensor(TensorAttributes()
-                      .set_name(name + "::" + what)
-                      .set_value(value)
-                      .set_data_type(DataType::Float));
+    return node_scalar(*this, name, what, value);
   };
   if (const auto scale = attributes.attn_scale()) {
     p.scale = scalar("attn_scale", *scale);
   }
   // Only with a mask: cuDNN 9.19 refuses a variant pack with a uid no operation reads
   // (CUDNN_STATUS_BAD_PARAM_NULL_POINTER at execute, measured on the H200).
-  if (padding || causal) {
+  if (settings.padding || settings.causal) {
     p.neg_inf = scalar("neg_inf", -std::numeric_limits<float>::infinity());
   }
   p.scores = internal("scores", true);
   p.scaled = internal("scaled", p.scale != nullptr);
-  p.pad_row = internal("pad_row", padding);
-  p.pad_col = internal("pad_col", padding);
-  p.pad_row_in = internal("pad_row_in", padding);
-  p.pad_col_in = internal("pad_col_in", padding);
-  p.pad_keep = internal("pad_keep", padding);
-  p.padded = internal("padded", padding);
-  p.causal_row = internal("causal_row", causal.has_value());
-  p.causal_col = internal("causal_col", causal.has_value());
-  p.causal_row_plus = internal("causal_row_plus", bottom_right && padding);
-  p.causal_row_shifted = internal("causal_row_shifted", bottom_right && padding);
-  p.causal_keep = internal("causal_keep", causal.has_value());
-  p.causal = internal("causal", causal.has_value());
+  p.masks = detail::AttentionMaskPorts::make(
+      settings, [&](const char* port) { return add_internal(name, port); });
   p.row_max = internal("row_max", true);
   p.centered = internal("centered", true);
   p.exps = internal("exps", true);
@@ -317,6 +312,77 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   p.probs = internal("probs", true);
   nodes_.push_back(std::make_unique<detail::SdpaNode>(std::move(attributes), p));
   return {p.o, p.stats};
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
+    const std::shared_ptr<TensorAttributes>& q, const std::shared_ptr<TensorAttributes>& k,
+    const std::shared_ptr<TensorAttributes>& v, const std::shared_ptr<TensorAttributes>& o,
+    const std::shared_ptr<TensorAttributes>& d_o, const std::shared_ptr<TensorAttributes>& stats,
+    SdpaBackwardAttributes attributes) {
+  invalidate();
+  name_node(attributes, detail::NodeKind::SdpaBackward, nodes_.size());
+  const std::string& name = attributes.name();
+  const std::string node =
+      std::string(detail::name_of(detail::NodeKind::SdpaBackward)) + " '" + name + "'";
+  const auto settings = detail::AttentionSettings::of(attributes);
+  const auto internal = [&](const char* port) { return add_internal(name, port); };
+  detail::SdpaBackwardPorts p;
+  p.q = q;
+  p.k = k;
+  p.v = v;
+  p.o = o;
+  p.d_o = d_o;
+  p.stats = stats;
+  p.seq_len_q = settings.seq_len_q;
+  p.seq_len_kv = settings.seq_len_kv;
+  p.dq = add_output(name, "dQ");
+  p.dk = add_output(name, "dK");
+  p.dv = add_output(name, "dV");
+  p.d_sum = add_output(name, "D");
+  const std::array outputs{p.dq, p.dk, p.dv, p.d_sum};
+  if (!check_inputs(node, {{"Q", q.get()},
+                           {"K", k.get()},
+                           {"V", v.get()},
+                           {"O", o.get()},
+                           {"dO", d_o.get()},
+                           {"Stats", stats.get()}}) ||
+      (p.seq_len_q && !check_inputs(node, {{"seq_len_q", p.seq_len_q.get()}})) ||
+      (p.seq_len_kv && !check_inputs(node, {{"seq_len_kv", p.seq_len_kv.get()}}))) {
+    return outputs;
+  }
+  const auto scalar = [&](const char* what, float value) {
+    return node_scalar(*this, name, what, value);
+  };
+  if (const auto scale = attributes.attn_scale()) {
+    p.scale = scalar("attn_scale", *scale);
+  }
+  if (settings.padding || settings.causal) {  // as in sdpa(): only where an operation reads it
+    p.neg_inf = scalar("neg_inf", -std::numeric_limits<float>::infinity());
+  }
+  p.one = scalar("one", 1.0F);
+  p.do_o = internal("dO_O");
+  p.do_o_sum = internal("dO_O_sum");
+  p.scores = internal("scores");
+  p.scaled = p.scale ? internal("scaled") : nullptr;
+  p.masks = detail::AttentionMaskPorts::make(settings, internal);
+  p.centered = internal("centered");
+  p.probs = internal("probs");
+  p.probs_t = internal("probs_t");
+  // Grouped-query attention: per-query-head gradients, summed over each group after. The head
+  // counts are read here only to choose the tensors; infer() checks them.
+  const auto heads = [](const std::shared_ptr<TensorAttributes>& t) {
+    return t->dim().size() == 4 ? t->dim()[1] : 0;
+  };
+  p.dv_heads = heads(v) != heads(q) ? internal("dV_heads") : nullptr;
+  p.dp = internal("dP");
+  p.dp_centered = internal("dP_centered");
+  p.ds_unscaled = internal("dS_unscaled");
+  p.ds = p.scale ? internal("dS") : nullptr;
+  p.ds_t = internal("dS_t");
+  p.dk_heads = heads(k) != heads(q) ? internal("dK_heads") : nullptr;
+  p.k_view = internal("K_view");
+  nodes_.push_back(std::make_unique<detail::SdpaBackwardNode>(std::move(attributes), p));
+  return outputs;
 }
 
 detail::NormPorts Graph::add_norm(const NormRequest& r) {

@@ -154,6 +154,19 @@ class Graph {
                                                         const std::shared_ptr<TensorAttributes>& v,
                                                         SdpaAttributes attributes);
 
+  // The gradients of sdpa(): from Q, K, V, the forward's O and Stats (set_generate_stats) and
+  // dO (O's dims and type), with the forward's scale and masks in the attributes. Returns
+  // {dQ, dK, dV, D}: dQ, dK, dV with Q's, K's, V's dims in Q's type (packed BHSD unless their
+  // strides are set; grouped-query attention sums dK and dV over each group of query heads), and
+  // D = rowsum(dO * O) (Float [b, h_q, s_q, 1]), which cuDNN's fused backward engines write and
+  // read back from memory: mark all four set_output(true) and give D device memory too.
+  // Lowered to the composite pattern cudnn-frontend uses for backward (docs/attention.md).
+  std::array<std::shared_ptr<TensorAttributes>, 4> sdpa_backward(
+      const std::shared_ptr<TensorAttributes>& q, const std::shared_ptr<TensorAttributes>& k,
+      const std::shared_ptr<TensorAttributes>& v, const std::shared_ptr<TensorAttributes>& o,
+      const std::shared_ptr<TensorAttributes>& d_o, const std::shared_ptr<TensorAttributes>& stats,
+      SdpaBackwardAttributes attributes);
+
   // Checks every tensor and node, infers node outputs, assigns uids to tensors without one.
   [[nodiscard]] Result<void> validate();
   // validate(), then creates and finalizes the backend tensor and operation descriptors.

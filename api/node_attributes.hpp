@@ -17,6 +17,8 @@ template <class Derived>
 class ConvolutionAttributes;
 template <class Self>
 class NormAttributes;
+template <class Self>
+class AttentionAttributes;
 
 // What every node's attributes have: a name (in errors and LoweringSummary; a default from the
 // node kind and index when empty) and a compute type (the math or accumulation type; unset, the
@@ -38,12 +40,13 @@ class NodeAttributes {
   }
 
  private:
-  // Only Self (and the shared bases of the convolution and normalization attributes) can make
-  // one: a NodeAttributes<A> never stands in for another type.
+  // Only Self (and the shared bases of the convolution, normalization and attention attributes)
+  // can make one: a NodeAttributes<A> never stands in for another type.
   NodeAttributes() = default;
   friend Self;
   friend class ConvolutionAttributes<Self>;
   friend class NormAttributes<Self>;
+  friend class AttentionAttributes<Self>;
   Self& self() noexcept { return static_cast<Self&>(*this); }
 
   std::string name_;
@@ -270,45 +273,39 @@ class RmsnormAttributes final : public NormAttributes<RmsnormAttributes> {
 // actual lengths when a padding mask is set), as in decoding with a KV cache.
 enum class DiagonalAlignment : std::uint8_t { TopLeft, BottomRight };
 
-// Scaled dot-product attention O = softmax(scale * Q K^T + masks) V (see Graph::sdpa).
-class SdpaAttributes final : public NodeAttributes<SdpaAttributes> {
+// What the attention nodes (sdpa and sdpa_backward) share: the scale and the masks. The backward
+// node takes the forward's settings, so that it recomputes the same probabilities.
+template <class Self>
+class AttentionAttributes : public NodeAttributes<Self> {
  public:
-  SdpaAttributes() = default;  // user-declared: `{}` value-initializes
   // Multiplies Q K^T; unset, 1 (as cudnn-frontend; torch's default is 1 / sqrt(head dim)).
-  SdpaAttributes& set_attn_scale(float scale) {
+  Self& set_attn_scale(float scale) {
     attn_scale_ = scale;
-    return *this;
+    return this->self();
   }
-  // Training: also write Stats, the row-wise log-sum-exp of the masked, scaled scores (Float
-  // [b, h_q, s_q, 1]) that a backward pass reads. Inference (false, the default): O only.
-  SdpaAttributes& set_generate_stats(bool generate) {
-    generate_stats_ = generate;
-    return *this;
-  }
-  SdpaAttributes& set_causal_mask(bool causal) {
+  Self& set_causal_mask(bool causal) {
     causal_ = causal ? std::optional(DiagonalAlignment::TopLeft) : std::nullopt;
-    return *this;
+    return this->self();
   }
-  SdpaAttributes& set_causal_mask_bottom_right(bool causal) {
+  Self& set_causal_mask_bottom_right(bool causal) {
     causal_ = causal ? std::optional(DiagonalAlignment::BottomRight) : std::nullopt;
-    return *this;
+    return this->self();
   }
   // Masks query rows past seq_len_q and key columns past seq_len_kv, per batch: both tensors
   // Int32 [b, 1, 1, 1] in device memory (set them with set_seq_len_q / set_seq_len_kv).
-  SdpaAttributes& set_padding_mask(bool padding) {
+  Self& set_padding_mask(bool padding) {
     padding_mask_ = padding;
-    return *this;
+    return this->self();
   }
-  SdpaAttributes& set_seq_len_q(std::shared_ptr<TensorAttributes> seq_len) {
+  Self& set_seq_len_q(std::shared_ptr<TensorAttributes> seq_len) {
     seq_len_q_ = std::move(seq_len);
-    return *this;
+    return this->self();
   }
-  SdpaAttributes& set_seq_len_kv(std::shared_ptr<TensorAttributes> seq_len) {
+  Self& set_seq_len_kv(std::shared_ptr<TensorAttributes> seq_len) {
     seq_len_kv_ = std::move(seq_len);
-    return *this;
+    return this->self();
   }
   [[nodiscard]] std::optional<float> attn_scale() const noexcept { return attn_scale_; }
-  [[nodiscard]] bool generate_stats() const noexcept { return generate_stats_; }
   [[nodiscard]] std::optional<DiagonalAlignment> causal() const noexcept { return causal_; }
   [[nodiscard]] bool padding_mask() const noexcept { return padding_mask_; }
   [[nodiscard]] const std::shared_ptr<TensorAttributes>& seq_len_q() const noexcept {
@@ -319,12 +316,37 @@ class SdpaAttributes final : public NodeAttributes<SdpaAttributes> {
   }
 
  private:
+  AttentionAttributes() = default;
+  friend Self;
+
   std::optional<float> attn_scale_;
-  bool generate_stats_ = false;
   std::optional<DiagonalAlignment> causal_;
   bool padding_mask_ = false;
   std::shared_ptr<TensorAttributes> seq_len_q_;
   std::shared_ptr<TensorAttributes> seq_len_kv_;
+};
+
+// Scaled dot-product attention O = softmax(scale * Q K^T + masks) V (see Graph::sdpa).
+class SdpaAttributes final : public AttentionAttributes<SdpaAttributes> {
+ public:
+  SdpaAttributes() = default;  // user-declared: `{}` value-initializes
+  // Training: also write Stats, the row-wise log-sum-exp of the masked, scaled scores (Float
+  // [b, h_q, s_q, 1]) that a backward pass reads. Inference (false, the default): O only.
+  SdpaAttributes& set_generate_stats(bool generate) {
+    generate_stats_ = generate;
+    return *this;
+  }
+  [[nodiscard]] bool generate_stats() const noexcept { return generate_stats_; }
+
+ private:
+  bool generate_stats_ = false;
+};
+
+// The gradients of scaled dot-product attention (see Graph::sdpa_backward): the scale and masks
+// are the forward's.
+class SdpaBackwardAttributes final : public AttentionAttributes<SdpaBackwardAttributes> {
+ public:
+  SdpaBackwardAttributes() = default;  // user-declared: `{}` value-initializes
 };
 
 // Y = (X - mean) * inv_variance * scale + bias with per-channel statistics the caller gives.

@@ -48,6 +48,7 @@ using dnngraph::ReshapeAttributes;
 using dnngraph::Result;
 using dnngraph::RmsnormAttributes;
 using dnngraph::SdpaAttributes;
+using dnngraph::SdpaBackwardAttributes;
 using dnngraph::size_of;
 using dnngraph::StoredFile;
 using dnngraph::StoredKernelCache;

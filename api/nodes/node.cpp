@@ -20,8 +20,9 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::RmsNorm, std::string_view("rmsnorm")},
     std::pair{NodeKind::Reshape, std::string_view("reshape")},
     std::pair{NodeKind::Sdpa, std::string_view("sdpa")},
+    std::pair{NodeKind::SdpaBackward, std::string_view("sdpa_backward")},
 };
-static_assert(node_kinds.back().first == NodeKind::Sdpa);
+static_assert(node_kinds.back().first == NodeKind::SdpaBackward);
 
 }  // namespace
 

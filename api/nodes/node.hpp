@@ -38,6 +38,7 @@ enum class NodeKind : std::uint8_t {
   RmsNorm,
   Reshape,
   Sdpa,
+  SdpaBackward,
 };
 [[nodiscard]] std::string_view name_of(NodeKind kind) noexcept;
 

@@ -6,6 +6,7 @@
 
 #include "api/node_attributes.hpp"
 #include "api/nodes/node.hpp"
+#include "api/nodes/sdpa_common.hpp"
 
 namespace dnngraph::detail {
 
@@ -18,9 +19,8 @@ struct SdpaPorts {
   // Outputs.
   TensorPtr o, stats;
   // Internal virtual tensors, in lowering order.
-  TensorPtr scores, scaled;                                              // Q K^T, times scale
-  TensorPtr pad_row, pad_col, pad_row_in, pad_col_in, pad_keep, padded;  // padding mask
-  TensorPtr causal_row, causal_col, causal_row_plus, causal_row_shifted, causal_keep, causal;
+  TensorPtr scores, scaled;  // Q K^T, times scale
+  AttentionMaskPorts masks;
   // softmax; unused_stats: inference writes the log-sum-exp to a virtual tensor (cuDNN's
   // engines match no softmax without it: NoEngine on the H200, cuDNN 9.19 and 9.27)
   TensorPtr row_max, centered, exps, row_sum, log_sum, unused_stats, probs;
@@ -48,8 +48,6 @@ class SdpaNode final : public Node {
       const TensorTable& tensors, const GraphContext& context) const override;
 
  private:
-  [[nodiscard]] Result<void> check_inputs() const;
-  [[nodiscard]] Result<void> check_masks() const;
   void settle_internals();
 
   SdpaAttributes attributes_;

@@ -89,6 +89,28 @@ A& named(A& attributes, const std::optional<std::string>& name,
   return attributes;
 }
 
+// The keyword arguments sdpa() and sdpa_backward() share.
+struct AttentionArgs {
+  std::optional<float> scale;
+  bool causal, causal_bottom_right, padding;
+  const std::optional<Tensor>& seq_len_q;
+  const std::optional<Tensor>& seq_len_kv;
+  std::optional<DataType> compute;
+  const std::optional<std::string>& name;
+};
+
+template <class A>
+A& attention_attributes(A& a, const AttentionArgs& args) {
+  named(a, args.name, args.compute);
+  if (args.scale) a.set_attn_scale(*args.scale);
+  a.set_padding_mask(args.padding);
+  if (args.causal) a.set_causal_mask(true);
+  if (args.causal_bottom_right) a.set_causal_mask_bottom_right(true);
+  if (args.seq_len_q) a.set_seq_len_q(*args.seq_len_q);
+  if (args.seq_len_kv) a.set_seq_len_kv(*args.seq_len_kv);
+  return a;
+}
+
 struct ConvArgs {
   std::optional<Dims> padding, pre_padding, post_padding, stride, dilation;
   std::optional<ConvolutionMode> mode;
@@ -330,7 +352,57 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "x"_a, "mean"_a, "inv_variance"_a, "scale"_a, "bias"_a, nb::kw_only(),
           "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
           "Y = (X - mean) * inv_variance * scale + bias with per-channel [1, C, 1, 1]\n"
-          "parameters; four pointwise nodes, so it fuses after a convolution.");
+          "parameters; four pointwise nodes, so it fuses after a convolution.")
+      .def(
+          "sdpa",
+          [](PyGraph& g, const Tensor& q, const Tensor& k, const Tensor& v,
+             std::optional<float> attn_scale, bool generate_stats, bool causal_mask,
+             bool causal_mask_bottom_right, bool padding_mask,
+             const std::optional<Tensor>& seq_len_q, const std::optional<Tensor>& seq_len_kv,
+             std::optional<DataType> compute, const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            SdpaAttributes attributes;
+            attributes.set_generate_stats(generate_stats);
+            const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
+                                     padding_mask, seq_len_q,   seq_len_kv,
+                                     compute,      name};
+            const auto [o, stats] = g.graph.sdpa(q, k, v, attention_attributes(attributes, args));
+            return std::make_tuple(o, present(stats));
+          },
+          "q"_a, "k"_a, "v"_a, nb::kw_only(), "attn_scale"_a = nb::none(),
+          "generate_stats"_a = false, "causal_mask"_a = false, "causal_mask_bottom_right"_a = false,
+          "padding_mask"_a = false, "seq_len_q"_a = nb::none(), "seq_len_kv"_a = nb::none(),
+          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "Scaled dot-product attention O = softmax(attn_scale * Q K^T + masks) V for Q\n"
+          "[b, h_q, s_q, d], K [b, h_k, s_kv, d], V [b, h_v, s_kv, d_v] (Half or BFloat16,\n"
+          "h_k and h_v dividing h_q). Returns (O, Stats); Stats (Float [b, h_q, s_q, 1], the\n"
+          "log-sum-exp per row) only with generate_stats=True, else None. attn_scale unset is 1.\n"
+          "causal_mask: top-left diagonal; causal_mask_bottom_right: the last query sees every\n"
+          "key. padding_mask needs seq_len_q and seq_len_kv (Int32 [b, 1, 1, 1]).")
+      .def(
+          "sdpa_backward",
+          [](PyGraph& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
+             const Tensor& d_o, const Tensor& stats, std::optional<float> attn_scale,
+             bool causal_mask, bool causal_mask_bottom_right, bool padding_mask,
+             const std::optional<Tensor>& seq_len_q, const std::optional<Tensor>& seq_len_kv,
+             std::optional<DataType> compute, const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            SdpaBackwardAttributes attributes;
+            const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
+                                     padding_mask, seq_len_q,   seq_len_kv,
+                                     compute,      name};
+            const auto [dq, dk, dv, d] = g.graph.sdpa_backward(
+                q, k, v, o, d_o, stats, attention_attributes(attributes, args));
+            return std::make_tuple(dq, dk, dv, d);
+          },
+          "q"_a, "k"_a, "v"_a, "o"_a, "d_o"_a, "stats"_a, nb::kw_only(),
+          "attn_scale"_a = nb::none(), "causal_mask"_a = false,
+          "causal_mask_bottom_right"_a = false, "padding_mask"_a = false,
+          "seq_len_q"_a = nb::none(), "seq_len_kv"_a = nb::none(),
+          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "The gradients of sdpa() from Q, K, V, the forward's O and Stats, and dO, with the\n"
+          "forward's scale and masks. Returns (dQ, dK, dV, D): D = rowsum(dO * O) (Float\n"
+          "[b, h_q, s_q, 1]) is written to memory for cuDNN's engines; mark all four outputs.");
 }
 
 // The empty handle get_workspace_size() passes when the caller gives none (and no overrides).

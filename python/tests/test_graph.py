@@ -252,3 +252,102 @@ def test_wrong_argument_types_raise_type_error_before_reaching_cpp():
         g.tensor(name="A", dim="not a list of ints")
     with pytest.raises(TypeError):
         g.matmul(None, None)
+
+
+def attention(b=2, h_q=8, h_k=8, s_q=17, s_kv=33, d=64, **sdpa_options):
+    """A BFloat16 attention graph: Q, K, V uids 1-3 (packed BHSD); O uid 4, Stats uid 5."""
+    g = dnngraph.Graph(io_data_type=DataType.BFloat16)
+    q = g.tensor(name="Q", uid=1, dim=[b, h_q, s_q, d])
+    k = g.tensor(name="K", uid=2, dim=[b, h_k, s_kv, d])
+    v = g.tensor(name="V", uid=3, dim=[b, h_k, s_kv, d])
+    o, stats = g.sdpa(q, k, v, name="attn", **sdpa_options)
+    o.set_output(True).set_uid(4)
+    if stats is not None:
+        stats.set_output(True).set_uid(5)
+    return g, o, stats
+
+
+def test_sdpa_infers_o_and_stats_and_lowers():
+    g, o, stats = attention(h_k=2, attn_scale=0.125, causal_mask=True, generate_stats=True)
+    summary = g.lower()
+    assert summary.all_finalized
+    # Q K^T, scale, row and column index, compare, select, max, minus, exp, sum, log, stats,
+    # divide, P V.
+    assert summary.operation_count == 14
+    assert (o.dim, o.data_type) == ([2, 8, 17, 64], DataType.BFloat16)
+    assert (stats.dim, stats.data_type) == ([2, 8, 17, 1], DataType.Float)
+
+
+def test_sdpa_without_stats_returns_none():
+    g, o, stats = attention()
+    g.validate()
+    assert stats is None and o.dim == [2, 8, 17, 64]
+
+
+def test_sdpa_padding_mask_takes_the_length_tensors():
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    q = g.tensor(name="Q", uid=1, dim=[3, 4, 33, 64])
+    k = g.tensor(name="K", uid=2, dim=[3, 4, 17, 64])
+    v = g.tensor(name="V", uid=3, dim=[3, 4, 17, 64])
+    seq_q = g.tensor(name="seq_q", uid=6, dim=[3, 1, 1, 1], data_type=DataType.Int32)
+    seq_kv = g.tensor(name="seq_kv", uid=7, dim=[3, 1, 1, 1], data_type=DataType.Int32)
+    o, _ = g.sdpa(q, k, v, padding_mask=True, seq_len_q=seq_q, seq_len_kv=seq_kv,
+                  causal_mask_bottom_right=True, name="attn")
+    o.set_output(True).set_uid(4)
+    assert g.lower().operation_count == 21
+    assert o.dim == [3, 4, 33, 64] and o.data_type is DataType.Half
+
+
+def test_sdpa_validation_errors_name_the_node_and_values():
+    g, _, _ = attention(h_k=3)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.ShapeMismatch
+    assert "sdpa 'attn': K has 3 heads, which does not divide Q's 8" in e.message
+
+    g, _, _ = attention(d=60)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.InvalidAttribute and "head dim of Q and K is 60" in e.message
+
+    g, _, _ = attention(padding_mask=True)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.InvalidAttribute and "needs both set_seq_len_q" in e.message
+
+    g, _, _ = attention(causal_mask_bottom_right=True)
+    e = error_of(g.validate)
+    assert "s_q 17 != s_kv 33 needs a padding mask" in e.message
+
+
+def test_sdpa_in_float_is_refused():
+    g = dnngraph.Graph(io_data_type=DataType.Float)
+    q, k, v = (g.tensor(name=n, dim=[1, 1, 16, 64]) for n in "QKV")
+    o, _ = g.sdpa(q, k, v, name="attn")
+    o.set_output(True)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.UnsupportedDataType and "Half or BFloat16" in e.message
+
+
+def test_sdpa_backward_returns_the_gradients_and_d():
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    q, k, v, o, d_o = (g.tensor(name=n, uid=i + 1, dim=[2, 4, 33, 64])
+                       for i, n in enumerate(["Q", "K", "V", "O", "dO"]))
+    stats = g.tensor(name="Stats", uid=6, dim=[2, 4, 33, 1], data_type=DataType.Float)
+    dq, dk, dv, d = g.sdpa_backward(q, k, v, o, d_o, stats, attn_scale=0.125, causal_mask=True,
+                                    name="bwd")
+    for uid, t in enumerate((dq, dk, dv, d), start=10):
+        t.set_output(True).set_uid(uid)
+    # 15 + scale of S and of dS + the causal mask's four steps.
+    assert g.lower().operation_count == 21
+    assert dq.dim == [2, 4, 33, 64] and dq.data_type is DataType.Half
+    assert (d.dim, d.data_type) == ([2, 4, 33, 1], DataType.Float)
+
+
+def test_sdpa_backward_checks_the_forward_tensors():
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    q, k, v, o, d_o = (g.tensor(name=n, uid=i + 1, dim=[2, 4, 33, 64])
+                       for i, n in enumerate(["Q", "K", "V", "O", "dO"]))
+    stats = g.tensor(name="Stats", uid=6, dim=[2, 4, 33, 1], data_type=DataType.Half)
+    for t in g.sdpa_backward(q, k, v, o, d_o, stats, name="bwd"):
+        t.set_output(True)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.UnsupportedDataType
+    assert "sdpa_backward 'bwd': Stats 'Stats' (uid 6) has data type Half" in e.message

@@ -1,0 +1,140 @@
+// What the attention nodes (sdpa, sdpa_backward) share: the checks of Q, K, V and of the masks,
+// the virtual tensors of the masks, and the builder that appends a composite node's backend
+// operations (pointwise, reduction, matmul, reshape) in order, the masks among them.
+#pragma once
+
+#include "api/node_attributes.hpp"
+#include "api/nodes/node.hpp"
+
+#include <cudnn.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dnngraph::detail {
+
+// The scale and masks of an attention node's attributes.
+struct AttentionSettings {
+  std::optional<float> scale;
+  std::optional<DiagonalAlignment> causal;
+  bool padding = false;
+  TensorPtr seq_len_q, seq_len_kv;
+
+  template <class A>
+  [[nodiscard]] static AttentionSettings of(const AttentionAttributes<A>& a) {
+    return {a.attn_scale(), a.causal(), a.padding_mask(), a.seq_len_q(), a.seq_len_kv()};
+  }
+};
+
+// The internal virtual tensors of the masks; null where the settings need none.
+struct AttentionMaskPorts {
+  TensorPtr pad_row, pad_col, pad_row_in, pad_col_in, pad_keep, padded;
+  TensorPtr causal_row, causal_col, causal_row_plus, causal_row_shifted, causal_keep, causal;
+
+  // Makes the tensors `settings` needs with make(port name).
+  [[nodiscard]] static AttentionMaskPorts make(const AttentionSettings& settings,
+                                               const std::function<TensorPtr(const char*)>& make);
+  void append_to(std::vector<TensorPtr>& list) const;
+  // Indices Int32, comparisons Boolean, masked scores Float, all of the scores' dims.
+  void settle(const std::vector<std::int64_t>& score_dims) const;
+};
+
+// Appends each non-null tensor to list.
+void append_present(std::vector<TensorPtr>& list, std::initializer_list<TensorPtr> tensors);
+
+// A tensor's data type for messages ("none" if unset).
+[[nodiscard]] std::string type_name(const TensorAttributes& t);
+
+// Q, K, V of rank 4, Half or BFloat16 of one type, head dim innermost; one batch; K's head dim
+// is Q's, V's length is K's; h_k and h_v divide h_q; head dims multiples of 8 up to 256.
+[[nodiscard]] Result<void> check_attention_inputs(const std::string& node,
+                                                  const TensorAttributes& q,
+                                                  const TensorAttributes& k,
+                                                  const TensorAttributes& v);
+// A finite scale; the padding mask with both Int32 [b, 1, 1, 1] device length tensors and
+// length tensors only with it; bottom-right causal without padding only for s_q == s_kv.
+[[nodiscard]] Result<void> check_attention_masks(const std::string& node,
+                                                 const AttentionSettings& settings,
+                                                 const TensorAttributes& q,
+                                                 const TensorAttributes& k);
+// The node's compute type, if set, is Float; then check_attention_inputs and
+// check_attention_masks.
+[[nodiscard]] Result<void> check_attention(const std::string& node, std::optional<DataType> compute,
+                                           const AttentionSettings& settings,
+                                           const TensorAttributes& q, const TensorAttributes& k,
+                                           const TensorAttributes& v);
+
+// t with its last two dims and strides swapped (K^T from K: the same uid), finalized.
+[[nodiscard]] Result<backend::Tensor> lower_transposed(const TensorAttributes& t);
+
+// A composite node's backend operations, appended in order. Tensors are looked up through
+// tensor(); the first failure (a lookup or a cuDNN status) stops the rest and is what finish()
+// returns.
+class AttentionSteps {
+ public:
+  using Lookup = std::function<Result<const backend::Tensor*>(const TensorAttributes&)>;
+  AttentionSteps(std::string node, Lookup lookup)
+      : node_(std::move(node)), lookup_(std::move(lookup)) {}
+
+  // The lowered tensor of t; null for a null t or after a failure.
+  const backend::Tensor* tensor(const TensorPtr& t);
+
+  void pointwise(const char* step, cudnnPointwiseMode_t mode, cudnnDataType_t math,
+                 std::array<const backend::Tensor*, 3> in, const backend::Tensor* y,
+                 std::optional<std::int64_t> axis = {});
+  void reduction(const char* step, cudnnReduceTensorOp_t mode, const backend::Tensor* x,
+                 const backend::Tensor* y);
+  // C = A B with per-batch actual extents where given (null: the full extent).
+  void matmul(const char* step, std::array<const backend::Tensor*, 3> abc,
+              std::array<const backend::Tensor*, 3> mnk_overrides);
+  // Y = X under other dims and strides (a view: P^T, dS^T, K from K^T).
+  void reshape(const char* step, const backend::Tensor* x, const backend::Tensor* y);
+  // Keeps a descriptor the operations use alive with them (K^T).
+  void keep(backend::Descriptor part);
+
+  // S = Q K^T (K^T: K's uid, dims 2/3 swapped; per-batch M and N with lengths), times the scale
+  // where given, then the padding mask where asked: the first steps of forward and backward.
+  // Returns the scores so far.
+  struct Scores {
+    const TensorAttributes& k;
+    const backend::Tensor *q, *scale, *seq_q, *seq_kv, *neg_inf;
+    TensorPtr scores, scaled;
+    const AttentionMaskPorts* padding;  // null: no padding mask
+  };
+  const backend::Tensor* scores(const Scores& s);
+  // C = A B (per-batch M and K overrides), summed over each group of query heads into `grad`
+  // where `heads` (the per-query-head C) is given: dK and dV of grouped-query attention.
+  void gradient(const char* step, const backend::Tensor* a, const backend::Tensor* b,
+                const TensorPtr& heads, const backend::Tensor* grad,
+                std::array<const backend::Tensor*, 2> m_k_overrides);
+
+  // The padding mask (GEN_INDEX rows and columns, CMP_LT with the lengths, LOGICAL_AND,
+  // BINARY_SELECT with -inf) on `scores`; returns the masked scores.
+  const backend::Tensor* padding_mask(const AttentionMaskPorts& p, const backend::Tensor* scores,
+                                      const backend::Tensor* seq_q, const backend::Tensor* seq_kv,
+                                      const backend::Tensor* neg_inf);
+  // The causal mask (GEN_INDEX rows and columns; bottom-right with lengths: row + seq_len_kv -
+  // seq_len_q; CMP_GE; BINARY_SELECT with -inf); returns the masked scores.
+  const backend::Tensor* causal_mask(const AttentionMaskPorts& p, DiagonalAlignment alignment,
+                                     const backend::Tensor* scores, const backend::Tensor* seq_q,
+                                     const backend::Tensor* seq_kv, const backend::Tensor* neg_inf);
+
+  [[nodiscard]] Result<std::vector<LoweredOperation>> finish() &&;
+
+ private:
+  // No earlier failure, and every tensor the step needs was found.
+  bool ready(const char* step, std::initializer_list<const backend::Tensor*> needed);
+  void fail(const char* step, const backend::Status& status);
+  void add(backend::Operation op, std::optional<backend::Descriptor> part);
+
+  std::string node_;
+  Lookup lookup_;
+  std::vector<LoweredOperation> ops_;
+  std::optional<Error> error_;
+};
+
+}  // namespace dnngraph::detail

@@ -1,0 +1,463 @@
+// Attention backward (sdpa_backward) on the GPU against a CPU reference in double: odd sequence
+// lengths (17, 33), head dims 64 and 128, Half and BFloat16, causal masks of both alignments,
+// padding masks from per-batch lengths, grouped- and multi-query attention (dK and dV summed over
+// each group of query heads). O and Stats come from the forward computed here in double (O
+// rounded to the io type, as a forward pass would hand it over); dO is uniform in [-1, 1].
+// A graph cuDNN has no engine for is a finding (skipped with the Error), never a pass.
+#include <boost/test/unit_test.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+import dnngraph;
+
+#include "support/built_cases.hpp"
+#include "support/device_buffer.hpp"
+#include "support/host_tensor.hpp"
+#include "support/host_types.hpp"
+#include "support/reference.hpp"
+
+namespace {
+
+using dnngraph::DataType;
+using dnngraph::DiagonalAlignment;
+using dnngraph::Graph;
+using dnngraph::SdpaBackwardAttributes;
+using dnngraph::TensorAttributes;
+using dnngraph::test::describe;
+using dnngraph::test::DeviceBuffer;
+using dnngraph::test::HostTensor;
+using dnngraph::test::require_cuda;
+using dnngraph::test::Tolerance;
+using Dims = std::vector<std::int64_t>;
+
+enum : std::int64_t {
+  uid_q = 1,
+  uid_k,
+  uid_v,
+  uid_o,
+  uid_d_o,
+  uid_stats,
+  uid_len_q,
+  uid_len_kv,
+  uid_dq = 10,
+  uid_dk,
+  uid_dv,
+  uid_d_sum
+};
+
+std::size_t n(std::int64_t x) { return static_cast<std::size_t>(x); }
+
+struct BackwardCase {
+  std::string name;
+  DataType type;
+  std::int64_t b, h_q, h_k, s_q, s_kv, d;
+  std::optional<DiagonalAlignment> causal;
+  std::vector<std::int32_t> len_q, len_kv;  // per batch; empty: no padding mask
+  std::uint32_t seed = 1;
+
+  [[nodiscard]] bool padded() const { return !len_q.empty(); }
+  [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(d)); }
+  [[nodiscard]] std::int64_t lq(std::int64_t bi) const { return padded() ? len_q[n(bi)] : s_q; }
+  [[nodiscard]] std::int64_t lkv(std::int64_t bi) const { return padded() ? len_kv[n(bi)] : s_kv; }
+  [[nodiscard]] bool keep(std::int64_t bi, std::int64_t i, std::int64_t j) const {
+    if (i >= lq(bi) || j >= lkv(bi)) {
+      return false;
+    }
+    if (causal == DiagonalAlignment::TopLeft) {
+      return j <= i;
+    }
+    if (causal == DiagonalAlignment::BottomRight) {
+      return j <= i + lkv(bi) - lq(bi);
+    }
+    return true;
+  }
+  [[nodiscard]] std::string text() const {
+    return name + " (" + std::string(dnngraph::to_string(type)) + ", b " + std::to_string(b) +
+           " h_q " + std::to_string(h_q) + " h_k " + std::to_string(h_k) + " s_q " +
+           std::to_string(s_q) + " s_kv " + std::to_string(s_kv) + " d " + std::to_string(d) + ")";
+  }
+  [[nodiscard]] Dims q_dims() const { return {b, h_q, s_q, d}; }
+  [[nodiscard]] Dims kv_dims() const { return {b, h_k, s_kv, d}; }
+};
+
+Graph make_graph(const BackwardCase& c) {
+  Graph g;
+  g.set_name(c.name).set_io_data_type(c.type).set_compute_data_type(DataType::Float);
+  const auto input = [&](const char* name, std::int64_t uid, const Dims& dims) {
+    return g.tensor(TensorAttributes().set_name(name).set_uid(uid).set_dim(dims));
+  };
+  auto q = input("Q", uid_q, c.q_dims());
+  auto k = input("K", uid_k, c.kv_dims());
+  auto v = input("V", uid_v, c.kv_dims());
+  auto o = input("O", uid_o, c.q_dims());
+  auto d_o = input("dO", uid_d_o, c.q_dims());
+  auto stats = g.tensor(TensorAttributes()
+                            .set_name("Stats")
+                            .set_uid(uid_stats)
+                            .set_dim({c.b, c.h_q, c.s_q, 1})
+                            .set_data_type(DataType::Float));
+  SdpaBackwardAttributes a;
+  a.set_name("attn_bwd").set_attn_scale(static_cast<float>(c.scale()));
+  if (c.causal == DiagonalAlignment::TopLeft) {
+    a.set_causal_mask(true);
+  } else if (c.causal == DiagonalAlignment::BottomRight) {
+    a.set_causal_mask_bottom_right(true);
+  }
+  if (c.padded()) {
+    const auto length = [&](const char* name, std::int64_t uid) {
+      return g.tensor(TensorAttributes()
+                          .set_name(name)
+                          .set_uid(uid)
+                          .set_dim({c.b, 1, 1, 1})
+                          .set_data_type(DataType::Int32));
+    };
+    a.set_padding_mask(true)
+        .set_seq_len_q(length("seq_len_q", uid_len_q))
+        .set_seq_len_kv(length("seq_len_kv", uid_len_kv));
+  }
+  auto [dq, dk, dv, d_sum] = g.sdpa_backward(q, k, v, o, d_o, stats, a);
+  dq->set_name("dQ").set_uid(uid_dq).set_output(true);
+  dk->set_name("dK").set_uid(uid_dk).set_output(true);
+  dv->set_name("dV").set_uid(uid_dv).set_output(true);
+  d_sum->set_name("D").set_uid(uid_d_sum).set_output(true);
+  return g;
+}
+
+// The forward's O and Stats, and the gradients, in double. Query head h reads K/V head
+// h / (h_q / h_k); rows of a batch past its lengths, and rows whose every key is masked, are
+// not valid (cuDNN leaves them undefined).
+struct Reference {
+  std::vector<double> o, stats;           // [b, h_q, s_q, d], [b, h_q, s_q]
+  std::vector<double> dq, dk, dv, d_sum;  // Q's, K's, V's dims; [b, h_q, s_q]
+  std::vector<bool> q_row_valid;          // [b, h_q, s_q]: inside seq_len_q, a key kept
+  std::vector<bool> kv_row_valid;         // [b, h_k, s_kv]: inside seq_len_kv
+};
+
+// softmax(scale Q K^T + masks) and its log-sum-exp for one query row; false if every key is
+// masked.
+bool probabilities(const BackwardCase& c, const std::vector<float>& q, const std::vector<float>& k,
+                   std::int64_t bi, std::int64_t h, std::int64_t i, std::vector<double>& p,
+                   double& lse) {
+  const std::int64_t hk = h / (c.h_q / c.h_k);
+  const std::size_t row = n((bi * c.h_q + h) * c.s_q + i);
+  double max = -std::numeric_limits<double>::infinity();
+  for (std::int64_t j = 0; j < c.s_kv; ++j) {
+    double dot = 0;
+    for (std::int64_t x = 0; x < c.d; ++x) {
+      dot += static_cast<double>(q[row * n(c.d) + n(x)]) *
+             k[n(((bi * c.h_k + hk) * c.s_kv + j) * c.d + x)];
+    }
+    p[n(j)] = c.keep(bi, i, j) ? dot * c.scale() : -std::numeric_limits<double>::infinity();
+    max = std::max(max, p[n(j)]);
+  }
+  if (!std::isfinite(max)) {
+    return false;
+  }
+  double sum = 0;
+  for (double& s : p) {
+    s = std::exp(s - max);
+    sum += s;
+  }
+  for (double& s : p) {
+    s /= sum;
+  }
+  lse = max + std::log(sum);
+  return true;
+}
+
+Reference forward(const BackwardCase& c, const std::vector<float>& q, const std::vector<float>& k,
+                  const std::vector<float>& v) {
+  const std::size_t rows = n(c.b * c.h_q * c.s_q);
+  Reference r;
+  r.o.assign(rows * n(c.d), 0.0);
+  r.stats.assign(rows, 0.0);  // 0 where undefined: what the backward reads there is finite
+  r.q_row_valid.assign(rows, false);
+  std::vector<double> p(n(c.s_kv));
+  for (std::int64_t bi = 0; bi < c.b; ++bi) {
+    for (std::int64_t h = 0; h < c.h_q; ++h) {
+      const std::int64_t hk = h / (c.h_q / c.h_k);
+      for (std::int64_t i = 0; i < c.s_q; ++i) {
+        const std::size_t row = n((bi * c.h_q + h) * c.s_q + i);
+        double lse = 0;
+        if (!probabilities(c, q, k, bi, h, i, p, lse)) {
+          continue;
+        }
+        r.q_row_valid[row] = true;
+        r.stats[row] = lse;
+        for (std::int64_t j = 0; j < c.s_kv; ++j) {
+          for (std::int64_t x = 0; x < c.d; ++x) {
+            r.o[row * n(c.d) + n(x)] += p[n(j)] * v[n(((bi * c.h_k + hk) * c.s_kv + j) * c.d + x)];
+          }
+        }
+      }
+    }
+  }
+  return r;
+}
+
+// dV = P^T dO, dS = P (dO V^T - D) scale, dK = dS^T Q, dQ = dS K, D = rowsum(dO O); o is the O
+// the GPU reads (rounded to the io type).
+void backward(const BackwardCase& c, const std::vector<float>& q, const std::vector<float>& k,
+              const std::vector<float>& v, const std::vector<float>& o,
+              const std::vector<float>& d_o, Reference& r) {
+  const std::size_t q_count = n(c.b * c.h_q * c.s_q * c.d);
+  const std::size_t kv_count = n(c.b * c.h_k * c.s_kv * c.d);
+  r.dq.assign(q_count, 0.0);
+  r.dk.assign(kv_count, 0.0);
+  r.dv.assign(kv_count, 0.0);
+  r.d_sum.assign(n(c.b * c.h_q * c.s_q), 0.0);
+  r.kv_row_valid.assign(n(c.b * c.h_k * c.s_kv), false);
+  for (std::int64_t bi = 0; bi < c.b; ++bi) {
+    for (std::int64_t hk = 0; hk < c.h_k; ++hk) {
+      for (std::int64_t j = 0; j < c.lkv(bi); ++j) {
+        r.kv_row_valid[n((bi * c.h_k + hk) * c.s_kv + j)] = true;
+      }
+    }
+  }
+  std::vector<double> p(n(c.s_kv));
+  for (std::int64_t bi = 0; bi < c.b; ++bi) {
+    for (std::int64_t h = 0; h < c.h_q; ++h) {
+      const std::int64_t hk = h / (c.h_q / c.h_k);
+      for (std::int64_t i = 0; i < c.s_q; ++i) {
+        const std::size_t row = n((bi * c.h_q + h) * c.s_q + i);
+        double lse = 0;
+        if (!probabilities(c, q, k, bi, h, i, p, lse)) {
+          continue;
+        }
+        const std::size_t qi = row * n(c.d);
+        double d_sum = 0;
+        for (std::int64_t x = 0; x < c.d; ++x) {
+          d_sum += static_cast<double>(d_o[qi + n(x)]) * o[qi + n(x)];
+        }
+        r.d_sum[row] = d_sum;
+        for (std::int64_t j = 0; j < c.s_kv; ++j) {
+          if (p[n(j)] == 0) {
+            continue;
+          }
+          const std::size_t kj = n(((bi * c.h_k + hk) * c.s_kv + j) * c.d);
+          double dp = 0;
+          for (std::int64_t x = 0; x < c.d; ++x) {
+            dp += static_cast<double>(d_o[qi + n(x)]) * v[kj + n(x)];
+          }
+          const double ds = p[n(j)] * (dp - d_sum) * c.scale();
+          for (std::int64_t x = 0; x < c.d; ++x) {
+            r.dq[qi + n(x)] += ds * k[kj + n(x)];
+            r.dk[kj + n(x)] += ds * q[qi + n(x)];
+            r.dv[kj + n(x)] += p[n(j)] * d_o[qi + n(x)];
+          }
+        }
+      }
+    }
+  }
+}
+
+// Keeps the elements of valid rows only.
+template <class T>
+std::vector<T> valid_rows(std::span<const T> values, const std::vector<bool>& row_valid,
+                          std::size_t per_row) {
+  std::vector<T> kept;
+  for (std::size_t r = 0; r < row_valid.size(); ++r) {
+    if (row_valid[r]) {
+      kept.insert(kept.end(), values.begin() + static_cast<std::ptrdiff_t>(r * per_row),
+                  values.begin() + static_cast<std::ptrdiff_t>((r + 1) * per_row));
+    }
+  }
+  return kept;
+}
+
+// Tolerances. Inputs are uniform in [-1, 1] and exact in their type; the matmuls accumulate in
+// Float. What rounds to the io type: P^T and dS^T (before the dV and dK matmuls), the per-head
+// dK and dV of grouped-query attention (before their sum) and the gradients themselves, each by
+// at most u (2^-8 BFloat16, 2^-11 Half: half an ulp at 1) relative. A sum of terms each off by u
+// relative is off by u times the sum of their magnitudes, which the gradient's largest magnitude
+// bounds here up to a small factor: abs = 8 u max|reference|, rel = 8 u. A wrong mask, scale or
+// head mapping errs by the gradient's own size.
+Tolerance tolerance(DataType type, const std::vector<double>& reference) {
+  const double u = type == DataType::BFloat16 ? 1.0 / 256 : 1.0 / 2048;
+  double max = 0;
+  for (const double x : reference) {
+    max = std::max(max, std::fabs(x));
+  }
+  return {.abs = 8 * u * max, .rel = 8 * u};
+}
+
+struct Errors {
+  dnngraph::test::Comparison dq, dk, dv, d_sum;
+};
+
+HostTensor encode(DataType type, const std::vector<double>& values) {
+  HostTensor t;
+  t.bytes.resize(values.size() * sizeof(std::uint16_t));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const auto f = static_cast<float>(values[i]);
+    const std::uint16_t bits = type == DataType::Half ? dnngraph::test::float_to_half(f)
+                                                      : dnngraph::test::float_to_bfloat16(f);
+    t.values.push_back(type == DataType::Half ? dnngraph::test::half_to_float(bits)
+                                              : dnngraph::test::bfloat16_to_float(bits));
+    std::memcpy(t.bytes.data() + i * sizeof bits, &bits, sizeof bits);
+  }
+  return t;
+}
+
+DeviceBuffer upload(std::span<const std::byte> bytes, const char* what) {
+  return require_cuda(DeviceBuffer::copy_of(bytes), what);
+}
+
+// Runs a built graph once and compares dQ, dK, dV and D with the reference on the valid rows.
+// Every output byte starts as NaN.
+Errors run_and_compare(const BackwardCase& c, const Graph& g, const dnngraph::Handle& handle) {
+  std::mt19937 rng(c.seed);
+  const auto count = [](const Dims& d) { return dnngraph::test::element_count(d); };
+  const HostTensor q = dnngraph::test::random_tensor(c.type, count(c.q_dims()), rng);
+  const HostTensor k = dnngraph::test::random_tensor(c.type, count(c.kv_dims()), rng);
+  const HostTensor v = dnngraph::test::random_tensor(c.type, count(c.kv_dims()), rng);
+  const HostTensor d_o = dnngraph::test::random_tensor(c.type, count(c.q_dims()), rng);
+  Reference r = forward(c, q.values, k.values, v.values);
+  const HostTensor o = encode(c.type, r.o);
+  backward(c, q.values, k.values, v.values, o.values, d_o.values, r);
+  std::vector<float> stats(r.stats.begin(), r.stats.end());
+
+  const std::size_t io = static_cast<std::size_t>(dnngraph::size_of(c.type));
+  std::vector<std::byte> dq_bytes(r.dq.size() * io), dk_bytes(r.dk.size() * io),
+      dv_bytes(r.dv.size() * io);
+  std::vector<float> d_sum(r.d_sum.size());
+  DeviceBuffer q_dev = upload(q.bytes, "Q");
+  DeviceBuffer k_dev = upload(k.bytes, "K");
+  DeviceBuffer v_dev = upload(v.bytes, "V");
+  DeviceBuffer o_dev = upload(o.bytes, "O");
+  DeviceBuffer d_o_dev = upload(d_o.bytes, "dO");
+  DeviceBuffer stats_dev =
+      require_cuda(DeviceBuffer::copy_of(std::span<const float>(stats)), "Stats");
+  DeviceBuffer dq_dev = require_cuda(DeviceBuffer::allocate(dq_bytes.size()), "dQ");
+  DeviceBuffer dk_dev = require_cuda(DeviceBuffer::allocate(dk_bytes.size()), "dK");
+  DeviceBuffer dv_dev = require_cuda(DeviceBuffer::allocate(dv_bytes.size()), "dV");
+  DeviceBuffer d_sum_dev = require_cuda(DeviceBuffer::allocate(d_sum.size() * sizeof(float)), "D");
+  for (DeviceBuffer* out : {&dq_dev, &dk_dev, &dv_dev, &d_sum_dev}) {
+    require_cuda(out->fill_bytes(0xFF), "fill an output with NaN");
+  }
+  const std::vector<std::int32_t> len_q = c.padded() ? c.len_q : std::vector<std::int32_t>{1};
+  const std::vector<std::int32_t> len_kv = c.padded() ? c.len_kv : std::vector<std::int32_t>{1};
+  DeviceBuffer len_q_dev =
+      require_cuda(DeviceBuffer::copy_of(std::span<const std::int32_t>(len_q)), "seq_len_q");
+  DeviceBuffer len_kv_dev =
+      require_cuda(DeviceBuffer::copy_of(std::span<const std::int32_t>(len_kv)), "seq_len_kv");
+  const auto workspace_size = g.get_workspace_size();
+  BOOST_REQUIRE_MESSAGE(workspace_size.has_value(), "workspace: " << describe(workspace_size));
+  DeviceBuffer workspace = require_cuda(
+      DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*workspace_size, 1))),
+      "workspace");
+  std::unordered_map<std::int64_t, void*> pack{
+      {uid_q, q_dev.get()},        {uid_k, k_dev.get()},     {uid_v, v_dev.get()},
+      {uid_o, o_dev.get()},        {uid_d_o, d_o_dev.get()}, {uid_stats, stats_dev.get()},
+      {uid_dq, dq_dev.get()},      {uid_dk, dk_dev.get()},   {uid_dv, dv_dev.get()},
+      {uid_d_sum, d_sum_dev.get()}};
+  if (c.padded()) {
+    pack[uid_len_q] = len_q_dev.get();
+    pack[uid_len_kv] = len_kv_dev.get();
+  }
+  const auto ran = g.execute(handle, pack, workspace.get());
+  BOOST_REQUIRE_MESSAGE(ran.has_value(), c.text() << ": execute failed: " << describe(ran));
+  require_cuda(dnngraph::test::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"),
+               c.name + " after execute");
+  require_cuda(dq_dev.download(std::span<std::byte>(dq_bytes)), "dQ");
+  require_cuda(dk_dev.download(std::span<std::byte>(dk_bytes)), "dK");
+  require_cuda(dv_dev.download(std::span<std::byte>(dv_bytes)), "dV");
+  require_cuda(d_sum_dev.download(std::span<float>(d_sum)), "D");
+
+  const auto d = static_cast<std::size_t>(c.d);
+  const auto gradient = [&](const std::vector<std::byte>& bytes, const std::vector<double>& want,
+                            const std::vector<bool>& valid) {
+    const std::vector<float> got = dnngraph::test::decode(c.type, bytes);
+    return dnngraph::test::compare(valid_rows(std::span<const float>(got), valid, d),
+                                   valid_rows(std::span<const double>(want), valid, d),
+                                   tolerance(c.type, want));
+  };
+  Errors e;
+  e.dq = gradient(dq_bytes, r.dq, r.q_row_valid);
+  e.dk = gradient(dk_bytes, r.dk, r.kv_row_valid);
+  e.dv = gradient(dv_bytes, r.dv, r.kv_row_valid);
+  // D sums d products of io-type values in Float: only the order of the sum differs.
+  e.d_sum = dnngraph::test::compare(valid_rows(std::span<const float>(d_sum), r.q_row_valid, 1),
+                                    valid_rows(std::span<const double>(r.d_sum), r.q_row_valid, 1),
+                                    Tolerance{.abs = 1e-4, .rel = 1e-5});
+  return e;
+}
+
+boost::unit_test::precondition builds(const BackwardCase& c) {
+  return dnngraph::test::builds_or_skips(c.text(), [c] { return make_graph(c); });
+}
+
+void check_against_reference(const BackwardCase& c) {
+  const auto taken = dnngraph::test::take_case(c.text(), [c] { return make_graph(c); });
+  dnngraph::test::BuiltCase& b = *taken;
+  BOOST_REQUIRE_MESSAGE(b.built.has_value(), c.text() << ": build failed: " << describe(b.built));
+  const auto info = b.graph.plan_info();
+  BOOST_REQUIRE_MESSAGE(info.has_value(), "plan_info: " << describe(info));
+  BOOST_REQUIRE(b.handle.has_value());
+  const Errors e = run_and_compare(c, b.graph, *b.handle);
+  BOOST_TEST_MESSAGE(c.text() << ": dQ " << e.dq.describe() << "; dK " << e.dk.describe() << "; dV "
+                              << e.dv.describe() << "; D " << e.d_sum.describe()
+                              << "; plan: " << info->describe());
+  BOOST_CHECK_MESSAGE(e.dq.passed(), c.text() << ": dQ " << e.dq.describe());
+  BOOST_CHECK_MESSAGE(e.dk.passed(), c.text() << ": dK " << e.dk.describe());
+  BOOST_CHECK_MESSAGE(e.dv.passed(), c.text() << ": dV " << e.dv.describe());
+  BOOST_CHECK_MESSAGE(e.d_sum.passed(), c.text() << ": D " << e.d_sum.describe());
+}
+
+namespace cases {
+const auto bf16 = DataType::BFloat16;
+const auto half = DataType::Half;
+const auto top_left = DiagonalAlignment::TopLeft;
+const auto bottom_right = DiagonalAlignment::BottomRight;
+const BackwardCase plain_half{"no mask", half, 1, 2, 2, 17, 33, 64, {}, {}, {}, 2101};
+const BackwardCase causal_bf16{"causal top-left", bf16, 2,  2,   2, 33, 33, 64,
+                               top_left,          {},   {}, 2102};
+const BackwardCase padded_half{"padding", half, 2, 2, 2, 33, 33, 64, {}, {33, 20}, {33, 17}, 2103};
+const BackwardCase padded_bottom_right_bf16{"padding and causal bottom-right",
+                                            bf16,
+                                            2,
+                                            2,
+                                            2,
+                                            17,
+                                            33,
+                                            128,
+                                            bottom_right,
+                                            {17, 9},
+                                            {33, 20},
+                                            2104};
+const BackwardCase gqa_causal_half{
+    "grouped-query (2:1), causal top-left", half, 1, 4, 2, 33, 33, 64, top_left, {}, {}, 2105};
+const BackwardCase mqa_bf16{
+    "multi-query (4:1 to one head)", bf16, 1, 4, 1, 33, 17, 128, {}, {}, {}, 2106};
+const BackwardCase bottom_right_square_half{
+    "causal bottom-right, square", half, 1, 2, 2, 33, 33, 64, bottom_right, {}, {}, 2107};
+}  // namespace cases
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(sdpa_backward)
+DNNGRAPH_REFERENCE_CASE(half_without_mask_matches_reference, cases::plain_half)
+DNNGRAPH_REFERENCE_CASE(bfloat16_causal_top_left_matches_reference, cases::causal_bf16)
+DNNGRAPH_REFERENCE_CASE(half_padding_mask_matches_reference, cases::padded_half)
+DNNGRAPH_REFERENCE_CASE(bfloat16_padding_with_causal_bottom_right_matches_reference,
+                        cases::padded_bottom_right_bf16)
+DNNGRAPH_REFERENCE_CASE(half_grouped_query_causal_matches_reference, cases::gqa_causal_half)
+DNNGRAPH_REFERENCE_CASE(bfloat16_multi_query_head_dim_128_matches_reference, cases::mqa_bf16)
+DNNGRAPH_REFERENCE_CASE(half_causal_bottom_right_square_matches_reference,
+                        cases::bottom_right_square_half)
+BOOST_AUTO_TEST_SUITE_END()
