@@ -184,10 +184,10 @@ class PlanSearch {
   }
 
   // The config as a candidate, or nullopt when its notes cannot be read or the policy filters
-  // it out (noted either way). `known`: the choice it was made from (a cached or pinned config).
+  // it out (noted either way). `known`: the choice it was made from, when not described from it.
   [[nodiscard]] std::optional<Ranked> rank(backend::EngineConfig config, HeuristicMode mode,
-                                           std::string_view origin,
-                                           const EngineChoice* known = nullptr) {
+                                           std::string_view origin, const EngineChoice* known,
+                                           bool from_cached_config = false) {
     EngineChoice choice = known != nullptr ? *known : describe_config(config);
     const std::string label = std::string(origin) + ", " + to_string(choice);
     auto notes = notes_of(config);
@@ -199,12 +199,8 @@ class PlanSearch {
       filter(label + ": filtered out, " + *why);
       return std::nullopt;
     }
-    return Ranked{std::move(config),
-                  std::move(choice),
-                  std::move(*notes),
-                  mode,
-                  known != nullptr && std::string_view(origin) == "cached config",
-                  label};
+    return Ranked{
+        std::move(config), std::move(choice), std::move(*notes), mode, from_cached_config, label};
   }
 
   // A plan from the candidate, or nullopt (the failure is noted). Errors that are not about
@@ -347,7 +343,8 @@ Step choose_known(const PlanRequest& request, PlanSearch& search) {
           [&] { return "plan choice: " + origin + ": not in the kernel cache for this graph"; });
       continue;  // would compile: let heuristics rank it
     }
-    auto ranked = search.rank(std::move(*config), request.modes.front(), "cached config", &known);
+    auto ranked = search.rank(std::move(*config), request.modes.front(), "cached config", &known,
+                              /*from_cached_config=*/true);
     if (!ranked) {
       continue;
     }
