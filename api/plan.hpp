@@ -65,6 +65,9 @@ enum class BehaviorNote : std::uint8_t {
 // error listing each config filtered out and why. Default: no filter, the first plan that
 // finalizes in heuristics order (as build(handle, modes)).
 struct PlanPolicy {
+  // The `{}`s let callers leave fields out of a designated initializer
+  // (`PlanPolicy{.deterministic = true}`) without clang's -Wmissing-designated-field-initializers.
+  // NOLINTBEGIN(readability-redundant-member-init)
   // Configs with any of these notes are skipped.
   std::vector<NumericalNote> excluded_numerical_notes{};
   std::vector<BehaviorNote> excluded_behavior_notes{};
@@ -81,6 +84,7 @@ struct PlanPolicy {
   // Build exactly this engine config (PlanInfo::choice() of an earlier build, or
   // parse_engine_choice of its text); no heuristics query. Not with plan_index.
   std::optional<EngineChoice> engine{};
+  // NOLINTEND(readability-redundant-member-init)
 };
 
 struct PlanInfo {
