@@ -99,8 +99,8 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
   }
   traits.override_shapes = request.override_shape;
   traits.dynamic_shape = dynamic;
-  auto chosen = choose_plan(
-      {*op_graph, request.handle, request.modes, cache.get(), request.cache_first, traits});
+  auto chosen = choose_plan({*op_graph, request.handle, request.modes, cache.get(),
+                             request.cache_first, traits, request.policy});
   if (!chosen) {
     if (native_override && chosen.error().code == ErrorCode::NoEngine) {
       // Measured with cuDNN 9.27: conv_fprop + ReLU gets no engine config at all with the flag.

@@ -76,6 +76,7 @@ struct BuildRequest {
   bool dynamic_shape = false;
   bool cache_first = true;
   bool override_shape = false;
+  const PlanPolicy* policy = nullptr;  // the user's, or null: no filter, the first plan
 };
 
 class BuiltGraph {

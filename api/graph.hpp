@@ -175,6 +175,18 @@ class Graph {
   // lower(), then the operation graph, heuristics in the given order, and the first execution
   // plan that finalizes.
   [[nodiscard]] Result<void> build(const Handle& handle, const std::vector<HeuristicMode>& modes);
+  // build() under a plan policy: configs filtered out by engine notes, engine id or workspace
+  // (a NoEngine error lists each and why when none is left), and the first plan that finalizes,
+  // the one at policy.plan_index, or the pinned policy.engine (docs/plan-control.md).
+  [[nodiscard]] Result<void> build(const Handle& handle, const std::vector<HeuristicMode>& modes,
+                                   const PlanPolicy& policy);
+  // After build(): how many candidates the plan policy's filters left, in heuristics order of
+  // the modes given (duplicates removed), so build_plan_at(0 .. plan_count() - 1) can try each.
+  // An error when the build ranked none (a pinned engine, or a kernel cache's known config).
+  [[nodiscard]] Result<std::int64_t> plan_count() const;
+  // Builds again with the last successful build's modes and policy, taking the candidate at
+  // `index` (see plan_count). On failure the graph keeps the plan it had.
+  [[nodiscard]] Result<void> build_plan_at(const Handle& handle, std::int64_t index);
 
   // Checks override lists against this graph (after validate() or build()) exactly as execute()
   // and get_workspace_size() do, without running anything.
@@ -211,7 +223,8 @@ class Graph {
  private:
   // build() without its log line (the line says what this returned and how long it took).
   [[nodiscard]] Result<void> build_checked(const Handle& handle,
-                                           const std::vector<HeuristicMode>& modes);
+                                           const std::vector<HeuristicMode>& modes,
+                                           const PlanPolicy& policy);
   // What the built plan reads of this graph at each call.
   [[nodiscard]] detail::GraphView view() const;
   std::shared_ptr<TensorAttributes> add_output(const std::string& node_name, const char* port);
@@ -278,6 +291,9 @@ class Graph {
   // has not, or failed, or a node, tensor or graph setting was added or changed since.
   std::optional<std::vector<std::uint64_t>> validated_revisions_;
   std::unique_ptr<const detail::BuiltGraph> built_;  // null until build() succeeds
+  // What the last successful build() was given, for build_plan_at.
+  std::vector<HeuristicMode> built_modes_;
+  PlanPolicy built_policy_;
 };
 
 }  // namespace dnngraph

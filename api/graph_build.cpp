@@ -49,10 +49,15 @@ std::unexpected<Error> logged_failure(std::string_view call, const Error& error)
 }  // namespace
 
 Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>& modes) {
+  return build(handle, modes, PlanPolicy{});
+}
+
+Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>& modes,
+                          const PlanPolicy& policy) {
   const bool logging = detail::log_enabled(LogLevel::Info);
   const auto started =
       logging ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  auto built = build_checked(handle, modes);
+  auto built = build_checked(handle, modes, policy);
   if (logging) {
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
@@ -69,7 +74,8 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
   return built;
 }
 
-Result<void> Graph::build_checked(const Handle& handle, const std::vector<HeuristicMode>& modes) {
+Result<void> Graph::build_checked(const Handle& handle, const std::vector<HeuristicMode>& modes,
+                                  const PlanPolicy& policy) {
   if (kernel_cache_ && !dynamic_shape_) {
     return make_error(ErrorCode::InvalidAttribute,
                       "build: a kernel cache applies only to dynamic-shape graphs; call "
@@ -109,12 +115,50 @@ Result<void> Graph::build_checked(const Handle& handle, const std::vector<Heuris
                                                   .cache = kernel_cache_,
                                                   .dynamic_shape = dynamic_shape_,
                                                   .cache_first = cache_first_,
-                                                  .override_shape = override_shape_});
+                                                  .override_shape = override_shape_,
+                                                  .policy = &policy});
   if (!built) {
     return std::unexpected(built.error());
   }
   built_ = std::move(*built);
+  built_modes_ = modes;
+  built_policy_ = policy;
   return {};
+}
+
+Result<std::int64_t> Graph::plan_count() const {
+  if (!built_) {
+    return make_error(ErrorCode::NotBuilt, "plan_count: the graph is not built");
+  }
+  const PlanInfo& info = built_->info();
+  if (info.plan_count < 0) {
+    return make_error(ErrorCode::InvalidState,
+                      "plan_count: the build ranked no candidates (" +
+                          std::string(info.from_cached_config
+                                          ? "it took a kernel cache's known config first; build "
+                                            "with set_cache_first_plan_choice(false)"
+                                          : "it built the pinned PlanPolicy::engine") +
+                          ")");
+  }
+  return info.plan_count;
+}
+
+Result<void> Graph::build_plan_at(const Handle& handle, std::int64_t index) {
+  if (!built_) {
+    return make_error(ErrorCode::NotBuilt,
+                      "build_plan_at: the graph is not built; build() it first with the modes "
+                      "and policy to rank candidates under");
+  }
+  PlanPolicy policy = built_policy_;
+  policy.engine.reset();
+  policy.plan_index = index;
+  const std::vector<HeuristicMode> modes = built_modes_;
+  auto built = build(handle, modes, policy);
+  if (built) {
+    built_policy_.plan_index.reset();  // what plan_count and the next call rank under
+    built_policy_.engine.reset();
+  }
+  return built;
 }
 
 Result<std::int64_t> Graph::get_workspace_size() const {

@@ -1,4 +1,7 @@
-// Plan choice (internal to api/): engine configs -> the first execution plan that finalizes.
+// Plan choice (internal to api/): engine configs -> the first execution plan that finalizes,
+// among those the plan policy's filters keep (api/plan_filter.hpp); or the one at the policy's
+// plan_index of that ranked list (every mode's configs in order, duplicates removed); or the
+// policy's pinned engine config alone.
 // With a kernel cache and cache_first, configs the cache already compiled come first: the
 // cache's known configs rebuilt on the new graph (no heuristics query), then the heuristics'
 // configs the cache holds, then the rest in heuristics order. On failure the Error lists what
@@ -23,7 +26,8 @@ struct PlanRequest {
   const std::vector<HeuristicMode>& modes;
   KernelCache* cache = nullptr;  // built already; plans attach to it
   bool cache_first = true;
-  GraphTraits traits;  // what the known-issues table matches candidates against
+  GraphTraits traits;                  // what the known-issues table matches candidates against
+  const PlanPolicy* policy = nullptr;  // filters and which candidate; null: none, the first
 };
 
 struct ChosenPlan {

@@ -86,6 +86,14 @@ template <>
 struct AttributeType<cudnnNanPropagation_t> {
   static constexpr auto value = CUDNN_TYPE_NAN_PROPOGATION;
 };
+template <>
+struct AttributeType<cudnnBackendNumericalNote_t> {
+  static constexpr auto value = CUDNN_TYPE_NUMERICAL_NOTE;
+};
+template <>
+struct AttributeType<cudnnBackendBehaviorNote_t> {
+  static constexpr auto value = CUDNN_TYPE_BEHAVIOR_NOTE;
+};
 
 // "OperationGraph" for CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, used in error contexts.
 [[nodiscard]] std::string_view descriptor_type_name(cudnnBackendDescriptorType_t type) noexcept;

@@ -4,6 +4,9 @@
 #include "backend/descriptor.hpp"
 #include "backend/operation_graph.hpp"
 
+#include <algorithm>
+#include <vector>
+
 namespace dnngraph::backend {
 
 class Engine final : public Descriptor {
@@ -21,6 +24,13 @@ class Engine final : public Descriptor {
   [[nodiscard]] Expected<std::int64_t> global_index() const {
     return get_one<std::int64_t>(global_index_attribute);
   }
+  // The notes cuDNN gives this (finalized) engine: what its numbers and behaviour are like.
+  [[nodiscard]] Expected<std::vector<cudnnBackendNumericalNote_t>> numerical_notes() const {
+    return notes<cudnnBackendNumericalNote_t>(numerical_note_attribute);
+  }
+  [[nodiscard]] Expected<std::vector<cudnnBackendBehaviorNote_t>> behavior_notes() const {
+    return notes<cudnnBackendBehaviorNote_t>(behavior_note_attribute);
+  }
 
  private:
   friend class Descriptor;  // create_as
@@ -28,6 +38,24 @@ class Engine final : public Descriptor {
 
   static constexpr Attribute global_index_attribute =
       DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_ENGINE_GLOBAL_INDEX);
+  static constexpr Attribute numerical_note_attribute =
+      DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_ENGINE_NUMERICAL_NOTE);
+  static constexpr Attribute behavior_note_attribute =
+      DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE);
+
+  // A note list: cuDNN fills at most the slots given and reports how many notes there are
+  // (cuDNN 9.19 has 10 numerical and 5 behaviour note types; 32 slots leave room for more).
+  template <class Note>
+  [[nodiscard]] Expected<std::vector<Note>> notes(const Attribute& attribute) const {
+    constexpr std::int64_t slots = 32;
+    std::vector<Note> out(slots);
+    auto count = get(attribute, std::span<Note>(out));
+    if (!count) {
+      return std::unexpected(std::move(count.error()));
+    }
+    out.resize(static_cast<std::size_t>(std::clamp<std::int64_t>(*count, 0, slots)));
+    return out;
+  }
 };
 
 }  // namespace dnngraph::backend

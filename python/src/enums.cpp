@@ -42,6 +42,10 @@ void bind_enums(nb::module_& m) {
   bind_enum<ReductionMode>(m, "ReductionMode", "What a reduction computes over reduced dims.");
   bind_enum<NormFwdPhase>(m, "NormFwdPhase",
                           "Training (also writes the statistics) or Inference (Y only).");
+  bind_enum<NumericalNote>(m, "NumericalNote",
+                           "What cuDNN says of an engine's numbers (PlanPolicy filters on it).");
+  bind_enum<BehaviorNote>(m, "BehaviorNote",
+                          "What cuDNN says of an engine's behaviour (PlanPolicy filters on it).");
 }
 
 }  // namespace dnngraph::python

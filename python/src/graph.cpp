@@ -434,6 +434,29 @@ void def_run(nb::class_<PyGraph>& cls) {
           "handle"_a, "modes"_a,
           "lower(), then the operation graph, heuristics in the given order and the first\n"
           "execution plan that finalizes. The GIL is released meanwhile.")
+      .def(
+          "build",
+          [](PyGraph& g, const Handle& handle, const std::vector<HeuristicMode>& modes,
+             const PlanPolicy& policy) {
+            run_unlocked(g, [&](Graph& gr) { return gr.build(handle, modes, policy); });
+          },
+          "handle"_a, "modes"_a, "policy"_a,
+          "build() under a PlanPolicy: its filters, and the first plan, the one at\n"
+          "policy.plan_index, or the pinned policy.engine (docs/plan-control.md).")
+      .def(
+          "plan_count",
+          [](PyGraph& g) {
+            const auto locked = lock(g);
+            return unwrap(g.graph.plan_count());
+          },
+          "After build(): the candidates the policy's filters left.")
+      .def(
+          "build_plan_at",
+          [](PyGraph& g, const Handle& handle, std::int64_t index) {
+            run_unlocked(g, [&](Graph& gr) { return gr.build_plan_at(handle, index); });
+          },
+          "handle"_a, "index"_a,
+          "Builds again with the last build's modes and policy, taking candidate `index`.")
       .def("is_built",
            [](PyGraph& g) {
              const auto locked = lock(g);

@@ -2,6 +2,7 @@
 // LoweringSummary, and the cuDNN version functions. Every call that can wait (cudnnCreate, the
 // kernel cache's mutex, which a building thread holds) runs with the GIL released.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -132,9 +133,47 @@ void bind_reports(nb::module_& m) {
       .def_ro("kernel_cache_hit", &PlanInfo::kernel_cache_hit)
       .def_ro("override_path", &PlanInfo::override_path)
       .def_ro("override_workspace_path", &PlanInfo::override_workspace_path)
+      .def_ro("numerical_notes", &PlanInfo::numerical_notes)
+      .def_ro("behavior_notes", &PlanInfo::behavior_notes)
+      .def_ro("plan_count", &PlanInfo::plan_count,
+              "Candidates after the policy's filters; -1 when none were ranked.")
+      .def_ro("plan_index", &PlanInfo::plan_index, "The chosen one's index among them, or -1.")
+      .def("choice", &PlanInfo::choice, "The engine and knobs, to pin with PlanPolicy.engine.")
       .def("describe", &PlanInfo::describe)
       .def("__repr__",
            [](const PlanInfo& p) { return "<dnngraph.PlanInfo " + p.describe() + ">"; });
+
+  nb::class_<EngineChoice>(m, "EngineChoice",
+                           "An engine config by value: engine id and (knob type, value) pairs.")
+      .def(nb::init<>())
+      .def(
+          "__init__",
+          [](EngineChoice* self, std::int64_t engine_id, KnobChoices knobs) {
+            new (self) EngineChoice{engine_id, std::move(knobs)};
+          },
+          "engine_id"_a, "knobs"_a = KnobChoices{})
+      .def_rw("engine_id", &EngineChoice::engine_id)
+      .def_rw("knobs", &EngineChoice::knobs)
+      .def("__eq__", [](const EngineChoice& a, const EngineChoice& b) { return a == b; })
+      .def("__str__", [](const EngineChoice& c) { return to_string(c); })
+      .def("__repr__",
+           [](const EngineChoice& c) { return "<dnngraph.EngineChoice " + to_string(c) + ">"; });
+  m.def(
+      "parse_engine_choice",
+      [](std::string_view text) { return unwrap(parse_engine_choice(text)); }, "text"_a,
+      "Reads \"engine 7, knobs {KERNEL_CFG=22}\" (str(EngineChoice), or the start of\n"
+      "PlanInfo.describe()).");
+
+  nb::class_<PlanPolicy>(m, "PlanPolicy",
+                         "What build() may choose (filters) and how (first, by index, pinned).")
+      .def(nb::init<>())
+      .def_rw("excluded_numerical_notes", &PlanPolicy::excluded_numerical_notes)
+      .def_rw("excluded_behavior_notes", &PlanPolicy::excluded_behavior_notes)
+      .def_rw("excluded_engines", &PlanPolicy::excluded_engines)
+      .def_rw("max_workspace", &PlanPolicy::max_workspace, "Bytes, or None.")
+      .def_rw("deterministic", &PlanPolicy::deterministic)
+      .def_rw("plan_index", &PlanPolicy::plan_index, "Build this candidate, or None.")
+      .def_rw("engine", &PlanPolicy::engine, "Build this EngineChoice, or None.");
 
   nb::class_<LoweringSummary>(m, "LoweringSummary", "What lower() made (no GPU needed).")
       .def_ro("tensor_count", &LoweringSummary::tensor_count)

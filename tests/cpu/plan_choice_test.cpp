@@ -9,6 +9,8 @@
 #include "api/plan_choice.hpp"
 #include "support/cpu_operation_graph.hpp"
 
+#include <cudnn.h>
+
 #include <string>
 #include <vector>
 
@@ -37,5 +39,46 @@ BOOST_AUTO_TEST_CASE(a_known_config_that_does_not_apply_is_named_when_no_engine_
   BOOST_TEST((chosen.error().code == dnngraph::ErrorCode::NoEngine), chosen.error().message);
   BOOST_TEST(chosen.error().message.find(
                  "cached config, engine 100000: not applicable to this graph") != std::string::npos,
+             chosen.error().message);
+}
+
+BOOST_AUTO_TEST_CASE(a_pinned_engine_cuDNN_refuses_is_no_engine_naming_engine_and_knobs) {
+  auto graph = dnngraph::testing::relu_graph();
+  BOOST_TEST_REQUIRE(graph.has_value());
+  const std::vector<dnngraph::HeuristicMode> modes{dnngraph::HeuristicMode::A};
+  const dnngraph::PlanPolicy policy{
+      .engine = dnngraph::EngineChoice{100000, {{CUDNN_KNOB_TYPE_SPLIT_K, 2}}}};
+  auto chosen = dnngraph::detail::choose_plan(
+      {.graph = graph->graph, .handle = nullptr, .modes = modes, .traits = {}, .policy = &policy});
+  BOOST_TEST_REQUIRE(!chosen.has_value());
+  BOOST_TEST((chosen.error().code == dnngraph::ErrorCode::NoEngine), chosen.error().message);
+  BOOST_TEST(chosen.error().message.find("engine 100000, knobs {SPLIT_K=2}") != std::string::npos,
+             chosen.error().message);
+}
+
+BOOST_AUTO_TEST_CASE(a_plan_index_past_the_ranked_candidates_is_an_error_giving_the_count) {
+  // Without a GPU the heuristics rank no config: every index is past the end.
+  auto graph = dnngraph::testing::relu_graph();
+  BOOST_TEST_REQUIRE(graph.has_value());
+  const std::vector<dnngraph::HeuristicMode> modes{dnngraph::HeuristicMode::Fallback};
+  const dnngraph::PlanPolicy policy{.plan_index = 100000};
+  auto chosen = dnngraph::detail::choose_plan(
+      {.graph = graph->graph, .handle = nullptr, .modes = modes, .traits = {}, .policy = &policy});
+  BOOST_TEST_REQUIRE(!chosen.has_value());
+  BOOST_TEST((chosen.error().code == dnngraph::ErrorCode::InvalidAttribute),
+             chosen.error().message);
+  BOOST_TEST(chosen.error().message.find("plan_index 100000 is out of range") != std::string::npos,
+             chosen.error().message);
+}
+
+BOOST_AUTO_TEST_CASE(an_unusable_policy_stops_plan_choice_before_any_candidate) {
+  auto graph = dnngraph::testing::relu_graph();
+  BOOST_TEST_REQUIRE(graph.has_value());
+  const std::vector<dnngraph::HeuristicMode> modes{dnngraph::HeuristicMode::A};
+  const dnngraph::PlanPolicy policy{.max_workspace = -5};
+  auto chosen = dnngraph::detail::choose_plan(
+      {.graph = graph->graph, .handle = nullptr, .modes = modes, .traits = {}, .policy = &policy});
+  BOOST_TEST_REQUIRE(!chosen.has_value());
+  BOOST_TEST(chosen.error().message.find("max_workspace is -5 bytes") != std::string::npos,
              chosen.error().message);
 }
