@@ -442,6 +442,19 @@ const BackwardCase padded_bottom_right_bf16{"padding and causal bottom-right",
                                             2104};
 const BackwardCase gqa_causal_half{
     "grouped-query (2:1), causal top-left", half, 1, 4, 2, 33, 33, 64, top_left, {}, {}, 2105};
+// The shape of python/tests/test_gpu_sdpa.py's torch autograd check: grouped-query with batch 2.
+const BackwardCase gqa_batch2_half{"grouped-query (2:1) with batch 2, causal top-left",
+                                   half,
+                                   2,
+                                   4,
+                                   2,
+                                   33,
+                                   33,
+                                   64,
+                                   top_left,
+                                   {},
+                                   {},
+                                   2108};
 const BackwardCase mqa_bf16{
     "multi-query (4:1 to one head)", bf16, 1, 4, 1, 33, 17, 128, {}, {}, {}, 2106};
 const BackwardCase bottom_right_square_half{
@@ -457,6 +470,7 @@ DNNGRAPH_REFERENCE_CASE(half_padding_mask_matches_reference, cases::padded_half)
 DNNGRAPH_REFERENCE_CASE(bfloat16_padding_with_causal_bottom_right_matches_reference,
                         cases::padded_bottom_right_bf16)
 DNNGRAPH_REFERENCE_CASE(half_grouped_query_causal_matches_reference, cases::gqa_causal_half)
+DNNGRAPH_REFERENCE_CASE(half_grouped_query_batch_2_matches_reference, cases::gqa_batch2_half)
 DNNGRAPH_REFERENCE_CASE(bfloat16_multi_query_head_dim_128_matches_reference, cases::mqa_bf16)
 DNNGRAPH_REFERENCE_CASE(half_causal_bottom_right_square_matches_reference,
                         cases::bottom_right_square_half)
