@@ -182,6 +182,26 @@ std::string canonical(const json::value& value) {
   return json::serialize(value);
 }
 
+// json::serialize(value) into a buffer sized for the caller's text at once (a document of
+// compiled kernels is mostly base64 that serializes to the same bytes): json::serialize grows
+// its string step by step, copying a large document several times over.
+std::string serialized(const json::value& value, std::size_t size_hint) {
+  json::serializer writer;
+  writer.reset(&value);
+  std::string text;
+  std::size_t capacity = std::max<std::size_t>(size_hint, 64);
+  while (!writer.done()) {
+    // Keeps what was written (the string's size) and writes into the new room, which is never
+    // cleared first.
+    const std::size_t kept = text.size();
+    text.resize_and_overwrite(capacity, [&writer, kept](char* data, std::size_t room) {
+      return kept + writer.read(data + kept, room - kept).size();
+    });
+    capacity *= 2;
+  }
+  return text;
+}
+
 }  // namespace
 
 Result<CheckedCacheDocument> check_cache_document(std::string_view text) {
@@ -218,7 +238,7 @@ Result<CheckedCacheDocument> check_cache_document(std::string_view text) {
                             std::to_string(seen->second) + "] again");
     }
   }
-  return CheckedCacheDocument{json::serialize(doc), static_cast<std::int64_t>(count)};
+  return CheckedCacheDocument{serialized(doc, text.size()), static_cast<std::int64_t>(count)};
 }
 
 }  // namespace dnngraph::detail

