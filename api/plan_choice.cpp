@@ -118,6 +118,7 @@ backend::Expected<backend::EngineConfig> make_config(const backend::OperationGra
 struct MadePlan {
   backend::ExecutionPlan plan;
   bool cache_hit = false;  // the cache held the config's kernel before: nothing compiled
+  bool finalized = true;   // false: only_if_held, and the cache did not hold the kernel
 };
 
 // The inner result is this config's plan, or why it did not build: the next candidate may. The
@@ -125,8 +126,10 @@ struct MadePlan {
 // plan choice stops on it rather than take a cache that cannot answer for a miss.
 using PlanAttempt = backend::Expected<MadePlan>;
 
+// With only_if_held (a cache is given), a config whose kernel the cache does not hold comes
+// back unfinalized (MadePlan::finalized false): asked and finalized with one lookup.
 Result<PlanAttempt> make_plan(cudnnHandle_t handle, const backend::EngineConfig& config,
-                              KernelCache* cache) {
+                              KernelCache* cache, bool only_if_held = false) {
   auto plan = backend::ExecutionPlan::create();
   if (!plan) {
     return PlanAttempt(std::unexpected(std::move(plan.error())));
@@ -142,14 +145,15 @@ Result<PlanAttempt> make_plan(cudnnHandle_t handle, const backend::EngineConfig&
     }
     return PlanAttempt(MadePlan{std::move(*plan), false});
   }
-  auto hit = KernelCacheAccess::finalize_plan(*cache, *plan, config);
+  auto hit = KernelCacheAccess::finalize_plan(*cache, *plan, config, only_if_held);
   if (!hit) {
     return std::unexpected(hit.error());
   }
   if (!*hit) {
     return PlanAttempt(std::unexpected(std::move(hit->error())));
   }
-  return PlanAttempt(MadePlan{std::move(*plan), **hit});
+  const bool finalized = **hit || !only_if_held;
+  return PlanAttempt(MadePlan{std::move(*plan), **hit, finalized});
 }
 
 backend::Expected<std::vector<backend::EngineConfig>> ranked_configs(
@@ -172,20 +176,15 @@ class PlanSearch {
  public:
   explicit PlanSearch(const PlanRequest& request) : request_(request) {}
 
-  // Whether the cache holds the config's kernel (false without a cache). A lookup that fails is
-  // the cache's error, never a miss.
-  [[nodiscard]] Result<bool> held(const backend::EngineConfig& config) const {
-    if (request_.cache == nullptr) {
-      return false;
-    }
-    return KernelCacheAccess::holds(*request_.cache, config);
-  }
-
   // A plan from config, or nullopt (the failure is noted). Errors that are not about this
-  // candidate (the kernel cache's, reading the workspace size) are returned.
+  // candidate (the kernel cache's, reading the workspace size) are returned. With only_if_held
+  // (a cache is given), a config whose kernel the cache does not hold is skipped before its
+  // plan finalizes: nullopt, nothing noted, and missed() true until the next attempt. A lookup
+  // that fails is the cache's error, never a miss.
   [[nodiscard]] Result<std::optional<ChosenPlan>> attempt(const backend::EngineConfig& config,
-                                                          PlanInfo info, std::string_view origin) {
-    ++attempts_;
+                                                          PlanInfo info, std::string_view origin,
+                                                          bool only_if_held = false) {
+    missed_ = false;
     const EngineChoice choice = info.from_cached_config ? EngineChoice{info.engine_id, info.knobs}
                                                         : describe_config(config);
     info.engine_id = choice.engine_id;
@@ -193,13 +192,20 @@ class PlanSearch {
     const std::string candidate =
         std::string(origin) + ", engine " + std::to_string(choice.engine_id);
     if (refused(candidate, Candidate{choice})) {
+      ++attempts_;
       return std::optional<ChosenPlan>{};
     }
-    auto attempted = make_plan(request_.handle, config, request_.cache);
+    auto attempted =
+        make_plan(request_.handle, config, request_.cache, only_if_held && request_.cache != nullptr);
     if (!attempted) {
       return std::unexpected(attempted.error());
     }
     PlanAttempt& made = *attempted;
+    if (made && !made->finalized) {
+      missed_ = true;
+      return std::optional<ChosenPlan>{};
+    }
+    ++attempts_;
     if (!made) {
       note(candidate + ": " + made.error().to_string());
       return std::optional<ChosenPlan>{};
@@ -235,6 +241,8 @@ class PlanSearch {
     }
     return issue != nullptr;
   }
+  // Whether the last attempt was skipped as a kernel cache miss (only_if_held).
+  [[nodiscard]] bool missed() const noexcept { return missed_; }
   [[nodiscard]] Error no_engine() const {
     return Error{ErrorCode::NoEngine, "build: no execution plan could be built for this graph (" +
                                           std::to_string(attempts_) +
@@ -245,6 +253,7 @@ class PlanSearch {
   const PlanRequest& request_;
   std::string tried_;  // one line per failed candidate, for the NoEngine error
   std::int64_t attempts_ = 0;
+  bool missed_ = false;
 };
 
 }  // namespace
@@ -283,27 +292,23 @@ Result<ChosenPlan> choose_plan(const PlanRequest& request) {
         search.note(origin + ": not applicable to this graph: " + config.error().to_string());
         continue;
       }
-      auto held = search.held(*config);
-      if (!held) {
-        return std::unexpected(held.error());
-      }
-      if (!*held) {
-        log_debug(
-            [&] { return "plan choice: " + origin + ": not in the kernel cache for this graph"; });
-        continue;  // would compile: let heuristics rank it
-      }
       PlanInfo info;
       info.mode = request.modes.front();
       info.engine_id = known.engine_id;
       info.knobs = known.knobs;
       info.from_cached_config = true;
-      auto chosen = search.attempt(*config, std::move(info), "cached config");
+      // Only if the cache holds its kernel for this graph: one lookup, then the plan.
+      auto chosen = search.attempt(*config, std::move(info), "cached config", true);
       if (!chosen) {
         return std::unexpected(chosen.error());
       }
       if (std::optional<ChosenPlan>& found = *chosen; found.has_value()) {
         return std::move(*found);
       }
+      if (search.missed()) {
+        log_debug(
+            [&] { return "plan choice: " + origin + ": not in the kernel cache for this graph"; });
+      }  // a miss would compile: let heuristics rank it
     }
   }
   for (HeuristicMode mode : request.modes) {
@@ -329,37 +334,32 @@ Result<ChosenPlan> choose_plan(const PlanRequest& request) {
     // heuristics order. The cache is asked lazily, as far as the search gets: the first held
     // config usually builds, and after from_json each lookup is costly (H200, cuDNN 9.19:
     // asking for every config of heuristics A added 16 ms to a 96 ms first build).
-    const auto try_config =
-        [&](const backend::EngineConfig& config) -> Result<std::optional<ChosenPlan>> {
+    // A held config's lookup is the one its plan's finalize takes (only_if_held): one lookup
+    // per config, not one to ask and one more to finalize.
+    const auto try_config = [&](const backend::EngineConfig& config,
+                                bool only_if_held) -> Result<std::optional<ChosenPlan>> {
       PlanInfo info;
       info.mode = mode;
-      return search.attempt(config, std::move(info), origin);
+      return search.attempt(config, std::move(info), origin, only_if_held);
     };
-    std::vector<bool> held(configs->size(), false);
+    std::vector<bool> held(configs->size(), false);  // tried in the first pass
     if (cache_first) {
       for (std::size_t i = 0; i < configs->size(); ++i) {
-        auto holds = search.held((*configs)[i]);
-        if (!holds) {
-          return std::unexpected(holds.error());
-        }
-        held[i] = *holds;
-        if (!held[i]) {
-          continue;
-        }
-        auto chosen = try_config((*configs)[i]);
+        auto chosen = try_config((*configs)[i], true);
         if (!chosen) {
           return std::unexpected(chosen.error());
         }
         if (std::optional<ChosenPlan>& found = *chosen; found.has_value()) {
           return std::move(*found);
         }
+        held[i] = !search.missed();
       }
     }
     for (std::size_t i = 0; i < configs->size(); ++i) {
       if (held[i]) {
         continue;  // tried above
       }
-      auto chosen = try_config((*configs)[i]);
+      auto chosen = try_config((*configs)[i], false);
       if (!chosen) {
         return std::unexpected(chosen.error());
       }
