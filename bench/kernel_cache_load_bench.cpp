@@ -154,7 +154,11 @@ int main(int argc, char* argv[]) {
       files.emplace_back(arg);
     }
   }
-  const std::filesystem::path corpus = DNNGRAPH_KERNEL_CACHE_CORPUS;
+  // The source tree's corpus; on another machine (the GPU bundle) the working tree's, relative.
+  std::filesystem::path corpus = DNNGRAPH_KERNEL_CACHE_CORPUS;
+  if (!std::filesystem::is_directory(corpus)) {
+    corpus = "tests/fuzz/corpus/kernel_cache_json";
+  }
   if (files.empty()) {
     for (const auto& entry : std::filesystem::directory_iterator(corpus)) {
       files.push_back(entry.path());
