@@ -373,8 +373,8 @@ Result<void> BuiltGraph::execute(cudnnHandle_t handle,
   // The variant pack of an earlier call with the same pointers, workspace and override lists
   // (compared with the caller's spans: one lock, and the set the pack holds passed the checks
   // then), or a new one. It is ours alone until put back.
-  auto entry = packs_.take(
-      [&](const PackEntry& e) { return e.serves(pointers, workspace, overrides); });
+  auto entry =
+      packs_.take([&](const PackEntry& e) { return e.serves(pointers, workspace, overrides); });
   std::shared_ptr<const CheckedOverrides> fresh;  // a set checked now, for a new pack
   const CheckedOverrides* checked = entry ? entry->overrides.get() : nullptr;
   if (!entry && !overrides.empty()) {

@@ -128,8 +128,7 @@ class BuiltGraph {
   // The caller's pointers in uid order (by-value tensors point at values_), or why the map
   // does not fit the graph.
   [[nodiscard]] Result<void> fill_pointers(
-      const std::unordered_map<std::int64_t, void*>& variant_pack,
-      std::span<void*> pointers) const;
+      const std::unordered_map<std::int64_t, void*>& variant_pack, std::span<void*> pointers) const;
   // Refuses a null workspace where the plan (under `checked`, when not null) needs one.
   [[nodiscard]] Result<void> check_workspace(cudnnHandle_t handle, void* workspace,
                                              const CheckedOverrides* checked,

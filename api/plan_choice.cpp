@@ -195,8 +195,8 @@ class PlanSearch {
       ++attempts_;
       return std::optional<ChosenPlan>{};
     }
-    auto attempted =
-        make_plan(request_.handle, config, request_.cache, only_if_held && request_.cache != nullptr);
+    auto attempted = make_plan(request_.handle, config, request_.cache,
+                               only_if_held && request_.cache != nullptr);
     if (!attempted) {
       return std::unexpected(attempted.error());
     }

@@ -141,9 +141,10 @@ int main(int argc, char* argv[]) {
       return true;
     };
   };
-  std::printf("# execute() bookkeeping with overrides, CPU only, ns per call (%d calls), the "
-              "fastest of 9 rounds taking turns\n",
-              calls);
+  std::printf(
+      "# execute() bookkeeping with overrides, CPU only, ns per call (%d calls), the "
+      "fastest of 9 rounds taking turns\n",
+      calls);
   for (const auto& [name, sets] :
        {std::pair{"alternating", std::span<const Set* const>(alternating)},
         std::pair{"same", std::span<const Set* const>(same)}}) {

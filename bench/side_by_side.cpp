@@ -940,8 +940,8 @@ void persistence_cases(const char* self, int reps) {
     std::printf(
         "#   %-32s first build %8.2f ms (from_json %.2f ms, of it dnngraph's check %.2f ms; "
         "together %.2f ms), median of %d\n",
-        key.c_str(), m, median(load_ms_all[key]), median(check_ms_all[key]),
-        median(total_ms[key]), reps);
+        key.c_str(), m, median(load_ms_all[key]), median(check_ms_all[key]), median(total_ms[key]),
+        reps);
   }
 }
 

@@ -206,9 +206,8 @@ struct Set {
 };
 
 Set square(std::int64_t n) {
-  return {{1, 2, 3},
-          {{1, n, n}, {1, n, n}, {1, n, n}},
-          {{n * n, n, 1}, {n * n, n, 1}, {n * n, n, 1}}};
+  return {
+      {1, 2, 3}, {{1, n, n}, {1, n, n}, {1, n, n}}, {{n * n, n, 1}, {n * n, n, 1}, {n * n, n, 1}}};
 }
 
 // A pack entry as execute() makes one: the set checked (layout left empty here) and a pack.
@@ -244,10 +243,11 @@ BOOST_AUTO_TEST_CASE(a_pack_serves_only_the_call_it_was_made_for) {
   Set other_shape = square(512);
   other_shape.shapes[2][1] = 256;
   Set other_stride = square(512);
-  other_stride.strides[0][0] = 512 * 512 * 2;
+  other_stride.strides[0][0] = std::int64_t{512} * 512 * 2;
   Set other_uid = square(512);
   other_uid.uids[2] = 4;
-  const Set shorter{{1, 2}, {{1, 512, 512}, {1, 512, 512}}, {{512 * 512, 512, 1}, {512 * 512, 512, 1}}};
+  constexpr std::int64_t plane = std::int64_t{512} * 512;
+  const Set shorter{{1, 2}, {{1, 512, 512}, {1, 512, 512}}, {{plane, 512, 1}, {plane, 512, 1}}};
 
   const PackEntry with_a = entry_for(ptrs, ws, &a);
   BOOST_TEST(serves(with_a, ptrs, ws, a.spans()));
@@ -303,9 +303,8 @@ BOOST_AUTO_TEST_CASE(two_override_sets_alternating_each_find_their_own_pack) {
   memo.put(entry_for(ptrs, nullptr, &a));
   memo.put(entry_for(ptrs, nullptr, &b));
   const auto match = [&](const Set& s) {
-    return [&ptrs, spans = s.spans()](const PackEntry& e) {
-      return serves(e, ptrs, nullptr, spans);
-    };
+    return
+        [&ptrs, spans = s.spans()](const PackEntry& e) { return serves(e, ptrs, nullptr, spans); };
   };
   for (int turn = 0; turn < 6; ++turn) {
     const Set& s = turn % 2 == 0 ? a : b;

@@ -235,7 +235,8 @@ BOOST_AUTO_TEST_CASE(a_cubin_with_any_character_outside_the_base64_alphabet_is_r
     }
     const char ch = static_cast<char>(c);
     // As JSON text: a quote and a backslash are escaped, and read back as the character.
-    const std::string written = ch == '"' || ch == '\\' ? std::string{'\\', ch} : std::string(1, ch);
+    const std::string written =
+        ch == '"' || ch == '\\' ? std::string{'\\', ch} : std::string(1, ch);
     const bool digit = alphabet.find(ch) != std::string_view::npos;
     for (const std::string& cubin :
          {"AAA" + written, std::string(40, 'A') + written + std::string(43, 'B')}) {
@@ -244,9 +245,9 @@ BOOST_AUTO_TEST_CASE(a_cubin_with_any_character_outside_the_base64_alphabet_is_r
       const std::string document =
           with(matmul, R"("kernel_cache":[])", R"("kernel_cache":[)" + entry + "]");
       const auto checked = dnngraph::detail::check_cache_document(document);
-      BOOST_TEST(checked.has_value() == digit, "character " << c << ": "
-                                                            << (checked ? std::string("taken")
-                                                                        : checked.error().message));
+      BOOST_TEST(
+          checked.has_value() == digit,
+          "character " << c << ": " << (checked ? std::string("taken") : checked.error().message));
     }
   }
 }
