@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <span>
 
 namespace dnngraph::detail {
@@ -23,6 +25,106 @@ std::shared_ptr<const CheckedOverrides> OverrideMemo::find(const Overrides& o) {
   }
   std::rotate(sets_.begin(), it, it + 1);
   return sets_.front();
+}
+
+namespace {
+
+// Writes a call's PackEntry::key.
+class KeyWriter {
+ public:
+  bool value(std::int64_t v) {
+    key_.push_back(v);
+    return true;
+  }
+  bool values(std::span<const std::int64_t> v) {
+    key_.push_back(static_cast<std::int64_t>(v.size()));
+    key_.insert(key_.end(), v.begin(), v.end());
+    return true;
+  }
+  [[nodiscard]] std::vector<std::int64_t> take() { return std::move(key_); }
+
+ private:
+  std::vector<std::int64_t> key_;
+};
+
+// Compares a call with a PackEntry::key as KeyWriter writes it, value by value: false at the
+// first difference (no key is made per call).
+class KeyReader {
+ public:
+  explicit KeyReader(std::span<const std::int64_t> key) : rest_(key) {}
+  bool value(std::int64_t v) {
+    if (rest_.empty() || rest_.front() != v) {
+      return false;
+    }
+    rest_ = rest_.subspan(1);
+    return true;
+  }
+  bool values(std::span<const std::int64_t> v) {
+    if (!value(static_cast<std::int64_t>(v.size())) || rest_.size() < v.size()) {
+      return false;
+    }
+    // A plain loop: the lists are a tensor's rank long, too short for a memcmp call to pay.
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (v[i] != rest_[i]) {
+        return false;
+      }
+    }
+    rest_ = rest_.subspan(v.size());
+    return true;
+  }
+  [[nodiscard]] bool done() const noexcept { return rest_.empty(); }
+
+ private:
+  std::span<const std::int64_t> rest_;
+};
+
+std::int64_t address(void* p) {
+  return static_cast<std::int64_t>(std::bit_cast<std::uintptr_t>(p));
+}
+
+// Hands `key` the values of a call's PackEntry::key in order (see pack_key); false at the first
+// it refuses.
+template <class Key>
+bool walk_key(Key& key, std::span<void* const> pointers, void* workspace,
+              const Overrides& overrides) {
+  if (!key.value(static_cast<std::int64_t>(pointers.size()))) {
+    return false;
+  }
+  for (void* p : pointers) {
+    if (!key.value(address(p))) {
+      return false;
+    }
+  }
+  if (!key.value(address(workspace)) || !key.values(overrides.uids)) {
+    return false;
+  }
+  for (const std::span<const std::vector<std::int64_t>> lists :
+       {overrides.shapes, overrides.strides}) {
+    if (!key.value(static_cast<std::int64_t>(lists.size()))) {
+      return false;
+    }
+    for (const std::vector<std::int64_t>& list : lists) {
+      if (!key.values(list)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> pack_key(std::span<void* const> pointers, void* workspace,
+                                   const Overrides& overrides) {
+  KeyWriter key;
+  walk_key(key, pointers, workspace, overrides);
+  return key.take();
+}
+
+bool PackEntry::serves(std::span<void* const> call_pointers, void* call_workspace,
+                       const Overrides& call_overrides) const {
+  KeyReader reader(key);
+  return walk_key(reader, call_pointers, call_workspace, call_overrides) && reader.done();
 }
 
 void OverrideMemo::insert(std::shared_ptr<const CheckedOverrides> checked) {
@@ -187,25 +289,12 @@ class PointerSlots {
 
 }  // namespace
 
-Result<void> BuiltGraph::execute(cudnnHandle_t handle,
-                                 const std::unordered_map<std::int64_t, void*>& variant_pack,
-                                 void* workspace, const Overrides& overrides,
-                                 const GraphView& graph) const {
-  // Overrides first: they decide what the rest of the call means.
-  std::shared_ptr<const CheckedOverrides> checked;
-  if (!overrides.empty()) {
-    auto ok = check(overrides, graph);
-    if (!ok) {
-      return std::unexpected(ok.error());
-    }
-    checked = std::move(*ok);
-  }
+Result<void> BuiltGraph::fill_pointers(const std::unordered_map<std::int64_t, void*>& variant_pack,
+                                       std::span<void*> pointers) const {
   // One pass over the user's map (no hashing): each uid finds its slot in the sorted uid table.
   // A slot nobody filled keeps `unset`, which no caller's pointer can equal.
   static char unset_marker = 0;
   void* const unset = &unset_marker;
-  PointerSlots slots(io_uids_.size());
-  const std::span<void*> pointers = slots.get();
   std::ranges::fill(pointers, unset);
   for (const auto& [uid, pointer] : variant_pack) {
     const auto it = std::ranges::lower_bound(io_uids_, uid);
@@ -237,7 +326,13 @@ Result<void> BuiltGraph::execute(cudnnHandle_t handle,
                         "execute: the device pointer for tensor " + io_names_[i] + " is null");
     }
   }
-  if (workspace == nullptr && checked) {
+  return {};
+}
+
+Result<void> BuiltGraph::check_workspace(cudnnHandle_t handle, void* workspace,
+                                         const CheckedOverrides* checked,
+                                         const GraphView& graph) const {
+  if (workspace == nullptr && checked != nullptr) {
     // What these shapes need (a memoized query), not what the build shape needed.
     auto needed = checked->known_workspace();
     if (!needed) {
@@ -257,21 +352,53 @@ Result<void> BuiltGraph::execute(cudnnHandle_t handle,
                                                   std::to_string(info_.workspace_size) +
                                                   " bytes, but the workspace pointer is null");
   }
-  // The variant pack of an earlier call with the same pointers, workspace and override set, or
-  // a new one. It is ours alone until put back.
-  auto entry = packs_.take([&](const PackEntry& e) {
-    return e.workspace == workspace && e.overrides == checked &&
-           std::ranges::equal(e.pointers, pointers);
-  });
+  return {};
+}
+
+Result<void> BuiltGraph::execute(cudnnHandle_t handle,
+                                 const std::unordered_map<std::int64_t, void*>& variant_pack,
+                                 void* workspace, const Overrides& overrides,
+                                 const GraphView& graph) const {
+  PointerSlots slots(io_uids_.size());
+  const std::span<void*> pointers = slots.get();
+  if (auto filled = fill_pointers(variant_pack, pointers); !filled) {
+    // Overrides decide what the rest of the call means: their refusal comes first.
+    if (!overrides.empty()) {
+      if (auto ok = check(overrides, graph); !ok) {
+        return std::unexpected(ok.error());
+      }
+    }
+    return filled;
+  }
+  // The variant pack of an earlier call with the same pointers, workspace and override lists
+  // (compared with the caller's spans: one lock, and the set the pack holds passed the checks
+  // then), or a new one. It is ours alone until put back.
+  auto entry =
+      packs_.take([&](const PackEntry& e) { return e.serves(pointers, workspace, overrides); });
+  std::shared_ptr<const CheckedOverrides> fresh;  // a set checked now, for a new pack
+  const CheckedOverrides* checked = entry ? entry->overrides.get() : nullptr;
+  if (!entry && !overrides.empty()) {
+    auto ok = check(overrides, graph);
+    if (!ok) {
+      return std::unexpected(ok.error());
+    }
+    fresh = std::move(*ok);
+    checked = fresh.get();
+  }
+  if (auto ok = check_workspace(handle, workspace, checked, graph); !ok) {
+    if (entry) {
+      packs_.put(std::move(*entry));
+    }
+    return ok;
+  }
   if (!entry) {
     auto pack = make_variant_pack(io_uids_, pointers, workspace,
-                                  checked ? &checked->lists : nullptr, "execute");
+                                  checked != nullptr ? &checked->lists : nullptr, "execute");
     if (!pack) {
       return std::unexpected(pack.error());
     }
-    entry.emplace(PackEntry{.pointers = {pointers.begin(), pointers.end()},
-                            .workspace = workspace,
-                            .overrides = std::move(checked),
+    entry.emplace(PackEntry{.key = pack_key(pointers, workspace, overrides),
+                            .overrides = std::move(fresh),
                             .pack = std::move(*pack)});
   }
   auto ran = cache_ ? KernelCacheAccess::execute_plan(*cache_, handle, plan_, entry->pack)

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -42,9 +43,10 @@ struct CheckedOverrides {
   }
 };
 
-// The override sets checked last (most recent first, at most `capacity`), so repeated runs with
-// the same shapes are not checked again (the hot path: the set of the last call is compared
-// first) and a workspace query reuses the layout execute checked.
+// The override sets checked last (most recent first, at most `capacity`), so a set is checked
+// once and a workspace query reuses the layout execute checked. execute() asks it only when no
+// kept variant pack serves the call: the hot path matches the caller's lists with the packs'
+// sets directly (PackEntry::serves), under the pack memo's one lock.
 class OverrideMemo {
  public:
   static constexpr std::size_t capacity = 64;
@@ -58,15 +60,29 @@ class OverrideMemo {
   std::vector<std::shared_ptr<const CheckedOverrides>> sets_;  // guarded by mutex_
 };
 
-// A finalized variant pack that execute() made, and what for: the data pointers (in the built
-// graph's uid order), the workspace and the checked override set (null without overrides). It
-// holds the set, whose lists cuDNN reads through the pack at every execute.
+// A finalized variant pack that execute() made, and what for: `key` holds the call's data
+// pointers (in the built graph's uid order), workspace and override lists as given, flat in one
+// block (see pack_key), so matching a call reads one block per entry, not the dozen a checked
+// set's lists and an override memo take; `overrides` is the checked set (null without
+// overrides), whose lists cuDNN reads through the pack at every execute.
 struct PackEntry {
-  std::vector<void*> pointers;
-  void* workspace = nullptr;
+  std::vector<std::int64_t> key;
   std::shared_ptr<const CheckedOverrides> overrides;
   backend::VariantPack pack;
+
+  // Whether this pack serves a call with these pointers, workspace and override lists (empty:
+  // none): equal elementwise to what it was made for, compared in place (no allocation). A set
+  // equal to one that passed check_overrides passes again, so a call served here is not
+  // checked again.
+  [[nodiscard]] bool serves(std::span<void* const> call_pointers, void* call_workspace,
+                            const Overrides& call_overrides) const;
 };
+
+// PackEntry::key of a call: the pointer count and pointers, the workspace, then each override
+// list with its length (the uids; each shape's rank and dims; each stride list's length and
+// values). Two calls have equal keys exactly when their pointers, workspace and lists are equal.
+[[nodiscard]] std::vector<std::int64_t> pack_key(std::span<void* const> pointers, void* workspace,
+                                                 const Overrides& overrides);
 
 // What build() needs beyond the graph itself.
 struct BuildRequest {
@@ -110,6 +126,14 @@ class BuiltGraph {
         info_(std::move(info)) {}
 
  private:
+  // The caller's pointers in uid order (by-value tensors point at values_), or why the map
+  // does not fit the graph.
+  [[nodiscard]] Result<void> fill_pointers(
+      const std::unordered_map<std::int64_t, void*>& variant_pack, std::span<void*> pointers) const;
+  // Refuses a null workspace where the plan (under `checked`, when not null) needs one.
+  [[nodiscard]] Result<void> check_workspace(cudnnHandle_t handle, void* workspace,
+                                             const CheckedOverrides* checked,
+                                             const GraphView& graph) const;
   [[nodiscard]] Result<std::int64_t> query_workspace(cudnnHandle_t handle,
                                                      const CheckedOverrides& checked,
                                                      const GraphView& graph) const;

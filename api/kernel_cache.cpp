@@ -256,20 +256,11 @@ std::int64_t KernelCacheAccess::counted_revision(const KernelCache& cache,
   return cache.revision_;
 }
 
-Result<bool> KernelCacheAccess::holds(const KernelCache& cache,
-                                      const backend::EngineConfig& config) {
-  std::scoped_lock lock(cache.mutex_);
-  auto d = cache.built_locked("holds()");
-  if (!d) {
-    return std::unexpected(d.error());
-  }
-  return lift(lookup(**d, config), "kernel cache: lookup");
-}
-
 Result<backend::Expected<bool>> KernelCacheAccess::finalize_plan(
-    KernelCache& cache, backend::ExecutionPlan& plan, const backend::EngineConfig& config) {
+    KernelCache& cache, backend::ExecutionPlan& plan, const backend::EngineConfig& config,
+    bool only_if_held) {
   std::unique_lock lock(cache.mutex_);
-  auto d = cache.built_locked("finalize a plan into it");
+  auto d = cache.built_locked(only_if_held ? "look up a config in it" : "finalize a plan into it");
   if (!d) {
     return std::unexpected(d.error());
   }
@@ -281,6 +272,9 @@ Result<backend::Expected<bool>> KernelCacheAccess::finalize_plan(
   auto before = lookup(descriptor, config);
   if (!before) {
     return std::unexpected(cudnn_error(before.error(), "kernel cache: lookup"));
+  }
+  if (only_if_held && !*before) {
+    return backend::Expected<bool>(false);  // a miss: the plan stays unfinalized
   }
   // The library path counts an insertion from the lookups before and after the finalize, which
   // must see no other thread's finalize in between; known issue kernel-cache-lookup-race needs

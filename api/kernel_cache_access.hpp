@@ -24,12 +24,6 @@ struct KernelCacheAccess {
   // was and the next call tries again.
   [[nodiscard]] static Result<void> build(KernelCache& cache, const backend::OperationGraph& graph);
 
-  // Whether cuDNN already holds the kernel of this engine config
-  // (CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED). Error before build, or when cuDNN
-  // cannot answer: never a miss.
-  [[nodiscard]] static Result<bool> holds(const KernelCache& cache,
-                                          const backend::EngineConfig& config);
-
   // Attaches a plan (handle and `config` set) to the cache and finalizes it. The outer error is
   // the cache's: not built, or the lookup before or after (the one that counts an insertion)
   // failed; it is not about this config, and plan choice stops on it. The inner result is the
@@ -40,8 +34,11 @@ struct KernelCacheAccess {
   // into the same cache (H200: 4 threads died within seconds; without lookups the same soak ran
   // clean), and the lookups before and after are how insertions are counted there. From 9.27
   // plans finalize outside the lock (measured clean), so compilations of several threads overlap.
+  // With only_if_held, a miss finalizes nothing and answers false (the plan is left as given):
+  // the cache-first search asks and finalizes a held config with one lookup, under one lock.
   [[nodiscard]] static Result<backend::Expected<bool>> finalize_plan(
-      KernelCache& cache, backend::ExecutionPlan& plan, const backend::EngineConfig& config);
+      KernelCache& cache, backend::ExecutionPlan& plan, const backend::EngineConfig& config,
+      bool only_if_held = false);
 
   // cudnnBackendExecute of a plan attached to the cache. Below cuDNN 9.27 under the cache's
   // mutex (the host-side call only, not the kernel's run): cuDNN 9.19 corrupted the heap when one

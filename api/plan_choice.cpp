@@ -79,6 +79,7 @@ backend::Expected<backend::EngineConfig> make_config(const backend::OperationGra
 struct MadePlan {
   backend::ExecutionPlan plan;
   bool cache_hit = false;  // the cache held the config's kernel before: nothing compiled
+  bool finalized = true;   // false: only_if_held and the cache did not hold it (no plan made)
 };
 
 // The inner result is this config's plan, or why it did not build: the next candidate may. The
@@ -86,8 +87,10 @@ struct MadePlan {
 // plan choice stops on it rather than take a cache that cannot answer for a miss.
 using PlanAttempt = backend::Expected<MadePlan>;
 
+// With only_if_held (a cache given), a config whose kernel the cache does not hold is not
+// finalized: the attempt answers a MadePlan with finalized false, after one lookup.
 Result<PlanAttempt> make_plan(cudnnHandle_t handle, const backend::EngineConfig& config,
-                              KernelCache* cache) {
+                              KernelCache* cache, bool only_if_held = false) {
   auto plan = backend::ExecutionPlan::create();
   if (!plan) {
     return PlanAttempt(std::unexpected(std::move(plan.error())));
@@ -103,14 +106,15 @@ Result<PlanAttempt> make_plan(cudnnHandle_t handle, const backend::EngineConfig&
     }
     return PlanAttempt(MadePlan{std::move(*plan), false});
   }
-  auto hit = KernelCacheAccess::finalize_plan(*cache, *plan, config);
+  auto hit = KernelCacheAccess::finalize_plan(*cache, *plan, config, only_if_held);
   if (!hit) {
     return std::unexpected(hit.error());
   }
   if (!*hit) {
     return PlanAttempt(std::unexpected(std::move(hit->error())));
   }
-  return PlanAttempt(MadePlan{std::move(*plan), **hit});
+  const bool finalized = !only_if_held || **hit;
+  return PlanAttempt(MadePlan{std::move(*plan), **hit, finalized});
 }
 
 backend::Expected<std::vector<backend::EngineConfig>> ranked_configs(
@@ -174,15 +178,6 @@ class PlanSearch {
   PlanSearch(const PlanRequest& request, const PlanPolicy& policy)
       : request_(request), policy_(policy) {}
 
-  // Whether the cache holds the config's kernel (false without a cache). A lookup that fails is
-  // the cache's error, never a miss.
-  [[nodiscard]] Result<bool> held(const backend::EngineConfig& config) const {
-    if (request_.cache == nullptr) {
-      return false;
-    }
-    return KernelCacheAccess::holds(*request_.cache, config);
-  }
-
   // The config as a candidate, or nullopt when its notes cannot be read or the policy filters
   // it out (noted either way). `known`: the choice it was made from, when not described from it.
   [[nodiscard]] std::optional<Ranked> rank(backend::EngineConfig config, HeuristicMode mode,
@@ -204,17 +199,29 @@ class PlanSearch {
   }
 
   // A plan from the candidate, or nullopt (the failure is noted). Errors that are not about
-  // this candidate (the kernel cache's, reading the workspace size) are returned.
-  [[nodiscard]] Result<std::optional<ChosenPlan>> attempt(const Ranked& candidate) {
-    ++attempts_;
+  // this candidate (the kernel cache's, reading the workspace size) are returned. With
+  // only_if_held (a cache is given), a candidate whose kernel the cache does not hold is skipped
+  // before its plan finalizes, after one lookup (the one a held plan's finalize takes): nullopt,
+  // nothing noted, not counted, and missed() true until the next attempt. A lookup that fails
+  // is the cache's error, never a miss.
+  [[nodiscard]] Result<std::optional<ChosenPlan>> attempt(const Ranked& candidate,
+                                                          bool only_if_held = false) {
+    missed_ = false;
     if (refused(candidate.label, Candidate{candidate.choice})) {
+      ++attempts_;
       return std::optional<ChosenPlan>{};
     }
-    auto attempted = make_plan(request_.handle, candidate.config, request_.cache);
+    auto attempted = make_plan(request_.handle, candidate.config, request_.cache,
+                               only_if_held && request_.cache != nullptr);
     if (!attempted) {
       return std::unexpected(attempted.error());
     }
     PlanAttempt& made = *attempted;
+    if (made && !made->finalized) {
+      missed_ = true;
+      return std::optional<ChosenPlan>{};
+    }
+    ++attempts_;
     if (!made) {
       note(candidate.label + ": " + made.error().to_string());
       return std::optional<ChosenPlan>{};
@@ -268,6 +275,8 @@ class PlanSearch {
   }
   [[nodiscard]] Error no_engine() const { return no_engine_error(attempts_, tried_, filtered_); }
   [[nodiscard]] const std::vector<std::string>& filtered() const noexcept { return filtered_; }
+  // Whether the last attempt was skipped as a kernel cache miss (only_if_held).
+  [[nodiscard]] bool missed() const noexcept { return missed_; }
 
  private:
   const PlanRequest& request_;
@@ -275,6 +284,7 @@ class PlanSearch {
   std::vector<std::string> tried_;     // one line per failed candidate, for the NoEngine error
   std::vector<std::string> filtered_;  // one line per candidate the policy filtered out
   std::int64_t attempts_ = 0;
+  bool missed_ = false;
 };
 
 }  // namespace
@@ -334,24 +344,20 @@ Step choose_known(const PlanRequest& request, PlanSearch& search) {
       search.note(origin + ": not applicable to this graph: " + config.error().to_string());
       continue;
     }
-    auto held = search.held(*config);
-    if (!held) {
-      return std::unexpected(held.error());
-    }
-    if (!*held) {
-      log_debug(
-          [&] { return "plan choice: " + origin + ": not in the kernel cache for this graph"; });
-      continue;  // would compile: let heuristics rank it
-    }
     auto ranked = search.rank(std::move(*config), request.modes.front(), "cached config", &known,
                               /*from_cached_config=*/true);
     if (!ranked) {
       continue;
     }
-    auto chosen = search.attempt(*ranked);
+    // Only if the cache holds its kernel for this graph: one lookup, then the plan.
+    auto chosen = search.attempt(*ranked, /*only_if_held=*/true);
     if (!chosen || chosen->has_value()) {
       return chosen;
     }
+    if (search.missed()) {
+      log_debug(
+          [&] { return "plan choice: " + origin + ": not in the kernel cache for this graph"; });
+    }  // a miss would compile: let heuristics rank it
   }
   return std::optional<ChosenPlan>{};
 }
@@ -453,28 +459,24 @@ Result<ChosenPlan> choose_plan(const PlanRequest& request) {
   // each group in heuristics order. The cache is asked lazily, as far as the search gets: the
   // first held config usually builds, and after from_json each lookup is costly (H200, cuDNN
   // 9.19: asking for every config of heuristics A added 16 ms to a 96 ms first build).
+  // A held config's lookup is the one its plan's finalize takes (only_if_held): one lookup per
+  // config, not one to ask and one more to finalize.
   std::size_t begin = 0;
   for (const std::size_t end : ends) {
-    std::vector<bool> held(end - begin, false);
+    std::vector<bool> tried(end - begin, false);  // by the first pass (held, or refused)
     for (int pass = cache_first ? 0 : 1; pass < 2; ++pass) {
       for (std::size_t i = begin; i < end; ++i) {
-        if (pass == 0) {
-          auto holds = search.held(ranked[i].config);
-          if (!holds) {
-            return std::unexpected(holds.error());
-          }
-          held[i - begin] = *holds;
+        if (pass == 1 && tried[i - begin]) {
+          continue;  // the first pass tried it: held configs there, the rest here
         }
-        if ((pass == 0) != held[i - begin]) {
-          continue;  // pass 0 tries held configs, pass 1 the others
-        }
-        auto chosen = try_at(i);
+        auto chosen = pass == 0 ? search.attempt(ranked[i], /*only_if_held=*/true) : try_at(i);
         if (!chosen) {
           return std::unexpected(chosen.error());
         }
         if (std::optional<ChosenPlan>& found = *chosen; found.has_value()) {
           return chose(*found, i);
         }
+        tried[i - begin] = pass == 0 && !search.missed();
       }
     }
     begin = end;

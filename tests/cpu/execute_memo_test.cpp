@@ -1,9 +1,12 @@
 // The execute hot path's parts that run without a GPU: the bounded memo execute() keeps its
 // variant packs in (one user per entry, most recent first, bounded, nothing destroyed under its
-// lock), and the backend's attribute calls, which make no string unless they fail.
+// lock), the match of a pack to a call (pointers, workspace and the caller's override spans,
+// with no override memo in between), and the backend's attribute calls, which make no string
+// unless they fail.
 #define BOOST_TEST_MODULE execute_memo
 #include <boost/test/unit_test.hpp>
 
+#include "api/built_graph.hpp"
 #include "api/checkout_memo.hpp"
 #include "backend/variant_pack.hpp"
 
@@ -18,6 +21,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 // A sanitizer's runtime defines operator new itself: there the allocation count is off and the
 // case that needs it is skipped with that reason.
@@ -210,4 +214,135 @@ BOOST_AUTO_TEST_CASE(a_variant_pack_through_the_backend_allocates_no_more_than_c
   const std::int64_t wrapped = wrapped_pack_allocations(uids, ptrs);
   BOOST_TEST(wrapped == raw,
              "backend::VariantPack made " << wrapped << " allocations, cuDNN " << raw);
+}
+
+namespace {
+
+using dnngraph::detail::CheckedOverrides;
+using dnngraph::detail::OverrideLists;
+using dnngraph::detail::Overrides;
+using dnngraph::detail::PackEntry;
+using Dims = std::vector<std::int64_t>;
+
+// One override set as a caller holds it (vectors of its own).
+struct Set {
+  std::vector<std::int64_t> uids;
+  std::vector<Dims> shapes;
+  std::vector<Dims> strides;
+  [[nodiscard]] Overrides spans() const { return {uids, shapes, strides}; }
+};
+
+Set square(std::int64_t n) {
+  return {
+      {1, 2, 3}, {{1, n, n}, {1, n, n}, {1, n, n}}, {{n * n, n, 1}, {n * n, n, 1}, {n * n, n, 1}}};
+}
+
+// A pack entry as execute() makes one: the set checked (layout left empty here) and a pack.
+PackEntry entry_for(std::span<void* const> pointers, void* workspace, const Set* set) {
+  auto pack = dnngraph::backend::VariantPack::create();
+  BOOST_REQUIRE(pack.has_value());
+  std::shared_ptr<const CheckedOverrides> checked;
+  if (set != nullptr) {
+    checked = std::make_shared<CheckedOverrides>(OverrideLists(set->spans()),
+                                                 dnngraph::detail::OverriddenTensors{});
+  }
+  return PackEntry{.key = dnngraph::detail::pack_key(pointers, workspace,
+                                                     set != nullptr ? set->spans() : Overrides{}),
+                   .overrides = std::move(checked),
+                   .pack = std::move(*pack)};
+}
+
+// Whether the entry serves a call with these pointers, workspace and lists, as execute() asks.
+bool serves(const PackEntry& e, std::span<void* const> pointers, void* workspace,
+            const Overrides& overrides) {
+  return e.serves(pointers, workspace, overrides);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_pack_serves_only_the_call_it_was_made_for) {
+  std::array<int, 4> data{};
+  const std::array<void*, 3> ptrs{&data[0], &data[1], &data[2]};
+  const std::array<void*, 3> other_ptrs{&data[0], &data[1], &data[3]};
+  void* ws = &data[3];
+  const Set a = square(512);
+  const Set a_again = square(512);  // equal lists in other storage
+  Set other_shape = square(512);
+  other_shape.shapes[2][1] = 256;
+  Set other_stride = square(512);
+  other_stride.strides[0][0] = std::int64_t{512} * 512 * 2;
+  Set other_uid = square(512);
+  other_uid.uids[2] = 4;
+  constexpr std::int64_t plane = std::int64_t{512} * 512;
+  const Set shorter{{1, 2}, {{1, 512, 512}, {1, 512, 512}}, {{plane, 512, 1}, {plane, 512, 1}}};
+
+  const PackEntry with_a = entry_for(ptrs, ws, &a);
+  BOOST_TEST(serves(with_a, ptrs, ws, a.spans()));
+  BOOST_TEST(serves(with_a, ptrs, ws, a_again.spans()));
+  BOOST_TEST(!serves(with_a, ptrs, ws, Overrides{}));  // no overrides: another pack
+  BOOST_TEST(!serves(with_a, ptrs, ws, other_shape.spans()));
+  BOOST_TEST(!serves(with_a, ptrs, ws, other_stride.spans()));
+  BOOST_TEST(!serves(with_a, ptrs, ws, other_uid.spans()));
+  BOOST_TEST(!serves(with_a, ptrs, ws, shorter.spans()));
+  BOOST_TEST(!serves(with_a, other_ptrs, ws, a.spans()));
+  BOOST_TEST(!serves(with_a, ptrs, nullptr, a.spans()));
+  // Lengths count, not only values: one pointer more, one list element moved to the next list.
+  const std::array<void*, 4> more_ptrs{&data[0], &data[1], &data[2], &data[3]};
+  BOOST_TEST(!serves(with_a, more_ptrs, ws, a.spans()));
+  BOOST_TEST(!serves(with_a, std::span<void* const>(ptrs).first(2), ws, a.spans()));
+  Set rank_moved = square(512);
+  rank_moved.shapes[0].push_back(rank_moved.shapes[1].front());
+  rank_moved.shapes[1].erase(rank_moved.shapes[1].begin());
+  BOOST_TEST(!serves(with_a, ptrs, ws, rank_moved.spans()));
+  Set strides_short = square(512);
+  strides_short.strides.pop_back();
+  BOOST_TEST(!serves(with_a, ptrs, ws, strides_short.spans()));
+
+  const PackEntry plain = entry_for(ptrs, ws, nullptr);
+  BOOST_TEST(serves(plain, ptrs, ws, Overrides{}));
+  BOOST_TEST(!serves(plain, ptrs, ws, a.spans()));
+  BOOST_TEST(!serves(plain, other_ptrs, ws, Overrides{}));
+}
+
+BOOST_AUTO_TEST_CASE(a_long_key_is_compared_whole) {
+  // 40 overridden tensors of rank 3: a key of 366 values, compared to its last value.
+  std::array<int, 1> data{};
+  const std::array<void*, 1> ptrs{&data[0]};
+  Set many;
+  for (std::int64_t i = 0; i < 40; ++i) {
+    many.uids.push_back(i + 1);
+    many.shapes.push_back({1, i + 2, 3});
+    many.strides.push_back({3 * (i + 2), 3, 1});
+  }
+  const PackEntry entry = entry_for(ptrs, nullptr, &many);
+  BOOST_TEST(entry.key.size() == 366U);
+  BOOST_TEST(serves(entry, ptrs, nullptr, many.spans()));
+  Set last_differs = many;
+  last_differs.strides.back().back() = 2;
+  BOOST_TEST(!serves(entry, ptrs, nullptr, last_differs.spans()));
+}
+
+BOOST_AUTO_TEST_CASE(two_override_sets_alternating_each_find_their_own_pack) {
+  std::array<int, 3> data{};
+  const std::array<void*, 3> ptrs{&data[0], &data[1], &data[2]};
+  const Set a = square(512), b = square(256);
+  CheckoutMemo<PackEntry> memo(16);
+  memo.put(entry_for(ptrs, nullptr, &a));
+  memo.put(entry_for(ptrs, nullptr, &b));
+  const auto match = [&](const Set& s) {
+    return
+        [&ptrs, spans = s.spans()](const PackEntry& e) { return serves(e, ptrs, nullptr, spans); };
+  };
+  for (int turn = 0; turn < 6; ++turn) {
+    const Set& s = turn % 2 == 0 ? a : b;
+    auto found = memo.take(match(s));
+    BOOST_REQUIRE(found.has_value());
+    // The pack holds the set it was made with; cuDNN reads those lists, equal to the caller's.
+    BOOST_TEST((found->overrides->lists.uids == s.uids));
+    BOOST_TEST((found->overrides->lists.shapes == s.shapes));
+    // While one thread has it, another thread with the same set finds no pack (it makes its own).
+    BOOST_TEST(!memo.take(match(s)).has_value());
+    memo.put(std::move(*found));
+    BOOST_TEST(memo.size() == 2U);
+  }
 }

@@ -81,7 +81,7 @@ BOOST_AUTO_TEST_CASE(a_lookup_that_fails_is_the_caches_error_not_a_miss) {
   }
   dnngraph::KernelCache cache;
   check_cache_error(choose_plan(s->request(&cache, true)),
-                    "kernel cache: holds() before the cache is built");
+                    "kernel cache: look up a config in it before the cache is built");
 }
 
 BOOST_AUTO_TEST_CASE(a_plan_the_cache_cannot_take_is_the_caches_error_not_the_configs) {
