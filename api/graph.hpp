@@ -195,6 +195,12 @@ class Graph {
       std::span<const std::vector<std::int64_t>> override_shapes,
       std::span<const std::vector<std::int64_t>> override_strides) const;
 
+  // After validate() or build(): the tensors execute() reads and writes (not virtual, not by
+  // value), in creation order, with the dims, strides, data type and uid validate() filled in;
+  // what each variant-pack buffer must hold (the Python binding checks torch tensors against
+  // them). The same error as check_overrides when the graph is not validated or changed since.
+  [[nodiscard]] Result<std::vector<std::shared_ptr<const TensorAttributes>>> io_tensors() const;
+
   [[nodiscard]] bool is_built() const noexcept { return built_ != nullptr; }
   [[nodiscard]] Result<std::int64_t> get_workspace_size() const;
   // The workspace execute() needs with these overrides (same lists as execute). Ask right

@@ -32,6 +32,19 @@ Result<void> Graph::check_validated(std::string_view call) const {
   return {};
 }
 
+Result<std::vector<std::shared_ptr<const TensorAttributes>>> Graph::io_tensors() const {
+  if (auto ok = check_validated("io_tensors"); !ok) {
+    return std::unexpected(ok.error());
+  }
+  std::vector<std::shared_ptr<const TensorAttributes>> io;
+  for (const auto& t : tensors_) {
+    if (!t->is_virtual() && !t->is_pass_by_value()) {
+      io.push_back(t);
+    }
+  }
+  return io;
+}
+
 namespace {
 
 // detail::check_layout (the one rule for layouts, overrides use it too) on t's dims and

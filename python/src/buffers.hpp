@@ -7,9 +7,12 @@
 
 #include <nanobind/nanobind.h>
 
+#include "api/dnngraph.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -22,6 +25,23 @@ namespace dnngraph::python {
 
 // device_pointer(), or null for None.
 [[nodiscard]] void* optional_device_pointer(nanobind::handle object, const char* what);
+
+// What the buffer of one uid must be in execute(): the built graph's dims, strides and data type
+// of that tensor (override lists replace dims and strides for the uids they list).
+struct BufferLayout {
+  std::int64_t uid = 0;
+  std::string name;
+  std::vector<std::int64_t> dims;
+  std::vector<std::int64_t> strides;
+  DataType type = DataType::Float;
+};
+
+// The layouts of a validated (built) graph's variant-pack tensors, sorted by uid.
+[[nodiscard]] std::vector<BufferLayout> buffer_layouts(const Graph& graph);
+
+// optional_device_pointer() of execute()'s workspace: a torch tensor of fewer than `needed` bytes
+// raises InvalidAttribute (needed < 0: not known, not checked).
+[[nodiscard]] void* workspace_pointer(nanobind::handle object, std::int64_t needed);
 
 // The override lists of one call, as the C++ API takes them.
 struct OverrideLists {
@@ -41,9 +61,14 @@ class CallBuffers {
   CallBuffers(CallBuffers&&) = delete;
   CallBuffers& operator=(CallBuffers&&) = delete;
 
-  // {uid: buffer} (a dict, or any mapping) as the C++ variant pack.
+  // {uid: buffer} (a dict, or any mapping) as the C++ variant pack. A buffer that says what it
+  // holds (a torch tensor, __cuda_array_interface__, __dlpack__) is checked against the layout
+  // of its uid in `layouts` (with `overrides` for the uids they list): dims and strides (strides
+  // of dims of size 1 are not compared) raise ShapeMismatch, the data type (torch, DLPack) or
+  // element size (__cuda_array_interface__) InvalidAttribute. Int pointers are taken as given.
   [[nodiscard]] const std::unordered_map<std::int64_t, void*>& variant_pack(
-      nanobind::handle mapping);
+      nanobind::handle mapping, std::span<const BufferLayout> layouts = {},
+      const OverrideLists& overrides = {});
   // Lists of ints / lists of lists of ints (None is an empty list).
   [[nodiscard]] OverrideLists overrides(nanobind::handle uids, nanobind::handle shapes,
                                         nanobind::handle strides);

@@ -41,6 +41,10 @@ using Operand = std::variant<Tensor, double>;
 struct PyGraph {
   Graph graph;
   std::mutex mutex;  // guards graph: held by whichever Python thread is using it
+  // What the last successful build's execute() takes: each uid's buffer layout and the plan's
+  // workspace bytes. Written and read with the GIL held.
+  std::vector<BufferLayout> layouts;
+  std::int64_t workspace = -1;
 };
 
 // Locks g's mutex; while another thread holds it, waits with the GIL released.
@@ -55,6 +59,14 @@ std::unique_lock<std::mutex> lock(PyGraph& g) {
 
 // Runs call(graph) with the GIL released and the graph locked (the lock is dropped before the
 // GIL is taken back), then unwraps its Result.
+// After a successful build: what execute() checks buffers against (see PyGraph).
+void remember_build(PyGraph& g) {
+  const auto locked = lock(g);
+  g.layouts = buffer_layouts(g.graph);
+  auto workspace = g.graph.get_workspace_size();
+  g.workspace = workspace ? *workspace : -1;
+}
+
 template <class F>
 auto run_unlocked(PyGraph& g, F&& call) {
   auto result = [&] {
@@ -430,6 +442,7 @@ void def_run(nb::class_<PyGraph>& cls) {
           "build",
           [](PyGraph& g, const Handle& handle, const std::vector<HeuristicMode>& modes) {
             run_unlocked(g, [&](Graph& gr) { return gr.build(handle, modes); });
+            remember_build(g);
           },
           "handle"_a, "modes"_a,
           "lower(), then the operation graph, heuristics in the given order and the first\n"
@@ -439,6 +452,7 @@ void def_run(nb::class_<PyGraph>& cls) {
           [](PyGraph& g, const Handle& handle, const std::vector<HeuristicMode>& modes,
              const PlanPolicy& policy) {
             run_unlocked(g, [&](Graph& gr) { return gr.build(handle, modes, policy); });
+            remember_build(g);
           },
           "handle"_a, "modes"_a, "policy"_a,
           "build() under a PlanPolicy: its filters, and the first plan, the one at\n"
@@ -454,6 +468,7 @@ void def_run(nb::class_<PyGraph>& cls) {
           "build_plan_at",
           [](PyGraph& g, const Handle& handle, std::int64_t index) {
             run_unlocked(g, [&](Graph& gr) { return gr.build_plan_at(handle, index); });
+            remember_build(g);
           },
           "handle"_a, "index"_a,
           "Builds again with the last build's modes and policy, taking candidate `index`.")
@@ -510,13 +525,15 @@ void def_run(nb::class_<PyGraph>& cls) {
           [](PyGraph& g, const Handle& handle, nb::handle variant_pack, nb::handle workspace,
              nb::handle uids, nb::handle shapes, nb::handle strides) {
             CallBuffers buffers;
-            const auto& pack = buffers.variant_pack(variant_pack);
-            void* ws = optional_device_pointer(workspace, "workspace");
             if (!any_given(uids, shapes, strides)) {
+              const auto& pack = buffers.variant_pack(variant_pack, g.layouts);
+              void* ws = workspace_pointer(workspace, g.workspace);
               run_unlocked(g, [&](Graph& gr) { return gr.execute(handle, pack, ws); });
               return;
             }
             const OverrideLists o = buffers.overrides(uids, shapes, strides);
+            const auto& pack = buffers.variant_pack(variant_pack, g.layouts, o);
+            void* ws = workspace_pointer(workspace, -1);  // the overrides' size is not known here
             run_unlocked(g, [&](Graph& gr) {
               return gr.execute(handle, pack, ws, o.uids, o.shapes, o.strides);
             });
@@ -533,8 +550,12 @@ void def_run(nb::class_<PyGraph>& cls) {
           "buffer being a CUDA torch tensor, an object with __cuda_array_interface__ or a CUDA\n"
           "__dlpack__, or an int device pointer; workspace likewise, or None when 0 bytes are\n"
           "needed. With overrides (set_override_shape_enabled before build) the three lists\n"
-          "give each listed tensor's dims and strides for this run. The GIL is released while\n"
-          "cuDNN is called.");
+          "give each listed tensor's dims and strides for this run. A buffer that says what it\n"
+          "holds (torch, __cuda_array_interface__, __dlpack__) must have its tensor's dims,\n"
+          "strides (those of size-1 dims aside) and data type, else dnngraph.Error\n"
+          "(ShapeMismatch / InvalidAttribute); a torch workspace must hold\n"
+          "get_workspace_size() bytes. Int pointers are taken unchecked. The GIL is released\n"
+          "while cuDNN is called.");
 }
 
 }  // namespace

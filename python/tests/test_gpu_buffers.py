@@ -83,7 +83,69 @@ def test_a_cpu_tensor_is_refused(cuda, built):
 
 def test_a_missing_uid_is_a_missing_tensor(cuda, built):
     g, handle = built
-    t = cuda.zeros(SHAPE[0] * 256 * 256, dtype=cuda.bfloat16, device="cuda")
+    b, m, n, k = SHAPE
+    a = cuda.zeros((b, m, k), dtype=cuda.bfloat16, device="cuda")
+    bm = cuda.zeros((b, k, n), dtype=cuda.bfloat16, device="cuda")
     with pytest.raises(dnngraph.Error) as caught:
-        g.execute(handle, {1: t, 2: t}, None)
+        g.execute(handle, {1: a, 2: bm}, None)
     assert caught.value.code is ErrorCode.MissingTensor
+
+
+def buffers(torch):
+    b, m, n, k = SHAPE
+    return {1: exact_bf16(torch, (b, m, k), 5), 2: exact_bf16(torch, (b, k, n), 6),
+            3: torch.zeros((b, m, n), dtype=torch.bfloat16, device="cuda")}
+
+
+# The session-5 finding: torch's SDPA output is a transposed view (strides of [b, s, h, d]
+# memory); handed over as if packed, cuDNN read it in the wrong order and the result was wrong
+# without a word. Buffers that say what they hold are now checked against the built tensors.
+@pytest.mark.parametrize("wrap", [lambda t: t, CudaArrayInterface, DLPack],
+                         ids=["torch tensor", "__cuda_array_interface__", "__dlpack__"])
+def test_a_buffer_of_other_strides_is_refused_before_cudnn(cuda, built, wrap):
+    torch = cuda
+    g, handle = built
+    b, m, n, k = SHAPE
+    pack = buffers(torch)
+    pack[1] = torch.zeros((b, k, m), dtype=torch.bfloat16, device="cuda").transpose(1, 2)
+    ws = torch.empty(max(g.get_workspace_size(), 1), dtype=torch.uint8, device="cuda")
+    with pytest.raises(dnngraph.Error) as caught:
+        g.execute(handle, {uid: wrap(t) for uid, t in pack.items()}, ws)
+    assert caught.value.code is ErrorCode.ShapeMismatch
+    message = caught.value.message
+    assert "variant_pack[1]" in message and "'A' (uid 1)" in message
+    assert f"strides [{m * k}, 1, {m}]" in message and f"strides [{m * k}, {k}, 1]" in message
+    # The same memory as an int pointer is taken as given (the caller's responsibility).
+    g.execute(handle, {1: pack[1].data_ptr(), 2: pack[2], 3: pack[3]}, ws)
+    torch.cuda.synchronize()
+
+
+def test_a_buffer_of_other_dims_or_type_is_refused(cuda, built):
+    torch = cuda
+    g, handle = built
+    b, m, n, k = SHAPE
+    pack = buffers(torch)
+    pack[3] = torch.zeros((b, m, n - 1), dtype=torch.bfloat16, device="cuda")
+    with pytest.raises(dnngraph.Error) as caught:
+        g.execute(handle, pack, None)
+    assert caught.value.code is ErrorCode.ShapeMismatch
+    assert f"dims [{b}, {m}, {n - 1}]" in caught.value.message
+    pack = buffers(torch)
+    pack[2] = pack[2].half()
+    with pytest.raises(dnngraph.Error) as caught:
+        g.execute(handle, pack, None)
+    assert caught.value.code is ErrorCode.InvalidAttribute
+    assert "torch.float16" in caught.value.message and "BFloat16" in caught.value.message
+
+
+def test_a_workspace_too_small_is_refused(cuda, built):
+    torch = cuda
+    g, handle = built
+    size = g.get_workspace_size()
+    if size == 0:
+        pytest.skip("the plan needs no workspace")
+    ws = torch.empty(size - 1, dtype=torch.uint8, device="cuda")
+    with pytest.raises(dnngraph.Error) as caught:
+        g.execute(handle, buffers(torch), ws)
+    assert caught.value.code is ErrorCode.InvalidAttribute
+    assert f"{size - 1} bytes" in caught.value.message

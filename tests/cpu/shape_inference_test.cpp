@@ -261,3 +261,30 @@ BOOST_AUTO_TEST_CASE(validating_twice_changes_nothing) {
   BOOST_TEST((mm.a->uid() == a_uid));
   BOOST_TEST((mm.c->uid() == c_uid));
 }
+
+// io_tensors(): the buffers a variant pack needs, with what validate() filled in; by-value
+// scalars and virtual intermediates are not among them; before validate() (or after a change)
+// it is the same error as the override checks.
+BOOST_AUTO_TEST_CASE(io_tensors_are_the_variant_pack_tensors_as_validated) {
+  Graph g;
+  g.set_io_data_type(DataType::Half);
+  auto a = g.tensor(tensor("A", 7, {2, 8, 4}));
+  auto b = g.tensor(tensor("B", {2, 4, 16}));
+  auto scale = g.tensor(TensorAttributes().set_name("scale").set_value(0.5F));
+  auto c = g.matmul(a, b);
+  auto y = g.pointwise(c, scale, pointwise(PointwiseMode::Mul));
+  y->set_output(true);
+  BOOST_TEST(!g.io_tensors().has_value());
+  require_valid(g);
+  auto io = g.io_tensors();
+  BOOST_TEST_REQUIRE(io.has_value());
+  BOOST_TEST_REQUIRE(io->size() == 3U);
+  BOOST_TEST((*io)[0]->name() == "A");
+  BOOST_TEST((*io)[0]->uid().value_or(-1) == 7);
+  BOOST_TEST((*io)[1]->stride() == (Dims{64, 16, 1}));
+  BOOST_TEST(((*io)[2]->data_type() == DataType::Half));
+  BOOST_TEST((*io)[2]->dim() == (Dims{2, 8, 16}));
+  BOOST_TEST((*io)[2]->uid().has_value());
+  b->set_dim({2, 4, 32});
+  BOOST_TEST(!g.io_tensors().has_value());
+}
