@@ -196,8 +196,10 @@ struct Errors {
 };
 
 // Runs a built graph once on inputs uniform in [-1, 1] and compares O (and Stats) with the
-// reference on the valid rows. Every output byte starts as NaN.
-Errors run_and_compare(const SdpaCase& c, const Graph& g, const dnngraph::Handle& handle) {
+// reference on the valid rows. Every output byte starts as NaN. With `overrides`, c's dims are
+// given as execute-time shapes of Q, K, V, O (and Stats), packed, for a graph built on others.
+Errors run_and_compare(const SdpaCase& c, const Graph& g, const dnngraph::Handle& handle,
+                       bool overrides = false) {
   std::mt19937 rng(c.seed);
   const auto count = [](const Dims& d) { return dnngraph::test::element_count(d); };
   const HostTensor q = dnngraph::test::random_tensor(c.type, count(c.q_dims()), rng);
@@ -221,7 +223,18 @@ Errors run_and_compare(const SdpaCase& c, const Graph& g, const dnngraph::Handle
       require_cuda(DeviceBuffer::copy_of(std::span<const std::int32_t>(len_q)), "seq_len_q");
   DeviceBuffer len_kv_dev =
       require_cuda(DeviceBuffer::copy_of(std::span<const std::int32_t>(len_kv)), "seq_len_kv");
-  const auto workspace_size = g.get_workspace_size();
+  std::vector<std::int64_t> uids{uid_q, uid_k, uid_v, uid_o};
+  std::vector<Dims> shapes{c.q_dims(), c.kv_dims(), c.kv_dims(), c.q_dims()};
+  if (c.stats) {
+    uids.push_back(uid_stats);
+    shapes.push_back({c.b, c.h_q, c.s_q, 1});
+  }
+  std::vector<Dims> strides;
+  for (const Dims& shape : shapes) {
+    strides.push_back(dnngraph::packed_strides(shape));
+  }
+  const auto workspace_size = overrides ? g.get_workspace_size(handle, uids, shapes, strides)
+                                        : g.get_workspace_size();
   BOOST_REQUIRE_MESSAGE(workspace_size.has_value(), "workspace: " << describe(workspace_size));
   DeviceBuffer workspace = require_cuda(
       DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*workspace_size, 1))),
@@ -235,7 +248,8 @@ Errors run_and_compare(const SdpaCase& c, const Graph& g, const dnngraph::Handle
     pack[uid_len_q] = len_q_dev.get();
     pack[uid_len_kv] = len_kv_dev.get();
   }
-  const auto ran = g.execute(handle, pack, workspace.get());
+  const auto ran = overrides ? g.execute(handle, pack, workspace.get(), uids, shapes, strides)
+                             : g.execute(handle, pack, workspace.get());
   BOOST_REQUIRE_MESSAGE(ran.has_value(), c.text() << ": execute failed: " << describe(ran));
   require_cuda(dnngraph::test::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"),
                c.name + " after execute");
@@ -411,5 +425,43 @@ BOOST_AUTO_TEST_CASE(a_dynamic_shape_sdpa_graph_is_refused_at_build_never_run_wr
     BOOST_TEST_REQUIRE(!built.has_value());
     BOOST_TEST((built.error().code == dnngraph::ErrorCode::NoEngine));
     BOOST_TEST(cache->size().value_or(-1) <= 0);  // nothing was compiled into the cache
+  }
+}
+
+// The override route: one graph built on the longest length (the cache shape), run at each
+// request's length through execute-time shapes. Below cuDNN 9.21 overrides go through a
+// dynamic-shape graph, where sdpa is not proven exact: build() must refuse (VersionTooOld). From
+// 9.21 (the operation graph's override flag) a build either gets no engine (NoEngine, a refusal
+// reported here) or every length must match the reference: never a wrong number.
+BOOST_AUTO_TEST_CASE(an_override_shape_sdpa_graph_runs_every_length_exact_or_is_refused) {
+  auto handle = dnngraph::Handle::create();
+  BOOST_REQUIRE_MESSAGE(handle.has_value(), describe(handle));
+  SdpaCase built_on = dynamic_case(128);
+  built_on.name = "override shapes, causal top-left";
+  Graph g = make_graph(built_on);
+  g.set_override_shape_enabled(true);
+  const auto built =
+      g.build(*handle, {dnngraph::HeuristicMode::A, dnngraph::HeuristicMode::Fallback});
+  const std::int64_t loaded = dnngraph::cudnn_runtime_version();
+  BOOST_TEST_MESSAGE(built_on.text() << " on cuDNN " << loaded << ": build " << describe(built));
+  if (loaded < 92100) {
+    BOOST_TEST_REQUIRE(!built.has_value());
+    BOOST_TEST((built.error().code == dnngraph::ErrorCode::VersionTooOld));
+    return;
+  }
+  if (!built) {
+    BOOST_TEST((built.error().code == dnngraph::ErrorCode::NoEngine));
+    return;
+  }
+  const auto info = g.plan_info();
+  BOOST_REQUIRE_MESSAGE(info.has_value(), "plan_info: " << describe(info));
+  for (const std::int64_t s : {128, 17, 33, 64, 100, 1, 127}) {
+    SdpaCase c = dynamic_case(s);
+    c.name = "override shapes at s " + std::to_string(s);
+    const Errors errors = run_and_compare(c, g, *handle, /*overrides=*/true);
+    BOOST_TEST_MESSAGE(c.text() << ": O " << errors.o.describe() << "; Stats "
+                                << errors.stats.describe() << "; plan: " << info->describe());
+    BOOST_CHECK_MESSAGE(errors.o.passed(), c.text() << ": O " << errors.o.describe());
+    BOOST_CHECK_MESSAGE(errors.stats.passed(), c.text() << ": Stats " << errors.stats.describe());
   }
 }
