@@ -188,6 +188,19 @@ class Graph {
   // `index` (see plan_count). On failure the graph keeps the plan it had.
   [[nodiscard]] Result<void> build_plan_at(const Handle& handle, std::int64_t index);
 
+  // After build(): builds each of the first options.max_candidates ranked candidates (see
+  // plan_count) in turn, runs it on the caller's buffers (variant_pack as for execute, and a
+  // workspace of workspace_bytes; a candidate needing more is skipped) warmup times, then times
+  // `iterations` runs with CUDA events on the handle's stream, and keeps the candidate of the
+  // smallest median GPU time. Returns the table. The outputs in variant_pack are overwritten.
+  // Candidates are built as build_plan_at builds them (a runtime-compiled engine compiles; with
+  // a kernel cache, into it). When none can be timed the graph keeps the plan it had and the
+  // error (NoEngine) carries the table. Pin the result across processes with PlanPolicy::engine
+  // (the chosen row's choice). Needs the CUDA driver (libcuda.so.1), loaded on first use.
+  [[nodiscard]] Result<AutotuneReport> autotune(
+      const Handle& handle, const std::unordered_map<std::int64_t, void*>& variant_pack,
+      void* workspace, std::int64_t workspace_bytes, const AutotuneOptions& options = {});
+
   // Checks override lists against this graph (after validate() or build()) exactly as execute()
   // and get_workspace_size() do, without running anything.
   [[nodiscard]] Result<void> check_overrides(

@@ -118,4 +118,31 @@ struct PlanInfo {
   [[nodiscard]] std::string describe() const;
 };
 
+// How Graph::autotune measures each candidate.
+struct AutotuneOptions {
+  std::int64_t warmup = 3;          // untimed runs per candidate first
+  std::int64_t iterations = 20;     // timed runs per candidate; the median counts
+  std::int64_t max_candidates = 8;  // the first ones of the ranked list (Graph::plan_count)
+};
+
+// One candidate of an autotune: its place in the ranked list, what it is, and its median GPU
+// time, or why it was not timed (its plan did not build, it needs more workspace than given, or
+// a run failed).
+struct AutotuneRow {
+  std::int64_t plan_index = -1;
+  EngineChoice choice;
+  std::int64_t workspace_size = 0;
+  std::optional<double> median_ms;
+  std::string skipped;  // empty when timed
+};
+
+struct AutotuneReport {
+  std::vector<AutotuneRow> rows;   // in ranked order
+  std::int64_t chosen_index = -1;  // the plan index kept: the fastest timed
+  // The first candidate's median (the plan build() takes without autotune) over the chosen one's.
+  [[nodiscard]] std::optional<double> speedup_over_first() const;
+  // One line per candidate: "  #0 engine 2, knobs {...}: 0.123 ms (workspace 0 B) <- chosen".
+  [[nodiscard]] std::string describe() const;
+};
+
 }  // namespace dnngraph

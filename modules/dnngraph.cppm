@@ -8,6 +8,9 @@ export module dnngraph;
 
 export namespace dnngraph {
 using dnngraph::arity;
+using dnngraph::AutotuneOptions;
+using dnngraph::AutotuneReport;
+using dnngraph::AutotuneRow;
 using dnngraph::BatchnormInferenceAttributes;
 using dnngraph::BehaviorNote;
 using dnngraph::channels_last_strides;

@@ -503,6 +503,19 @@ void* optional_device_pointer(nb::handle object, const char* what) {
   return object.is_none() ? nullptr : device_pointer(object, what);
 }
 
+std::int64_t buffer_bytes(nb::handle object, const char* what) {
+  PyTypeObject* torch = torch_tensor_type();
+  if (torch == nullptr || PyObject_TypeCheck(object.ptr(), torch) == 0) {
+    invalid({what}, "its size is known only for a torch tensor; give the size in bytes");
+  }
+  const nb::object numel = nb::steal(PyObject_CallMethodNoArgs(object.ptr(), names().numel));
+  const nb::object size = nb::steal(PyObject_CallMethodNoArgs(object.ptr(), names().element_size));
+  if (!numel.is_valid() || !size.is_valid()) {
+    throw nb::python_error();
+  }
+  return int64_from(numel.ptr(), {what}, 0) * int64_from(size.ptr(), {what}, 0);
+}
+
 void* workspace_pointer(nb::handle object, std::int64_t needed) {
   if (object.is_none()) {
     return nullptr;
@@ -510,14 +523,7 @@ void* workspace_pointer(nb::handle object, std::int64_t needed) {
   void* address = device_pointer(object, "workspace");
   PyTypeObject* torch = torch_tensor_type();
   if (needed > 0 && torch != nullptr && PyObject_TypeCheck(object.ptr(), torch)) {
-    const nb::object numel = nb::steal(PyObject_CallMethodNoArgs(object.ptr(), names().numel));
-    const nb::object size =
-        nb::steal(PyObject_CallMethodNoArgs(object.ptr(), names().element_size));
-    if (!numel.is_valid() || !size.is_valid()) {
-      throw nb::python_error();
-    }
-    const std::int64_t bytes =
-        int64_from(numel.ptr(), {"workspace"}, 0) * int64_from(size.ptr(), {"workspace"}, 0);
+    const std::int64_t bytes = buffer_bytes(object, "workspace");
     if (bytes < needed) {
       raise(ErrorCode::InvalidAttribute, "workspace: a torch tensor of " + std::to_string(bytes) +
                                              " bytes, where the plan needs " +

@@ -43,6 +43,10 @@ struct BufferLayout {
 // raises InvalidAttribute (needed < 0: not known, not checked).
 [[nodiscard]] void* workspace_pointer(nanobind::handle object, std::int64_t needed);
 
+// The bytes a buffer object holds: a torch tensor's numel() * element_size(); raises
+// InvalidAttribute naming `what` for anything else (give the size explicitly then).
+[[nodiscard]] std::int64_t buffer_bytes(nanobind::handle object, const char* what);
+
 // The override lists of one call, as the C++ API takes them.
 struct OverrideLists {
   std::span<const std::int64_t> uids;

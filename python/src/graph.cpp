@@ -472,6 +472,35 @@ void def_run(nb::class_<PyGraph>& cls) {
           },
           "handle"_a, "index"_a,
           "Builds again with the last build's modes and policy, taking candidate `index`.")
+      .def(
+          "autotune",
+          [](PyGraph& g, const Handle& handle, nb::handle variant_pack, nb::handle workspace,
+             std::optional<std::int64_t> workspace_bytes, std::int64_t warmup,
+             std::int64_t iterations, std::int64_t max_candidates) {
+            CallBuffers buffers;
+            const auto& pack = buffers.variant_pack(variant_pack, g.layouts);
+            void* ws = optional_device_pointer(workspace, "workspace");
+            std::int64_t bytes = 0;
+            if (workspace_bytes) {
+              bytes = *workspace_bytes;
+            } else if (!workspace.is_none()) {
+              bytes = buffer_bytes(workspace, "workspace");
+            }
+            const AutotuneOptions options{
+                .warmup = warmup, .iterations = iterations, .max_candidates = max_candidates};
+            auto report = run_unlocked(
+                g, [&](Graph& gr) { return gr.autotune(handle, pack, ws, bytes, options); });
+            remember_build(g);
+            return report;
+          },
+          "handle"_a, "variant_pack"_a, "workspace"_a = nb::none(), nb::kw_only(),
+          "workspace_bytes"_a = nb::none(), "warmup"_a = 3, "iterations"_a = 20,
+          "max_candidates"_a = 8,
+          "After build(): builds the first max_candidates ranked candidates in turn, times each\n"
+          "on these buffers with CUDA events (warmup runs, then the median of iterations) and\n"
+          "keeps the fastest; returns the AutotuneReport. A candidate needing more workspace\n"
+          "than given is skipped (workspace_bytes defaults to a torch workspace's size). The\n"
+          "outputs are overwritten. Raises NoEngine, keeping the plan, when none can be timed.")
       .def("is_built",
            [](PyGraph& g) {
              const auto locked = lock(g);

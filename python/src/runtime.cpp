@@ -158,6 +158,19 @@ void bind_reports(nb::module_& m) {
       .def("__str__", [](const EngineChoice& c) { return to_string(c); })
       .def("__repr__",
            [](const EngineChoice& c) { return "<dnngraph.EngineChoice " + to_string(c) + ">"; });
+
+  nb::class_<AutotuneRow>(m, "AutotuneRow", "One candidate of Graph.autotune.")
+      .def_ro("plan_index", &AutotuneRow::plan_index)
+      .def_ro("choice", &AutotuneRow::choice)
+      .def_ro("workspace_size", &AutotuneRow::workspace_size)
+      .def_ro("median_ms", &AutotuneRow::median_ms, "Median GPU time, or None when not timed.")
+      .def_ro("skipped", &AutotuneRow::skipped, "Why it was not timed; empty when it was.");
+  nb::class_<AutotuneReport>(m, "AutotuneReport", "What Graph.autotune measured and kept.")
+      .def_ro("rows", &AutotuneReport::rows)
+      .def_ro("chosen_index", &AutotuneReport::chosen_index)
+      .def("speedup_over_first", &AutotuneReport::speedup_over_first,
+           "The first candidate's median over the chosen one's (None when not timed).")
+      .def("describe", &AutotuneReport::describe);
   m.def(
       "parse_engine_choice",
       [](std::string_view text) { return unwrap(parse_engine_choice(text)); }, "text"_a,

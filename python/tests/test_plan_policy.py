@@ -54,3 +54,4 @@ def test_malformed_engine_choice_text_is_invalid_attribute():
 
 def test_plan_count_before_build_is_not_built():
     assert error_of(dnngraph.Graph().plan_count).code is ErrorCode.NotBuilt
+

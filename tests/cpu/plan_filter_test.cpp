@@ -4,6 +4,7 @@
 #define BOOST_TEST_MODULE plan_filter
 #include <boost/test/unit_test.hpp>
 
+#include "api/graph.hpp"
 #include "api/plan.hpp"
 #include "api/plan_filter.hpp"
 
@@ -169,4 +170,41 @@ BOOST_AUTO_TEST_CASE(malformed_engine_choice_text_is_an_error_saying_where) {
     BOOST_TEST(parsed.error().message.find("at character") != std::string::npos,
                parsed.error().message);
   }
+}
+
+// Graph::autotune's refusals before any GPU work, and the report's text and ratio.
+BOOST_AUTO_TEST_CASE(autotune_refuses_bad_options_and_an_unbuilt_graph) {
+  dnngraph::Graph g;
+  const dnngraph::Handle none;
+  auto bad =
+      g.autotune(none, {}, nullptr, 0, {.warmup = -1, .iterations = 20, .max_candidates = 8});
+  BOOST_TEST_REQUIRE(!bad.has_value());
+  BOOST_TEST((bad.error().code == dnngraph::ErrorCode::InvalidAttribute));
+  BOOST_TEST(bad.error().message.find("warmup -1") != std::string::npos);
+  auto no_iterations = g.autotune(none, {}, nullptr, 0, {.warmup = 0, .iterations = 0});
+  BOOST_TEST(
+      (!no_iterations && no_iterations.error().code == dnngraph::ErrorCode::InvalidAttribute));
+  auto null_workspace = g.autotune(none, {}, nullptr, 1024);
+  BOOST_TEST(
+      (!null_workspace && null_workspace.error().code == dnngraph::ErrorCode::InvalidAttribute));
+  auto unbuilt = g.autotune(none, {}, nullptr, 0);
+  BOOST_TEST_REQUIRE(!unbuilt.has_value());
+  BOOST_TEST((unbuilt.error().code == dnngraph::ErrorCode::NotBuilt));
+  BOOST_TEST(unbuilt.error().message.find("autotune: ") == 0U);
+}
+
+BOOST_AUTO_TEST_CASE(an_autotune_report_names_each_row_and_the_chosen_one) {
+  dnngraph::AutotuneReport report;
+  report.rows.push_back({0, EngineChoice{7, {{CUDNN_KNOB_TYPE_KERNEL_CFG, 22}}}, 0, 0.5, ""});
+  report.rows.push_back({1, EngineChoice{3, {}}, 4096, 0.25, ""});
+  report.rows.push_back({2, EngineChoice{}, 0, std::nullopt, "build failed: NoEngine: x"});
+  report.chosen_index = 1;
+  BOOST_TEST(report.speedup_over_first().value_or(0) == 2.0);
+  const std::string text = report.describe();
+  BOOST_TEST(text.find("#0 engine 7, knobs {KERNEL_CFG=22}: 0.5000 ms (workspace 0 B)\n") !=
+             std::string::npos);
+  BOOST_TEST(text.find("#1 engine 3") != std::string::npos);
+  BOOST_TEST(text.find("0.2500 ms (workspace 4096 B) <- chosen\n") != std::string::npos);
+  BOOST_TEST(text.find("#2 engine -1") != std::string::npos);
+  BOOST_TEST(text.find("not timed, build failed: NoEngine: x") != std::string::npos);
 }

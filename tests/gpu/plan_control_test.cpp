@@ -2,7 +2,8 @@
 // documented, or gives NoEngine naming what it filtered and why; every ranked candidate builds at
 // its index and computes the right numbers (with a CUDA-event timing table: what an autotune
 // would pick against the heuristics' first); a pinned (engine, knobs), given as a value or as
-// PlanInfo's text, rebuilds the same plan. Two Half graphs: matmul + bias + ReLU and
+// PlanInfo's text, rebuilds the same plan; autotune keeps the fastest; execute() is captured in a
+// CUDA graph and replayed. Two Half graphs: matmul + bias + ReLU and
 // conv_fprop + bias + ReLU (NHWC), each against a CPU reference in double.
 #include <boost/test/unit_test.hpp>
 
@@ -159,6 +160,8 @@ class Bench {
   }
 
   [[nodiscard]] const Handle& handle() const { return handle_; }
+  [[nodiscard]] Handle& handle() { return handle_; }
+  [[nodiscard]] const std::unordered_map<std::int64_t, void*>& pack() const { return pack_; }
 
   // A new graph of the problem, built under the policy.
   [[nodiscard]] Result<void> build(Graph& g, const PlanPolicy& policy = {}) const {
@@ -187,6 +190,20 @@ class Bench {
     const std::vector<float> got = dnngraph::test::decode(DataType::Half, out.bytes);
     out.comparison = dnngraph::test::compare(got, problem_.expected, problem_.tolerance);
     return out;
+  }
+
+  // Fills the output with NaN bytes (and waits for it).
+  void clear_output() {
+    require_cuda(output_.fill_bytes(0xFF), "fill output");
+    require_cuda(dnngraph::test::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"),
+                 "after the fill");
+  }
+  // The output as it is now against the reference.
+  [[nodiscard]] Comparison compare_output() {
+    std::vector<std::byte> bytes(problem_.output_bytes);
+    require_cuda(output_.download(std::span<std::byte>(bytes)), "output");
+    return dnngraph::test::compare(dnngraph::test::decode(DataType::Half, bytes), problem_.expected,
+                                   problem_.tolerance);
   }
 
   // Checks the built graph's output against the reference, naming what was built.
@@ -347,6 +364,128 @@ BOOST_AUTO_TEST_CASE(every_candidate_builds_at_its_index_with_right_numbers_and_
     BOOST_TEST_MESSAGE(p.name << ": autotune table: fastest candidate " << best << " at " << best_ms
                               << " ms vs the heuristics' first (candidate " << first->plan_index
                               << ") at " << first_ms << " ms");
+  }
+}
+
+// Graph::autotune: the first candidates (up to 8) timed on the problem's buffers, the fastest
+// kept with right numbers; with no workspace, only candidates needing none are timed.
+BOOST_AUTO_TEST_CASE(autotune_keeps_the_fastest_candidate_with_right_numbers) {
+  constexpr std::size_t workspace_bytes = std::size_t{64} << 20;
+  for (const Problem& p : problems()) {
+    Bench bench(p);
+    Graph g = p.make();
+    const auto built = bench.build(g);
+    BOOST_REQUIRE_MESSAGE(built.has_value(), describe(built));
+    const std::int64_t count = g.plan_count().value_or(0);
+    BOOST_REQUIRE(count >= 1);
+    DeviceBuffer workspace = require_cuda(DeviceBuffer::allocate(workspace_bytes), "workspace");
+    const auto report = g.autotune(bench.handle(), bench.pack(), workspace.get(),
+                                   static_cast<std::int64_t>(workspace_bytes),
+                                   {.warmup = 3, .iterations = 20, .max_candidates = 8});
+    BOOST_REQUIRE_MESSAGE(report.has_value(), p.name << ": autotune: " << describe(report));
+    BOOST_TEST_MESSAGE(p.name << ": autotune of " << count << " candidate(s), first over chosen "
+                              << report->speedup_over_first().value_or(0) << "x:\n"
+                              << report->describe());
+    BOOST_TEST(report->rows.size() == static_cast<std::size_t>(std::min<std::int64_t>(count, 8)));
+    BOOST_REQUIRE(report->chosen_index >= 0);
+    double chosen_ms = -1;
+    for (const auto& row : report->rows) {
+      if (row.plan_index == report->chosen_index) {
+        BOOST_REQUIRE(row.median_ms.has_value());
+        chosen_ms = *row.median_ms;
+      }
+    }
+    for (const auto& row : report->rows) {
+      BOOST_TEST((row.median_ms.has_value() != !row.skipped.empty()));
+      if (row.median_ms) {
+        BOOST_TEST(chosen_ms <= *row.median_ms);
+      }
+    }
+    BOOST_TEST(report->speedup_over_first().value_or(1.0) >= 1.0);
+    const auto info = g.plan_info();
+    BOOST_REQUIRE(info.has_value());
+    BOOST_TEST(info->plan_index == report->chosen_index);
+    bench.check(g, "autotuned");
+
+    // No workspace: a candidate that needs some is skipped, saying so.
+    const auto lean = g.autotune(bench.handle(), bench.pack(), nullptr, 0,
+                                 {.warmup = 1, .iterations = 5, .max_candidates = 8});
+    if (!lean) {
+      BOOST_TEST_MESSAGE(p.name << ": autotune without workspace: " << describe(lean));
+      BOOST_CHECK((lean.error().code == ErrorCode::NoEngine));
+      BOOST_CHECK(contains(lean.error().message, "of workspace, 0 B given"));
+      const auto kept = g.plan_info();
+      BOOST_REQUIRE(kept.has_value());
+      BOOST_TEST(kept->plan_index == report->chosen_index);  // the graph kept its plan
+      continue;
+    }
+    for (const auto& row : lean->rows) {
+      BOOST_TEST((row.median_ms.has_value() == (row.workspace_size == 0 && row.skipped.empty())));
+    }
+    const auto lean_info = g.plan_info();
+    BOOST_REQUIRE(lean_info.has_value());
+    BOOST_TEST(lean_info->workspace_size == 0);
+    bench.check(g, "autotuned without workspace");
+  }
+}
+
+// execute() under CUDA stream capture: once warmed with the same buffers, the call records cuDNN's
+// work into a graph without allocating or synchronizing (global capture mode turns such a call,
+// from any thread, into an error), and the instantiated graph replays 1,000 times with the
+// right numbers. (Host time per replay against execute(): bench_execute_overhead.)
+BOOST_AUTO_TEST_CASE(execute_is_captured_in_a_cuda_graph_and_replays_right) {
+  constexpr int replays = 1000;
+  for (const Problem& p : problems()) {
+    Bench bench(p);
+    cudaStream_t stream = nullptr;
+    require_cuda(dnngraph::test::cuda_check(
+                     cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream"),
+                 "stream");
+    const auto on_stream = bench.handle().set_stream(stream);
+    BOOST_REQUIRE_MESSAGE(on_stream.has_value(), describe(on_stream));
+    Graph g = p.make();
+    const auto built = bench.build(g);
+    BOOST_REQUIRE_MESSAGE(built.has_value(), describe(built));
+    const auto info = g.plan_info();
+    BOOST_REQUIRE(info.has_value());
+    DeviceBuffer workspace = require_cuda(
+        DeviceBuffer::allocate(static_cast<std::size_t>(info->workspace_size)), "workspace");
+    const auto warm = g.execute(bench.handle(), bench.pack(), workspace.get());
+    BOOST_REQUIRE_MESSAGE(warm.has_value(), describe(warm));
+    require_cuda(dnngraph::test::cuda_check(cudaStreamSynchronize(stream), "sync"), "warm-up");
+
+    require_cuda(dnngraph::test::cuda_check(
+                     cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "capture"),
+                 "begin capture");
+    const auto captured = g.execute(bench.handle(), bench.pack(), workspace.get());
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+    BOOST_REQUIRE_MESSAGE(captured.has_value(),
+                          p.name << ": execute under capture: " << describe(captured));
+    BOOST_REQUIRE_MESSAGE(ended == cudaSuccess,
+                          p.name << ": cudaStreamEndCapture: " << cudaGetErrorString(ended)
+                                 << "; plan " << info->describe());
+    std::size_t nodes = 0;
+    require_cuda(dnngraph::test::cuda_check(cudaGraphGetNodes(graph, nullptr, &nodes), "nodes"),
+                 "graph nodes");
+    BOOST_TEST(nodes >= 1U);
+    cudaGraphExec_t exec = nullptr;
+    require_cuda(dnngraph::test::cuda_check(cudaGraphInstantiate(&exec, graph, 0), "instantiate"),
+                 "instantiate");
+    bench.clear_output();
+    for (int i = 0; i < replays; ++i) {
+      require_cuda(dnngraph::test::cuda_check(cudaGraphLaunch(exec, stream), "launch"), "replay");
+    }
+    require_cuda(dnngraph::test::cuda_check(cudaStreamSynchronize(stream), "sync"), "replays");
+    const Comparison replayed = bench.compare_output();
+    BOOST_TEST_MESSAGE(p.name << ": a CUDA graph of " << nodes << " node(s) replayed " << replays
+                              << " times: " << replayed.describe() << "; plan "
+                              << info->describe());
+    BOOST_CHECK_MESSAGE(replayed.passed(), p.name << ": replays: " << replayed.describe());
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    BOOST_REQUIRE(bench.handle().set_stream(nullptr).has_value());
+    cudaStreamDestroy(stream);
   }
 }
 
