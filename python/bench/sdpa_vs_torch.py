@@ -10,6 +10,8 @@ printed as a sanity check, not a test (tests/gpu/sdpa_test.cpp and python/tests 
 
 FLOPs counted as torch and cuDNN's samples do: forward 4*b*h*s_q*s_kv*d (halved when causal),
 backward 2.5x the forward.
+Then the padded route: one forward graph built at --padded-max with a padding mask, run at 8
+lengths by the per-batch length tensors, with no build after the first.
 Usage: python3 python/bench/sdpa_vs_torch.py [--lengths 1024,2048,...] [--reps N]
 """
 
@@ -146,11 +148,59 @@ def one_length(handle, s, causal, reps):
           flush=True)
 
 
+def padded_route(handle, s_max, lengths, reps):
+    """One forward graph built at s_max with a padding mask, run at each length L <= s_max by
+    setting every batch's seq_len_q / seq_len_kv to L: no build after the first. Its TFLOP/s on
+    the L x L work, next to torch's cuDNN SDPA on [B, H, L, D] tensors."""
+    g = dnngraph.Graph(io_data_type=DataType.BFloat16, intermediate_data_type=DataType.Float,
+                       compute_data_type=DataType.Float)
+    t = [g.tensor(name=n, uid=i + 1, dim=[B, H, s_max, D]) for i, n in enumerate("QKV")]
+    lq = g.tensor(name="seq_q", uid=6, dim=[B, 1, 1, 1], data_type=DataType.Int32)
+    lkv = g.tensor(name="seq_kv", uid=7, dim=[B, 1, 1, 1], data_type=DataType.Int32)
+    o_t, stats_t = g.sdpa(*t, attn_scale=1 / math.sqrt(D), generate_stats=True,
+                          padding_mask=True, seq_len_q=lq, seq_len_kv=lkv, name="attn")
+    o_t.set_output(True).set_uid(4)
+    stats_t.set_output(True).set_uid(5)
+    start = time.perf_counter()
+    g.build(handle, [HeuristicMode.A])
+    build_ms = (time.perf_counter() - start) * 1e3
+    ws = workspace(g.get_workspace_size())
+    gen = torch.Generator(device="cuda").manual_seed(99)
+    q, k, v = ((torch.rand(B, H, s_max, D, device="cuda", generator=gen) * 2 - 1).bfloat16()
+               for _ in range(3))
+    o = torch.empty_like(q)
+    stats = torch.empty(B, H, s_max, 1, dtype=torch.float32, device="cuda")
+    seq = torch.empty(B, 1, 1, 1, dtype=torch.int32, device="cuda")
+    pack = {1: q, 2: k, 3: v, 4: o, 5: stats, 6: seq, 7: seq}
+    print(f"# padded route: one build at s_max {s_max} ({build_ms:.1f} ms, "
+          f"{g.plan_info().describe()}), then lengths {lengths} with no build", flush=True)
+    for length in lengths:
+        seq.fill_(length)
+        flops = 4 * B * H * length * length * D
+        ms = cuda_ms(lambda: g.execute(handle, pack, ws), reps)
+        qs, ks, vs = (x[:, :, :length].contiguous() for x in (q, k, v))
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            ref = torch.nn.functional.scaled_dot_product_attention(qs, ks, vs)
+            t_ms = cuda_ms(lambda: torch.nn.functional.scaled_dot_product_attention(qs, ks, vs),
+                           reps)
+        torch.cuda.synchronize()
+        err = (o[:, :, :length].float() - ref.float()).abs().max().item()
+        emit("sdpa_forward_padded_route", "dnngraph", s_max=s_max, length=length, ms=ms,
+             tflops=flops / ms / 1e9, torch_cudnn_ms=t_ms, torch_cudnn_tflops=flops / t_ms / 1e9,
+             builds=0, max_abs_vs_torch_cudnn=err)
+        print(f"#   L {length:5d}: dnngraph {flops / ms / 1e9:6.1f} TFLOP/s ({ms:.3f} ms), "
+              f"torch cudnn at [B,H,L,D] {flops / t_ms / 1e9:6.1f} ({t_ms:.3f} ms); "
+              f"max |O - torch| {err:.2e}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--lengths", default="1024,2048,4096,8192,16384")
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--causal", default="0,1")
+    parser.add_argument("--padded-max", type=int, default=8192,
+                        help="the padded route's build length (0: skip the route)")
+    parser.add_argument("--padded-lengths", default="512,1024,1536,2048,3000,4096,6000,8192")
     args = parser.parse_args()
     print(f"# {torch.cuda.get_device_name()}, cuDNN loaded {dnngraph.cudnn_runtime_version()} from {dnngraph.cudnn_library_path()}, torch "
           f"{torch.__version__} (its cuDNN {torch.backends.cudnn.version()}), b {B} h {H} d {D} "
@@ -159,6 +209,9 @@ def main():
     for s in (int(x) for x in args.lengths.split(",")):
         for causal in (c == "1" for c in args.causal.split(",")):
             one_length(handle, s, causal, args.reps)
+    if args.padded_max:
+        padded_route(handle, args.padded_max,
+                     [int(x) for x in args.padded_lengths.split(",")], args.reps)
 
 
 if __name__ == "__main__":
