@@ -231,7 +231,7 @@ void check_dlpack(const nb::ndarray<>& array, const Argument& what, const Want& 
   dims.clear();
   strides.clear();
   for (std::size_t i = 0; i < array.ndim(); ++i) {
-    dims.push_back(array.shape(i));
+    dims.push_back(static_cast<std::int64_t>(array.shape(i)));
     strides.push_back(array.stride(i));
   }
   check_dims(what, "a DLPack tensor", dims, strides, want);
@@ -491,8 +491,10 @@ std::vector<BufferLayout> buffer_layouts(const Graph& graph) {
     return layouts;  // not validated: execute() reports that itself
   }
   for (const auto& t : *io) {
-    if (t->uid() && t->data_type()) {
-      layouts.push_back({*t->uid(), t->name(), t->dim(), t->stride(), *t->data_type()});
+    const std::optional<std::int64_t> uid = t->uid();
+    const std::optional<DataType> type = t->data_type();
+    if (uid && type) {
+      layouts.push_back({*uid, t->name(), t->dim(), t->stride(), *type});
     }
   }
   std::ranges::sort(layouts, {}, &BufferLayout::uid);
