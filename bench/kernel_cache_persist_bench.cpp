@@ -2,14 +2,19 @@
 // then NHWC conv 3x3 + bias + ReLU) and saves its KernelCache with to_json(); process 2 loads the
 // document into a fresh cache and builds another shape of the topology; process 3 builds that
 // shape cold. Each step is a child process of its own, so nothing compiled in one is in another.
+// Then the same through a KernelCacheStore folder: process 4 builds and save_if_changed(),
+// process 5 load_or_create()s and builds the other shape (the store's warm start).
 //   bench_kernel_cache_persist            all steps, side by side
-//   bench_kernel_cache_persist STEP TOPO FILE   one step (save|load|cold, matmul|conv)
+//   bench_kernel_cache_persist STEP TOPO FILE   one step (save|load|cold|store-save|store-load,
+//                                               matmul|conv; FILE is the store's folder for the
+//                                               store steps)
 import dnngraph;
 
 #include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -61,6 +66,24 @@ int step(std::string_view what, bool conv, const std::string& file) {
     return 77;
   }
   auto kc = std::make_shared<dnngraph::KernelCache>();
+  const bool with_store = what.starts_with("store-");
+  std::unique_ptr<dnngraph::KernelCacheStore> store;
+  if (with_store) {
+    store = std::make_unique<dnngraph::KernelCacheStore>(file);
+    const dnngraph::KernelCacheKey key{conv ? "conv_bias_relu_fp16" : "matmul_bias_relu_fp16",
+                                       "sm_90", 0};
+    auto stored = store->load_or_create(key);
+    if (!stored) {
+      std::printf("load_or_create: %s\n", stored.error().message.c_str());
+      return 1;
+    }
+    if (stored->loaded != (what == "store-load") || !stored->warning.empty()) {
+      std::printf("load_or_create: loaded %d, warning '%s'\n", stored->loaded ? 1 : 0,
+                  stored->warning.c_str());
+      return 1;
+    }
+    kc = stored->cache;
+  }
   if (what == "load") {
     std::ifstream in(file);
     const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -69,7 +92,7 @@ int step(std::string_view what, bool conv, const std::string& file) {
       return 1;
     }
   }
-  auto g = make_graph(conv, what != "save", kc);
+  auto g = make_graph(conv, what != "save" && what != "store-save", kc);
   const auto start = std::chrono::steady_clock::now();
   auto built = g.build(*handle, {dnngraph::HeuristicMode::A});
   const double ms =
@@ -85,6 +108,14 @@ int step(std::string_view what, bool conv, const std::string& file) {
       return 1;
     }
     std::ofstream(file) << *json;
+  }
+  if (with_store) {
+    auto saved = store->save_if_changed(*kc);
+    if (!saved) {
+      std::printf("save_if_changed: %s\n", saved.error().message.c_str());
+      return 1;
+    }
+    std::printf("store: save_if_changed wrote %d\n", *saved ? 1 : 0);
   }
   std::printf("RESULT %.*s ms=%.3f hit=%d size=%lld  (%s)\n", static_cast<int>(what.size()),
               what.data(), ms, g.plan_info()->kernel_cache_hit ? 1 : 0,
@@ -103,10 +134,14 @@ int main(int argc, char* argv[]) {
               std::string(dnngraph::KernelCache::introspection_path()).c_str());
   for (const char* topo : {"matmul", "conv"}) {
     const std::string file = std::string("/tmp/dnngraph-kernel-cache-") + topo + ".json";
-    double ms[3] = {-1, -1, -1};
-    const std::array<const char*, 3> steps{"save", "load", "cold"};
+    const std::string folder = std::string("/tmp/dnngraph-store-") + topo;
+    std::error_code ignored;
+    std::filesystem::remove_all(folder, ignored);
+    double ms[5] = {-1, -1, -1, -1, -1};
+    const std::array<const char*, 5> steps{"save", "load", "cold", "store-save", "store-load"};
     for (std::size_t i = 0; i < steps.size(); ++i) {
-      const std::string command = std::string(argv[0]) + " " + steps[i] + " " + topo + " " + file;
+      const std::string& where = i < 3 ? file : folder;
+      const std::string command = std::string(argv[0]) + " " + steps[i] + " " + topo + " " + where;
       std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
       std::array<char, 2048> line{};
       while (pipe && std::fgets(line.data(), line.size(), pipe.get()) != nullptr) {
@@ -122,6 +157,10 @@ int main(int argc, char* argv[]) {
         "%s: first build in a new process %.1f ms with the saved cache, %.1f ms cold: "
         "%.1fx\n",
         topo, ms[1], ms[2], ms[1] > 0 ? ms[2] / ms[1] : 0.0);
+    std::printf(
+        "%s: first build in a new process %.1f ms from a KernelCacheStore folder, %.1f ms cold: "
+        "%.1fx\n",
+        topo, ms[4], ms[2], ms[4] > 0 ? ms[2] / ms[4] : 0.0);
   }
   return 0;
 }
