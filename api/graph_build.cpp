@@ -110,6 +110,16 @@ Result<void> Graph::build_checked(const Handle& handle, const std::vector<Heuris
   if (auto ok = validate(); !ok) {
     return ok;
   }
+  // A node kind whose execute-time shapes cannot be checked would fail every execute with
+  // overrides: refuse at build instead (the check on the build shapes is what execute runs).
+  if (override_shape_) {
+    if (auto checked = detail::check_overrides({}, tensors_, nodes_); !checked) {
+      return make_error(checked.error().code,
+                        "build: set_override_shape_enabled: " + checked.error().message +
+                            ". Build without overrides: a static graph per shape, or a "
+                            "dynamic-shape graph with a kernel cache");
+    }
+  }
   auto built = detail::BuiltGraph::build(view(), {.handle = handle.native(),
                                                   .modes = modes,
                                                   .cache = kernel_cache_,

@@ -288,3 +288,18 @@ BOOST_AUTO_TEST_CASE(a_failed_validation_leaves_the_outputs_unsettled) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// Execute-time shape overrides are not checked for sdpa yet: the check on the build shapes (what
+// build() runs with set_override_shape_enabled, so every execute would fail) says so.
+BOOST_AUTO_TEST_CASE(overrides_on_an_sdpa_graph_are_refused_by_the_check_build_runs) {
+  Attention a;
+  a.g.set_override_shape_enabled(true);
+  a.run(SdpaAttributes().set_generate_stats(true));
+  require_valid(a.g);
+  const auto checked = a.g.check_overrides({}, {}, {});
+  BOOST_TEST_REQUIRE(!checked.has_value());
+  BOOST_TEST((checked.error().code == dnngraph::ErrorCode::InvalidAttribute));
+  BOOST_TEST(checked.error().message.find("sdpa 'attn'") != std::string::npos);
+  BOOST_TEST(checked.error().message.find("cannot check execute-time shape overrides") !=
+             std::string::npos);
+}

@@ -429,10 +429,11 @@ BOOST_AUTO_TEST_CASE(a_dynamic_shape_sdpa_graph_is_refused_at_build_never_run_wr
 }
 
 // The override route: one graph built on the longest length (the cache shape), run at each
-// request's length through execute-time shapes. Below cuDNN 9.21 overrides go through a
-// dynamic-shape graph, where sdpa is not proven exact: build() must refuse (VersionTooOld). From
-// 9.21 (the operation graph's override flag) a build either gets no engine (NoEngine, a refusal
-// reported here) or every length must match the reference: never a wrong number.
+// request's length through execute-time shapes. Every cuDNN must either refuse at build or run
+// every length exact: never a wrong number, never a failure at execute. Today build() refuses:
+// dnngraph does not check sdpa's execute-time shapes yet (InvalidAttribute, every cuDNN; measured
+// on 9.27, where the build itself would succeed and then every execute fail), and below 9.21 sdpa
+// is not proven on the dynamic-graph path (VersionTooOld).
 BOOST_AUTO_TEST_CASE(an_override_shape_sdpa_graph_runs_every_length_exact_or_is_refused) {
   auto handle = dnngraph::Handle::create();
   BOOST_REQUIRE_MESSAGE(handle.has_value(), describe(handle));
@@ -444,13 +445,12 @@ BOOST_AUTO_TEST_CASE(an_override_shape_sdpa_graph_runs_every_length_exact_or_is_
       g.build(*handle, {dnngraph::HeuristicMode::A, dnngraph::HeuristicMode::Fallback});
   const std::int64_t loaded = dnngraph::cudnn_runtime_version();
   BOOST_TEST_MESSAGE(built_on.text() << " on cuDNN " << loaded << ": build " << describe(built));
-  if (loaded < 92100) {
-    BOOST_TEST_REQUIRE(!built.has_value());
-    BOOST_TEST((built.error().code == dnngraph::ErrorCode::VersionTooOld));
-    return;
-  }
   if (!built) {
-    BOOST_TEST((built.error().code == dnngraph::ErrorCode::NoEngine));
+    const dnngraph::ErrorCode code = built.error().code;
+    BOOST_TEST((code == dnngraph::ErrorCode::InvalidAttribute ||
+                code == dnngraph::ErrorCode::VersionTooOld || code == dnngraph::ErrorCode::NoEngine),
+               describe(built));
+    BOOST_TEST((loaded >= 92100 || code != dnngraph::ErrorCode::NoEngine));
     return;
   }
   const auto info = g.plan_info();
