@@ -232,6 +232,12 @@ BOOST_AUTO_TEST_CASE(eight_processes_saving_at_once_leave_a_loadable_file) {
   const std::string last = slurp(folder / "matmul_fp16--cudnn-9.19.0--sm_90.json");
   BOOST_TEST((last == documents[0] || last == documents[1] || last == documents[2]));
   BOOST_TEST(count_temporaries(folder) == 0);
+  // The file is one whole document (above); whether cuDNN takes it needs the cuDNN that wrote
+  // the stored documents (another refuses every 9.19 document, whole or not).
+  if (cudnnGetVersion() / 100 != 919) {
+    BOOST_TEST_MESSAGE("the load is not tried: the stored documents are cuDNN 9.19's");
+    return;
+  }
   KernelCacheStore store(folder);
   auto stored = store.load_or_create(key);
   BOOST_TEST_REQUIRE(stored.has_value());
