@@ -40,12 +40,15 @@ Result<void> check_options(const AutotuneOptions& o) {
 }  // namespace
 
 std::optional<double> AutotuneReport::speedup_over_first() const {
-  if (rows.empty() || !rows.front().median_ms || chosen_index < 0) {
+  const std::optional<double> first_ms = rows.empty() ? std::nullopt : rows.front().median_ms;
+  if (!first_ms || chosen_index < 0) {
     return std::nullopt;
   }
+  const double first = *first_ms;
   for (const AutotuneRow& row : rows) {
-    if (row.plan_index == chosen_index && row.median_ms && *row.median_ms > 0) {
-      return *rows.front().median_ms / *row.median_ms;
+    const std::optional<double> ms = row.median_ms;
+    if (row.plan_index == chosen_index && ms && *ms > 0) {
+      return first / *ms;
     }
   }
   return std::nullopt;

@@ -106,8 +106,9 @@ constexpr std::array<KnownIssue, 11> table{{
     {Defect::SdpaDynamicShape, "sdpa-dynamic-shape", 0, 0, 91900, 92700,
      "a dynamic-shape sdpa graph (the composite attention pattern) built at one sequence length "
      "runs exact there, but the same topology at other lengths, served from the kernel cache, "
-     "returns success and NaN rows (measured on cuDNN 9.19.0, H200, tests/gpu/sdpa_test.cpp; "
-     "cuDNN 9.27.0 offers no engine for it)",
+     "returns success and NaN rows (measured on cuDNN 9.19.0, H200, tests/gpu/sdpa_test.cpp, and "
+     "the same with cudnn-frontend 1.32's own SDPA, bench/sdpa_frontend_probe.cpp; cuDNN 9.27.0 "
+     "offers no engine for it: its SDPA engines do not support dynamic shape)",
      "plan choice rules out every engine config for an sdpa node in a dynamic-shape graph, so "
      "build() answers NoEngine naming this entry (api/built_graph.cpp notes the traits); build "
      "static graphs per sequence length",
