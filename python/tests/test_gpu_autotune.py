@@ -55,3 +55,49 @@ def test_autotune_without_workspace_times_only_plans_needing_none(cuda):
             assert row.workspace_size == 0
     assert g.plan_info().workspace_size == 0
     run_and_check(torch, g, handle, SHAPE, seed=6)
+
+
+# A child process: builds the graph pinned to the engine choice given as text (no heuristics
+# query), checks its numbers against torch and prints the plan's choice as text.
+PINNED_CHILD = r"""
+import sys
+import dnngraph, torch
+sys.path.insert(0, sys.argv[1])
+from gpu_support import matmul_graph, run_and_check
+shape = (2, 256, 128, 64)
+choice = dnngraph.parse_engine_choice(sys.argv[2])
+handle = dnngraph.Handle()
+g = matmul_graph(*shape)
+policy = dnngraph.PlanPolicy()
+policy.engine = choice
+g.build(handle, [dnngraph.HeuristicMode.A], policy)
+run_and_check(torch, g, handle, shape, seed=7)
+print(g.plan_info().plan_count)
+print(str(g.plan_info().choice()))
+print(g.plan_info().describe())
+"""
+
+
+def test_an_autotuned_choice_pins_the_same_plan_in_a_new_process(cuda):
+    import os
+    import subprocess
+    import sys
+
+    torch = cuda
+    b, m, n, k = SHAPE
+    handle = dnngraph.Handle()
+    g = matmul_graph(*SHAPE)
+    g.build(handle, [HeuristicMode.A, HeuristicMode.Fallback])
+    pack = {1: exact_bf16(torch, (b, m, k), 8), 2: exact_bf16(torch, (b, k, n), 9),
+            3: torch.empty((b, m, n), dtype=torch.bfloat16, device="cuda")}
+    ws = torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
+    report = g.autotune(handle, pack, ws, warmup=2, iterations=10, max_candidates=6)
+    text = str(g.plan_info().choice())
+    here = os.path.dirname(os.path.abspath(__file__))
+    done = subprocess.run([sys.executable, "-c", PINNED_CHILD, here, text], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranked, child_choice, child_plan = done.stdout.strip().splitlines()[-3:]
+    print(f"\nautotuned #{report.chosen_index}: {text}; a new process pinned it: {child_plan}")
+    assert child_choice == text
+    assert ranked == "-1"  # built as pinned: no heuristics list was ranked
