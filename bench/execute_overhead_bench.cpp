@@ -156,7 +156,9 @@ int main() {
     cudaFree(p);
   }
   cudaFree(plain_ws);
-  static_cast<void>(handle->set_stream(nullptr));
+  if (!handle->set_stream(nullptr)) {
+    return 1;
+  }
   cudaStreamDestroy(stream);
   return 0;
 }

@@ -233,8 +233,8 @@ Errors run_and_compare(const SdpaCase& c, const Graph& g, const dnngraph::Handle
   for (const Dims& shape : shapes) {
     strides.push_back(dnngraph::packed_strides(shape));
   }
-  const auto workspace_size = overrides ? g.get_workspace_size(handle, uids, shapes, strides)
-                                        : g.get_workspace_size();
+  const auto workspace_size =
+      overrides ? g.get_workspace_size(handle, uids, shapes, strides) : g.get_workspace_size();
   BOOST_REQUIRE_MESSAGE(workspace_size.has_value(), "workspace: " << describe(workspace_size));
   DeviceBuffer workspace = require_cuda(
       DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*workspace_size, 1))),
@@ -447,9 +447,10 @@ BOOST_AUTO_TEST_CASE(an_override_shape_sdpa_graph_runs_every_length_exact_or_is_
   BOOST_TEST_MESSAGE(built_on.text() << " on cuDNN " << loaded << ": build " << describe(built));
   if (!built) {
     const dnngraph::ErrorCode code = built.error().code;
-    BOOST_TEST((code == dnngraph::ErrorCode::InvalidAttribute ||
-                code == dnngraph::ErrorCode::VersionTooOld || code == dnngraph::ErrorCode::NoEngine),
-               describe(built));
+    BOOST_TEST(
+        (code == dnngraph::ErrorCode::InvalidAttribute ||
+         code == dnngraph::ErrorCode::VersionTooOld || code == dnngraph::ErrorCode::NoEngine),
+        describe(built));
     BOOST_TEST((loaded >= 92100 || code != dnngraph::ErrorCode::NoEngine));
     return;
   }
