@@ -218,7 +218,17 @@ void add_node(FuzzedDataProvider& in, Graph& g, Graph& other, std::vector<Tensor
       default: return pool[in.ConsumeIntegralInRange<std::size_t>(0, pool.size() - 1)];
     }
   };
-  switch (in.ConsumeIntegralInRange<int>(0, 9)) {
+  // Attention's attributes, drawn (the forward's and the backward's share them).
+  const auto attention = [&](auto& a) {
+    if (in.ConsumeBool()) a.set_attn_scale(any_float(in));
+    if (in.ConsumeBool()) a.set_causal_mask(in.ConsumeBool());
+    if (in.ConsumeBool()) a.set_causal_mask_bottom_right(in.ConsumeBool());
+    if (in.ConsumeBool()) {
+      a.set_padding_mask(in.ConsumeBool()).set_seq_len_q(pick()).set_seq_len_kv(pick());
+    }
+    if (in.ConsumeBool()) a.set_compute_data_type(some_enum<DataType>(in, 11));
+  };
+  switch (in.ConsumeIntegralInRange<int>(0, 12)) {
     case 0: {
       dnngraph::MatmulAttributes a;
       if (in.ConsumeBool()) a.set_compute_data_type(some_enum<DataType>(in, 11));
@@ -285,6 +295,34 @@ void add_node(FuzzedDataProvider& in, Graph& g, Graph& other, std::vector<Tensor
       if (in.ConsumeIntegralInRange<int>(0, 15) != 0) a.set_epsilon(pick());
       if (in.ConsumeBool()) a.set_bias(pick());
       for (const auto& out : g.rmsnorm(pick(), pick(), a)) {
+        if (out) pool.push_back(out);
+      }
+      break;
+    }
+    case 9: {
+      dnngraph::ReshapeAttributes a;
+      if (in.ConsumeBool()) {
+        a.set_permutation(dims(in));
+      }
+      pool.push_back(g.reshape(pick(), a));
+      if (in.ConsumeBool()) {
+        pool.back()->set_dim(dims(in));  // a merge or split of dims
+      }
+      break;
+    }
+    case 10: {
+      dnngraph::SdpaAttributes a;
+      attention(a);
+      if (in.ConsumeBool()) a.set_generate_stats(in.ConsumeBool());
+      for (const auto& out : g.sdpa(pick(), pick(), pick(), a)) {
+        if (out) pool.push_back(out);
+      }
+      break;
+    }
+    case 11: {
+      dnngraph::SdpaBackwardAttributes a;
+      attention(a);
+      for (const auto& out : g.sdpa_backward(pick(), pick(), pick(), pick(), pick(), pick(), a)) {
         if (out) pool.push_back(out);
       }
       break;
