@@ -82,6 +82,40 @@ Result<void> check_layout(std::size_t index, const TensorAttributes& t,
   return {};
 }
 
+// One tensor a node makes under the overrides: its inferred dims must fit (each input fits,
+// but what a node makes of them may not: M of A times N of B, whose strides would overflow); a
+// virtual one takes them, a tensor with memory must have them (overridden or at build).
+template <class LayoutOf>
+Result<void> settle_override_output(const Node& node, const TensorAttributes& out,
+                                    const std::vector<std::int64_t>& inferred,
+                                    OverriddenTensors& layout,
+                                    const std::unordered_map<std::int64_t, std::size_t>& seen,
+                                    const LayoutOf& layout_of) {
+  const auto out_type = out.data_type();
+  if (auto ok = detail::check_layout(inferred, {}, out_type ? size_of(*out_type) : 1); !ok) {
+    return make_error(ok.error().code, "overrides: " + node.describe() + " makes output " +
+                                           out.describe() + " " + to_string(inferred) + ": " +
+                                           ok.error().message);
+  }
+  if (out.is_virtual()) {
+    layout[&out] = {inferred, out.stride().size() == inferred.size() ? strides_like(inferred, out)
+                                                                     : packed_strides(inferred)};
+    return {};
+  }
+  const OverriddenLayout& given = layout_of(out);
+  if (given.dims != inferred) {
+    const auto uid = out.uid();
+    const bool listed = uid && seen.contains(*uid);
+    return make_error(ErrorCode::ShapeMismatch,
+                      "overrides: " + node.describe() + " makes output " + out.describe() + " " +
+                          to_string(inferred) + ", but " +
+                          (listed ? "its override is " + to_string(given.dims)
+                                  : "it keeps its build dims " + to_string(given.dims) +
+                                        " (it is not overridden; override it too)"));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<OverriddenTensors> check_overrides(
@@ -147,35 +181,29 @@ Result<OverriddenTensors> check_overrides(
     for (const auto& input : node->inputs()) {
       shaped.push_back({input.get(), &layout_of(*input).dims});
     }
-    auto inferred = node->output_dims(shaped);
+    auto inferred = node->all_output_dims(shaped);
     if (!inferred) {
       return make_error(inferred.error().code, "overrides: " + inferred.error().message);
     }
-    const TensorAttributes& out = *node->outputs()[0];
-    // Each input fits, but what a node makes of them may not (M of A times N of B); the
-    // strides below would overflow.
-    const auto out_type = out.data_type();
-    if (auto ok = detail::check_layout(*inferred, {}, out_type ? size_of(*out_type) : 1); !ok) {
-      return make_error(ok.error().code, "overrides: " + node->describe() + " makes output " +
-                                             out.describe() + " " + to_string(*inferred) + ": " +
-                                             ok.error().message);
+    std::vector<const TensorAttributes*> made;
+    for (const auto& t : node->outputs()) {
+      made.push_back(t.get());
     }
-    if (out.is_virtual()) {
-      layout[&out] = {*inferred, out.stride().size() == inferred->size()
-                                     ? strides_like(*inferred, out)
-                                     : packed_strides(*inferred)};
-      continue;
+    for (const auto& t : node->internals()) {
+      made.push_back(t.get());
     }
-    const OverriddenLayout& given = layout_of(out);
-    if (given.dims != *inferred) {
-      const auto uid = out.uid();
-      const bool listed = uid && seen.contains(*uid);
-      return make_error(ErrorCode::ShapeMismatch,
-                        "overrides: " + node->describe() + " makes output " + out.describe() + " " +
-                            to_string(*inferred) + ", but " +
-                            (listed ? "its override is " + to_string(given.dims)
-                                    : "it keeps its build dims " + to_string(given.dims) +
-                                          " (it is not overridden; override it too)"));
+    if (inferred->size() != made.size()) {
+      return make_error(ErrorCode::InvalidState, "overrides: " + node->describe() + " inferred " +
+                                                     std::to_string(inferred->size()) +
+                                                     " shapes for " + std::to_string(made.size()) +
+                                                     " outputs and internal tensors");
+    }
+    for (std::size_t i = 0; i < made.size(); ++i) {
+      if (auto ok =
+              settle_override_output(*node, *made[i], (*inferred)[i], layout, seen, layout_of);
+          !ok) {
+        return std::unexpected(ok.error());
+      }
     }
   }
   if (auto ok = check_pointwise_only_graph(

@@ -39,6 +39,23 @@ Result<std::vector<std::int64_t>> Node::output_dims(
                     describe() + ": this node kind cannot check execute-time shape overrides");
 }
 
+Result<std::vector<std::vector<std::int64_t>>> Node::all_output_dims(
+    std::span<const ShapedTensor> inputs) const {
+  auto dims = output_dims(inputs);
+  if (!dims) {
+    return std::unexpected(dims.error());
+  }
+  if (outputs_.size() != 1 || !internals_.empty()) {
+    return make_error(
+        ErrorCode::InvalidAttribute,
+        describe() + ": this node kind cannot check execute-time shape overrides of " +
+            std::to_string(outputs_.size() + internals_.size()) + " outputs and internal tensors");
+  }
+  std::vector<std::vector<std::int64_t>> all;
+  all.push_back(std::move(*dims));
+  return all;
+}
+
 Result<std::vector<LoweredOperation>> Node::lower_all(const TensorTable& tensors,
                                                       const GraphContext& context) const {
   auto op = lower(tensors, context);

@@ -62,6 +62,12 @@ class Node {
   // The default refuses: a node kind that cannot say its output shape takes no overrides.
   [[nodiscard]] virtual Result<std::vector<std::int64_t>> output_dims(
       std::span<const ShapedTensor> inputs) const;
+  // The dims of every output, then of every internal, in outputs() and internals() order, for
+  // the given input dims: what execute-time override checks settle. The default is
+  // output_dims() for a node of one output and no internals, and refuses any other node; a
+  // node with several outputs (sdpa: O and Stats) or internals overrides it.
+  [[nodiscard]] virtual Result<std::vector<std::vector<std::int64_t>>> all_output_dims(
+      std::span<const ShapedTensor> inputs) const;
   // Whether override shapes given to a dynamic-shape graph of this node (the path below cuDNN
   // 9.21) were proven exact on the H200. Unproven kinds refuse overrides there. Measured with
   // cuDNN 9.19: conv_fprop returned success and wrong numbers; a matmul with any pointwise node

@@ -3,6 +3,9 @@
 
 #include "api/layout.hpp"
 
+#include <algorithm>
+#include <array>
+#include <tuple>
 #include <utility>
 
 namespace dnngraph::detail {
@@ -90,6 +93,72 @@ Result<void> SdpaNode::infer(const GraphContext& context) {
   }
   settle_internals();
   return {};
+}
+
+Result<std::vector<std::vector<std::int64_t>>> SdpaNode::all_output_dims(
+    std::span<const ShapedTensor> inputs) const {
+  const auto dims_of = [&](const TensorPtr& port) -> const std::vector<std::int64_t>& {
+    for (const ShapedTensor& in : inputs) {
+      if (in.tensor == port.get()) {
+        return *in.dims;
+      }
+    }
+    return port->dim();
+  };
+  const auto& q = dims_of(ports_.q);
+  const auto& k = dims_of(ports_.k);
+  const auto& v = dims_of(ports_.v);
+  const std::array<std::tuple<const char*, const TensorPtr*, const std::vector<std::int64_t>*>, 3>
+      qkv{{{"Q", &ports_.q, &q}, {"K", &ports_.k, &k}, {"V", &ports_.v, &v}}};
+  for (const auto& [port, tensor, dims] : qkv) {
+    const auto& built = (*tensor)->dim();
+    if (dims->size() != 4 || (*dims)[1] != built[1] || (*dims)[3] != built[3]) {
+      return make_error(ErrorCode::ShapeMismatch,
+                        describe() + ": " + port + " " + (*tensor)->describe() + " " +
+                            to_string(*dims) + " has other heads or head dim than at build " +
+                            to_string(built) +
+                            "; an override may change the batch and the sequence lengths only");
+    }
+    if ((*dims)[0] != q[0]) {
+      return make_error(ErrorCode::ShapeMismatch,
+                        describe() + ": " + port + " " + (*tensor)->describe() + " has batch " +
+                            std::to_string((*dims)[0]) + ", Q has " + std::to_string(q[0]));
+    }
+  }
+  if (v[2] != k[2]) {
+    return make_error(ErrorCode::ShapeMismatch,
+                      describe() + ": V " + ports_.v->describe() + " has length " +
+                          std::to_string(v[2]) + ", K " + ports_.k->describe() + " has " +
+                          std::to_string(k[2]) + "; they are one sequence of keys and values");
+  }
+  const std::vector<std::int64_t> lengths{q[0], 1, 1, 1};
+  for (const TensorPtr& t : {ports_.seq_len_q, ports_.seq_len_kv}) {
+    if (t && dims_of(t) != lengths) {
+      return make_error(ErrorCode::ShapeMismatch,
+                        describe() + ": " + t->describe() + " is " + to_string(dims_of(t)) +
+                            ", expected " + to_string(lengths) + " (one length per batch)");
+    }
+  }
+  if (attributes_.causal() == DiagonalAlignment::BottomRight && !attributes_.padding_mask() &&
+      q[2] != k[2]) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      describe() +
+                          ": a bottom-right causal mask without a padding mask is exact "
+                          "only for s_q == s_kv; the overrides give s_q " +
+                          std::to_string(q[2]) + " and s_kv " + std::to_string(k[2]));
+  }
+  const std::vector<std::int64_t> score_dims{q[0], q[1], q[2], k[2]};
+  const std::vector<std::int64_t> row_dims{q[0], q[1], q[2], 1};
+  std::vector<std::vector<std::int64_t>> all{{q[0], q[1], q[2], v[3]}};
+  if (ports_.stats) {
+    all.push_back(row_dims);
+  }
+  const std::array row_ports{ports_.row_max.get(), ports_.row_sum.get(), ports_.log_sum.get(),
+                             ports_.unused_stats.get()};
+  for (const TensorPtr& t : internals()) {
+    all.push_back(std::ranges::find(row_ports, t.get()) != row_ports.end() ? row_dims : score_dims);
+  }
+  return all;
 }
 
 Result<LoweredOperation> SdpaNode::lower(const TensorTable& /*tensors*/,

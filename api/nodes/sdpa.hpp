@@ -41,6 +41,10 @@ class SdpaNode final : public Node {
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
   // Known issue sdpa-dynamic-shape: a dynamic-shape graph of this node is refused at plan choice.
   void note_traits(GraphTraits& traits) const override { traits.sdpa = true; }
+  // Execute-time overrides may change the batch and the sequence lengths (Q's s_q, K's and V's
+  // s_kv), not the heads or head dims; O, Stats and the internal score and row tensors follow.
+  [[nodiscard]] Result<std::vector<std::vector<std::int64_t>>> all_output_dims(
+      std::span<const ShapedTensor> inputs) const override;
   // Composite: lower_all() makes every operation; lower() alone cannot stand for the node.
   [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
                                                const GraphContext& context) const override;

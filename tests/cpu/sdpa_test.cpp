@@ -10,6 +10,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 import dnngraph;
@@ -289,17 +290,112 @@ BOOST_AUTO_TEST_CASE(a_failed_validation_leaves_the_outputs_unsettled) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
-// Execute-time shape overrides are not checked for sdpa yet: the check on the build shapes (what
-// build() runs with set_override_shape_enabled, so every execute would fail) says so.
-BOOST_AUTO_TEST_CASE(overrides_on_an_sdpa_graph_are_refused_by_the_check_build_runs) {
+BOOST_AUTO_TEST_SUITE(sdpa_overrides)
+
+namespace {
+
+// Packed strides of dims.
+Dims packed(const Dims& dims) { return dnngraph::packed_strides(dims); }
+
+// The overrides of a training graph at batch b, query length s_q, key length s_kv (heads 8,
+// head dim 64 as built).
+struct AttentionOverrides {
+  std::vector<std::int64_t> uids{1, 2, 3, 4, 5};
+  std::vector<Dims> shapes, strides;
+
+  AttentionOverrides(std::int64_t b, std::int64_t s_q, std::int64_t s_kv) {
+    shapes = {{b, 8, s_q, 64}, {b, 8, s_kv, 64}, {b, 8, s_kv, 64}, {b, 8, s_q, 64}, {b, 8, s_q, 1}};
+    for (const Dims& d : shapes) {
+      strides.push_back(packed(d));
+    }
+  }
+  [[nodiscard]] dnngraph::Result<void> check(const Graph& g) const {
+    return g.check_overrides(uids, shapes, strides);
+  }
+};
+
+// The error of overriding tensor `index` of a training graph's overrides at (2, 5, 9) with
+// `dims` (packed).
+Error refusal_of_one_changed(std::size_t index, const Dims& dims) {
   Attention a;
   a.g.set_override_shape_enabled(true);
   a.run(SdpaAttributes().set_generate_stats(true));
   require_valid(a.g);
-  const auto checked = a.g.check_overrides({}, {}, {});
+  AttentionOverrides o(2, 5, 9);
+  o.shapes[index] = dims;
+  o.strides[index] = packed(dims);
+  const auto checked = o.check(a.g);
   BOOST_TEST_REQUIRE(!checked.has_value());
-  BOOST_TEST((checked.error().code == dnngraph::ErrorCode::InvalidAttribute));
-  BOOST_TEST(checked.error().message.find("sdpa 'attn'") != std::string::npos);
-  BOOST_TEST(checked.error().message.find("cannot check execute-time shape overrides") !=
-             std::string::npos);
+  return checked.error();
 }
+
+std::string message_of(const dnngraph::Result<void>& r) {
+  return r ? std::string("accepted") : r.error().message;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(overrides_may_change_the_batch_and_both_sequence_lengths) {
+  Attention a;
+  a.g.set_override_shape_enabled(true);
+  a.run(SdpaAttributes().set_generate_stats(true).set_causal_mask(true));
+  require_valid(a.g);
+  BOOST_TEST(a.g.check_overrides({}, {}, {}).has_value());
+  for (const auto& [b, s_q, s_kv] : {std::tuple{2, 5, 9}, {1, 17, 33}, {3, 1, 64}, {2, 40, 8}}) {
+    const auto checked = AttentionOverrides(b, s_q, s_kv).check(a.g);
+    BOOST_TEST(checked.has_value(),
+               "b " << b << " s_q " << s_q << " s_kv " << s_kv << ": " << message_of(checked));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_override_that_changes_the_heads_is_refused) {
+  const Error error = refusal_of_one_changed(0, {2, 4, 5, 64});
+  BOOST_TEST((error.code == ErrorCode::ShapeMismatch));
+  BOOST_TEST(mentions(error, "sdpa 'attn': Q"));
+  BOOST_TEST(mentions(error, "other heads or head dim than at build [2, 8, 17, 64]"));
+}
+
+BOOST_AUTO_TEST_CASE(keys_and_values_of_other_lengths_are_refused) {
+  const Error error = refusal_of_one_changed(2, {2, 8, 10, 64});
+  BOOST_TEST((error.code == ErrorCode::ShapeMismatch));
+  BOOST_TEST(mentions(error, "has length 10, K"));
+}
+
+BOOST_AUTO_TEST_CASE(stats_that_keep_their_build_dims_under_a_new_length_are_refused) {
+  Attention a;
+  a.g.set_override_shape_enabled(true);
+  a.run(SdpaAttributes().set_generate_stats(true));
+  require_valid(a.g);
+  AttentionOverrides o(2, 5, 9);
+  o.uids.pop_back();
+  o.shapes.pop_back();
+  o.strides.pop_back();
+  const auto checked = o.check(a.g);
+  BOOST_TEST_REQUIRE(!checked.has_value());
+  BOOST_TEST((checked.error().code == ErrorCode::ShapeMismatch));
+  BOOST_TEST(mentions(checked.error(), "makes output 'Stats' (uid 5) [2, 8, 5, 1]"));
+  BOOST_TEST(mentions(checked.error(), "keeps its build dims [2, 8, 17, 1]"));
+}
+
+BOOST_AUTO_TEST_CASE(a_new_batch_needs_the_length_tensors_overridden_too) {
+  Attention a;
+  a.g.set_override_shape_enabled(true);
+  a.add_lengths(2);
+  a.run(SdpaAttributes().set_padding_mask(true).set_seq_len_q(a.seq_q).set_seq_len_kv(a.seq_kv));
+  require_valid(a.g);
+  AttentionOverrides o(3, 5, 9);
+  o.uids.pop_back();  // inference: no Stats
+  o.shapes.pop_back();
+  o.strides.pop_back();
+  const auto refused = o.check(a.g);
+  BOOST_TEST_REQUIRE(!refused.has_value());
+  BOOST_TEST((refused.error().code == ErrorCode::ShapeMismatch));
+  BOOST_TEST(mentions(refused.error(), "'seq_q' (uid 6) is [2, 1, 1, 1], expected [3, 1, 1, 1]"));
+  o.uids.insert(o.uids.end(), {6, 7});
+  o.shapes.insert(o.shapes.end(), 2, Dims{3, 1, 1, 1});
+  o.strides.insert(o.strides.end(), 2, Dims{1, 1, 1, 1});
+  const auto accepted = o.check(a.g);
+  BOOST_TEST(accepted.has_value(), message_of(accepted));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -197,7 +197,9 @@ struct Errors {
 
 // Runs a built graph once on inputs uniform in [-1, 1] and compares O (and Stats) with the
 // reference on the valid rows. Every output byte starts as NaN. With `overrides`, c's dims are
-// given as execute-time shapes of Q, K, V, O (and Stats), packed, for a graph built on others.
+// given as execute-time shapes of Q, K, V, O (and Stats), packed, for a graph built on others;
+// Stats' rows are then padded to a multiple of 4 Floats (16 bytes): the plan was built with
+// 16-byte aligned rows, and an override that breaks that is refused (docs/override-shapes.md).
 Errors run_and_compare(const SdpaCase& c, const Graph& g, const dnngraph::Handle& handle,
                        bool overrides = false) {
   std::mt19937 rng(c.seed);
@@ -208,13 +210,16 @@ Errors run_and_compare(const SdpaCase& c, const Graph& g, const dnngraph::Handle
   const Expected e = reference(c, q.values, k.values, v.values);
   const std::size_t rows = e.row_valid.size();
   std::vector<std::byte> o_bytes(e.o.size() * static_cast<std::size_t>(dnngraph::size_of(c.type)));
-  std::vector<float> stats(rows);
+  const std::int64_t stats_row = overrides ? (c.s_q + 3) / 4 * 4 : c.s_q;
+  const auto stats_count = static_cast<std::size_t>(c.b * c.h_q * stats_row);
+  std::vector<float> stats_padded(stats_count);
 
   DeviceBuffer q_dev = require_cuda(DeviceBuffer::copy_of(q.bytes), "Q");
   DeviceBuffer k_dev = require_cuda(DeviceBuffer::copy_of(k.bytes), "K");
   DeviceBuffer v_dev = require_cuda(DeviceBuffer::copy_of(v.bytes), "V");
   DeviceBuffer o_dev = require_cuda(DeviceBuffer::allocate(o_bytes.size()), "O");
-  DeviceBuffer stats_dev = require_cuda(DeviceBuffer::allocate(rows * sizeof(float)), "Stats");
+  DeviceBuffer stats_dev =
+      require_cuda(DeviceBuffer::allocate(stats_count * sizeof(float)), "Stats");
   require_cuda(o_dev.fill_bytes(0xFF), "fill O");
   require_cuda(stats_dev.fill_bytes(0xFF), "fill Stats");
   const std::vector<std::int32_t> len_q = c.padded() ? c.len_q : std::vector<std::int32_t>{1};
@@ -225,13 +230,18 @@ Errors run_and_compare(const SdpaCase& c, const Graph& g, const dnngraph::Handle
       require_cuda(DeviceBuffer::copy_of(std::span<const std::int32_t>(len_kv)), "seq_len_kv");
   std::vector<std::int64_t> uids{uid_q, uid_k, uid_v, uid_o};
   std::vector<Dims> shapes{c.q_dims(), c.kv_dims(), c.kv_dims(), c.q_dims()};
-  if (c.stats) {
-    uids.push_back(uid_stats);
-    shapes.push_back({c.b, c.h_q, c.s_q, 1});
+  if (c.padded()) {
+    uids.insert(uids.end(), {uid_len_q, uid_len_kv});
+    shapes.insert(shapes.end(), 2, Dims{c.b, 1, 1, 1});
   }
   std::vector<Dims> strides;
   for (const Dims& shape : shapes) {
     strides.push_back(dnngraph::packed_strides(shape));
+  }
+  if (c.stats) {
+    uids.push_back(uid_stats);
+    shapes.push_back({c.b, c.h_q, c.s_q, 1});
+    strides.push_back({c.h_q * stats_row, stats_row, 1, 1});
   }
   const auto workspace_size =
       overrides ? g.get_workspace_size(handle, uids, shapes, strides) : g.get_workspace_size();
@@ -254,7 +264,12 @@ Errors run_and_compare(const SdpaCase& c, const Graph& g, const dnngraph::Handle
   require_cuda(dnngraph::test::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"),
                c.name + " after execute");
   require_cuda(o_dev.download(std::span<std::byte>(o_bytes)), "O");
-  require_cuda(stats_dev.download(std::span<float>(stats)), "Stats");
+  require_cuda(stats_dev.download(std::span<float>(stats_padded)), "Stats");
+  std::vector<float> stats(rows);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const auto row = static_cast<std::size_t>(c.s_q);
+    stats[r] = stats_padded[(r / row) * static_cast<std::size_t>(stats_row) + r % row];
+  }
 
   const std::vector<float> o_got = dnngraph::test::decode(c.type, o_bytes);
   const auto per_row = static_cast<std::size_t>(c.d);
@@ -428,41 +443,97 @@ BOOST_AUTO_TEST_CASE(a_dynamic_shape_sdpa_graph_is_refused_at_build_never_run_wr
   }
 }
 
+namespace {
+
+// A topology the override route is tested on, and its case at one batch and query length.
+struct OverrideTopology {
+  std::string name;
+  DataType type;
+  std::int64_t h_q, h_k, d;
+  std::optional<DiagonalAlignment> causal;
+  bool stats;
+  bool padded;           // a padding mask, lengths per batch below the dims
+  std::int64_t kv_more;  // s_kv = s_q + kv_more
+
+  [[nodiscard]] SdpaCase at(std::int64_t b, std::int64_t s) const {
+    SdpaCase c{name + " at b " + std::to_string(b) + " s " + std::to_string(s),
+               type,
+               b,
+               h_q,
+               h_k,
+               s,
+               s + kv_more,
+               d,
+               causal,
+               stats,
+               {},
+               {},
+               static_cast<std::uint32_t>(1700 + b * 1000 + s)};
+    for (std::int64_t i = 0; padded && i < b; ++i) {
+      c.len_q.push_back(static_cast<std::int32_t>(std::max<std::int64_t>(1, s - i * s / 3)));
+      c.len_kv.push_back(
+          static_cast<std::int32_t>(std::max<std::int64_t>(1, c.s_kv - i * c.s_kv / 4)));
+    }
+    return c;
+  }
+};
+
+}  // namespace
+
 // The override route: one graph built on the longest length (the cache shape), run at each
-// request's length through execute-time shapes. Every cuDNN must either refuse at build or run
-// every length exact: never a wrong number, never a failure at execute. Today build() refuses:
-// dnngraph does not check sdpa's execute-time shapes yet (InvalidAttribute, every cuDNN; measured
-// on 9.27, where the build itself would succeed and then every execute fail), and below 9.21 sdpa
-// is not proven on the dynamic-graph path (VersionTooOld).
+// request's batch and length through execute-time shapes, for the fused forms users run
+// (causal training, GQA inference, a padded variable-length batch with a bottom-right mask)
+// and each heuristics mode. Every cuDNN must either refuse at build or run every shape exact:
+// never a wrong number, never a failure at execute. Below 9.21 sdpa is not proven on the
+// dynamic-graph path overrides take there (VersionTooOld).
 BOOST_AUTO_TEST_CASE(an_override_shape_sdpa_graph_runs_every_length_exact_or_is_refused) {
   auto handle = dnngraph::Handle::create();
   BOOST_REQUIRE_MESSAGE(handle.has_value(), describe(handle));
-  SdpaCase built_on = dynamic_case(128);
-  built_on.name = "override shapes, causal top-left";
-  Graph g = make_graph(built_on);
-  g.set_override_shape_enabled(true);
-  const auto built =
-      g.build(*handle, {dnngraph::HeuristicMode::A, dnngraph::HeuristicMode::Fallback});
   const std::int64_t loaded = dnngraph::cudnn_runtime_version();
-  BOOST_TEST_MESSAGE(built_on.text() << " on cuDNN " << loaded << ": build " << describe(built));
-  if (!built) {
-    const dnngraph::ErrorCode code = built.error().code;
-    BOOST_TEST(
-        (code == dnngraph::ErrorCode::InvalidAttribute ||
-         code == dnngraph::ErrorCode::VersionTooOld || code == dnngraph::ErrorCode::NoEngine),
-        describe(built));
-    BOOST_TEST((loaded >= 92100 || code != dnngraph::ErrorCode::NoEngine));
-    return;
-  }
-  const auto info = g.plan_info();
-  BOOST_REQUIRE_MESSAGE(info.has_value(), "plan_info: " << describe(info));
-  for (const std::int64_t s : {128, 17, 33, 64, 100, 1, 127}) {
-    SdpaCase c = dynamic_case(s);
-    c.name = "override shapes at s " + std::to_string(s);
-    const Errors errors = run_and_compare(c, g, *handle, /*overrides=*/true);
-    BOOST_TEST_MESSAGE(c.text() << ": O " << errors.o.describe() << "; Stats "
-                                << errors.stats.describe() << "; plan: " << info->describe());
-    BOOST_CHECK_MESSAGE(errors.o.passed(), c.text() << ": O " << errors.o.describe());
-    BOOST_CHECK_MESSAGE(errors.stats.passed(), c.text() << ": Stats " << errors.stats.describe());
+  const std::vector<OverrideTopology> topologies{
+      {"causal top-left, training", DataType::Half, 4, 4, 64, DiagonalAlignment::TopLeft, true,
+       false, 0},
+      {"GQA, no mask, inference", DataType::BFloat16, 8, 2, 128, std::nullopt, false, false, 0},
+      {"padding + causal bottom-right, training", DataType::Half, 4, 2, 64,
+       DiagonalAlignment::BottomRight, true, true, 16},
+  };
+  // (b, s): the build shape first, then shorter, odd and single-token lengths and other batches.
+  const std::vector<std::pair<std::int64_t, std::int64_t>> shapes{
+      {3, 128}, {3, 17}, {2, 33}, {1, 64}, {3, 100}, {2, 1}, {3, 127}, {1, 8}, {2, 128}};
+  for (const OverrideTopology& topology : topologies) {
+    for (const auto mode : {dnngraph::HeuristicMode::A, dnngraph::HeuristicMode::Fallback}) {
+      const SdpaCase built_on = topology.at(shapes.front().first, shapes.front().second);
+      Graph g = make_graph(built_on);
+      g.set_override_shape_enabled(true);
+      const auto built = g.build(*handle, {mode});
+      const std::string where = topology.name + ", heuristics " +
+                                std::string(dnngraph::to_string(mode)) + ", cuDNN " +
+                                std::to_string(loaded);
+      BOOST_TEST_MESSAGE(where << ": build " << describe(built));
+      if (!built) {
+        const dnngraph::ErrorCode code = built.error().code;
+        BOOST_TEST(
+            (code == dnngraph::ErrorCode::VersionTooOld || code == dnngraph::ErrorCode::NoEngine),
+            where << ": " << describe(built));
+        BOOST_TEST((loaded < 92100 || code == dnngraph::ErrorCode::NoEngine),
+                   where << ": " << describe(built));
+        continue;
+      }
+      const auto info = g.plan_info();
+      BOOST_REQUIRE_MESSAGE(info.has_value(), "plan_info: " << describe(info));
+      for (const auto& [b, s] : shapes) {
+        const SdpaCase c = topology.at(b, s);
+        const Errors errors = run_and_compare(c, g, *handle, /*overrides=*/true);
+        BOOST_TEST_MESSAGE(where << ", " << c.text() << ": O " << errors.o.describe()
+                                 << (c.stats ? "; Stats " + errors.stats.describe() : "")
+                                 << "; plan: " << info->describe());
+        BOOST_CHECK_MESSAGE(errors.o.passed(),
+                            where << ", " << c.text() << ": O " << errors.o.describe());
+        if (c.stats) {
+          BOOST_CHECK_MESSAGE(errors.stats.passed(),
+                              where << ", " << c.text() << ": Stats " << errors.stats.describe());
+        }
+      }
+    }
   }
 }
