@@ -2,6 +2,9 @@
 // checks on the built plan.
 #include "api/built_graph.hpp"
 
+#include "api/checked.hpp"
+#include "api/layout.hpp"
+
 #include "api/cudnn_error.hpp"
 #include "api/kernel_cache_access.hpp"
 #include "api/known_issues.hpp"
@@ -12,8 +15,10 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 
 namespace dnngraph::detail {
 
@@ -229,6 +234,24 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
       io.push_back({*uid, t->describe(), t->value()});
     }
   }
+  // Workspace tensors, each at a 256-byte boundary of the caller's workspace, before cuDNN's.
+  std::unordered_map<std::int64_t, std::int64_t> offsets;
+  for (const auto& node : graph.nodes) {
+    for (const TensorAttributes* t : node->workspace_tensors()) {
+      const auto uid = t->uid();
+      const auto count = element_count(t->dim());
+      const auto type = t->data_type();
+      const auto bytes = count && type ? checked_mul(*count, size_of(*type)) : std::nullopt;
+      if (!uid || !bytes) {
+        return make_error(ErrorCode::InvalidState, "build: workspace tensor " + t->describe() +
+                                                       " has no uid or no settled layout");
+      }
+      offsets.emplace(*uid, built->tensor_workspace_);
+      io.push_back({*uid, t->describe(), std::nullopt});
+      constexpr std::int64_t alignment = 256;
+      built->tensor_workspace_ += (*bytes + alignment - 1) / alignment * alignment;
+    }
+  }
   std::ranges::sort(io, {}, &Io::uid);
   built->values_ = std::make_unique<float[]>(io.size());
   for (std::size_t i = 0; i < io.size(); ++i) {
@@ -236,7 +259,11 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
     built->io_names_.push_back(std::move(io[i].name));
     built->by_value_.push_back(io[i].value.has_value());
     built->values_[i] = io[i].value.value_or(0.0F);
+    const auto offset = offsets.find(io[i].uid);
+    built->workspace_offsets_.push_back(offset == offsets.end() ? -1 : offset->second);
   }
+  // What execute needs: the workspace tensors, then cuDNN's own.
+  built->info_.workspace_size += built->tensor_workspace_;
   built->cache_ = std::move(cache);
   if (request.override_shape) {
     built->override_enabled_ = true;
@@ -306,6 +333,15 @@ Result<void> BuiltGraph::fill_pointers(const std::unordered_map<std::int64_t, vo
     pointers[static_cast<std::size_t>(it - io_uids_.begin())] = pointer;
   }
   for (std::size_t i = 0; i < io_uids_.size(); ++i) {
+    if (workspace_offsets_[i] >= 0) {
+      if (pointers[i] != unset) {
+        return make_error(ErrorCode::InvalidAttribute,
+                          "execute: the variant pack names uid " + std::to_string(io_uids_[i]) +
+                              ", but tensor " + io_names_[i] +
+                              " lives in the workspace dnngraph gives it; leave it out");
+      }
+      continue;  // place_workspace_tensors() points it into the workspace
+    }
     if (by_value_[i]) {
       if (pointers[i] != unset) {
         return make_error(ErrorCode::InvalidAttribute,
@@ -327,6 +363,19 @@ Result<void> BuiltGraph::fill_pointers(const std::unordered_map<std::int64_t, vo
     }
   }
   return {};
+}
+
+void* BuiltGraph::place_workspace_tensors(void* workspace, std::span<void*> pointers) const {
+  if (tensor_workspace_ == 0 || workspace == nullptr) {
+    return workspace;
+  }
+  auto* base = static_cast<std::byte*>(workspace);
+  for (std::size_t i = 0; i < io_uids_.size(); ++i) {
+    if (workspace_offsets_[i] >= 0) {
+      pointers[i] = base + workspace_offsets_[i];
+    }
+  }
+  return base + tensor_workspace_;
 }
 
 Result<void> BuiltGraph::check_workspace(cudnnHandle_t handle, void* workspace,
@@ -361,7 +410,9 @@ Result<void> BuiltGraph::execute(cudnnHandle_t handle,
                                  const GraphView& graph) const {
   PointerSlots slots(io_uids_.size());
   const std::span<void*> pointers = slots.get();
-  if (auto filled = fill_pointers(variant_pack, pointers); !filled) {
+  auto filled = fill_pointers(variant_pack, pointers);
+  void* const cudnn_workspace = place_workspace_tensors(workspace, pointers);
+  if (!filled) {
     // Overrides decide what the rest of the call means: their refusal comes first.
     if (!overrides.empty()) {
       if (auto ok = check(overrides, graph); !ok) {
@@ -392,7 +443,7 @@ Result<void> BuiltGraph::execute(cudnnHandle_t handle,
     return ok;
   }
   if (!entry) {
-    auto pack = make_variant_pack(io_uids_, pointers, workspace,
+    auto pack = make_variant_pack(io_uids_, pointers, cudnn_workspace,
                                   checked != nullptr ? &checked->lists : nullptr, "execute");
     if (!pack) {
       return std::unexpected(pack.error());
@@ -470,6 +521,9 @@ Result<std::int64_t> BuiltGraph::query_workspace(cudnnHandle_t handle,
     }
     bytes = *workspace;
   }
+  // The workspace tensors come first (their build shapes: a graph with any takes no overrides
+  // that change them, see Node::workspace_tensors).
+  bytes += tensor_workspace_;
   // Two threads may both ask before either stores: they store the same answer.
   checked.workspace.store(bytes, std::memory_order_release);
   return bytes;

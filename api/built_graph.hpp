@@ -130,6 +130,8 @@ class BuiltGraph {
   // does not fit the graph.
   [[nodiscard]] Result<void> fill_pointers(
       const std::unordered_map<std::int64_t, void*>& variant_pack, std::span<void*> pointers) const;
+  // Points the workspace tensors' slots into `workspace`; cuDNN's part of it, for the pack.
+  [[nodiscard]] void* place_workspace_tensors(void* workspace, std::span<void*> pointers) const;
   // Refuses a null workspace where the plan (under `checked`, when not null) needs one.
   [[nodiscard]] Result<void> check_workspace(cudnnHandle_t handle, void* workspace,
                                              const CheckedOverrides* checked,
@@ -145,6 +147,11 @@ class BuiltGraph {
   std::vector<std::int64_t> io_uids_;  // uids of non-virtual tensors, sorted: the variant pack
   std::vector<std::string> io_names_;  // describe() of the same tensors, same order
   std::vector<bool> by_value_;         // same order: passed by value, not in the variant pack
+  // Same order: where a node's workspace tensor (Node::workspace_tensors) starts in the
+  // caller's workspace, -1 for the others. They come first; cuDNN's own workspace starts at
+  // tensor_workspace_ bytes.
+  std::vector<std::int64_t> workspace_offsets_;
+  std::int64_t tensor_workspace_ = 0;
   // Same order: the by-value tensors' values (0 elsewhere). cuDNN reads them through host
   // pointers into this buffer, which is allocated once and never moves.
   std::unique_ptr<float[]> values_;

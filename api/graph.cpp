@@ -14,6 +14,7 @@
 #include "api/nodes/reshape.hpp"
 #include "api/nodes/sdpa.hpp"
 #include "api/nodes/sdpa_backward.hpp"
+#include "backend/features.hpp"
 
 #include <limits>
 #include <utility>
@@ -381,6 +382,9 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
   p.ds_t = internal("dS_t");
   p.dk_heads = heads(k) != heads(q) ? internal("dK_heads") : nullptr;
   p.k_view = internal("K_view");
+  if (backend::available(backend::Feature::SdpaBackwardAccumulator)) {
+    p.dq_accum = internal("dQ_accum");
+  }
   nodes_.push_back(std::make_unique<detail::SdpaBackwardNode>(std::move(attributes), p));
   return outputs;
 }

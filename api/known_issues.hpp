@@ -44,6 +44,7 @@ enum class Defect {
   KernelCacheUnfinalizedGraph,
   KernelCacheHostileDocument,
   SdpaDynamicShape,
+  SdpaOverrideShapes,
 };
 
 // Versions in the cudnnGetVersion() encoding, e.g. 92700 for 9.27.0.

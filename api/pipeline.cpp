@@ -4,21 +4,34 @@
 #include "api/cudnn_error.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace dnngraph::detail {
 
 Result<Lowered> lower_graph(const GraphView& graph, const OverriddenTensors* layout) {
   Lowered lowered;
+  std::unordered_set<const TensorAttributes*> in_workspace;
+  for (const auto& node : graph.nodes) {
+    for (const TensorAttributes* t : node->workspace_tensors()) {
+      in_workspace.insert(t);
+    }
+  }
   for (const auto& t : graph.tensors) {
     auto it = layout != nullptr ? layout->find(t.get()) : OverriddenTensors::const_iterator{};
-    if (layout == nullptr || it == layout->end()) {
+    const bool shaped_again = layout != nullptr && it != layout->end();
+    if (!shaped_again && !in_workspace.contains(t.get())) {
       if (auto ok = lowered.tensors.add(*t); !ok) {
         return std::unexpected(ok.error());
       }
       continue;
     }
     TensorAttributes shaped = *t;
-    shaped.set_dim(it->second.dims).set_stride(it->second.strides);
+    if (shaped_again) {
+      shaped.set_dim(it->second.dims).set_stride(it->second.strides);
+    }
+    if (in_workspace.contains(t.get())) {
+      shaped.set_is_virtual(false);  // virtual to the user, memory in the workspace to cuDNN
+    }
     if (auto ok = lowered.tensors.add(shaped); !ok) {
       return std::unexpected(ok.error());
     }

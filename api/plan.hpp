@@ -93,6 +93,8 @@ struct PlanInfo {
   KnobChoices knobs;
   std::vector<NumericalNote> numerical_notes;  // what cuDNN says of the chosen engine
   std::vector<BehaviorNote> behavior_notes;
+  // What execute() needs: cuDNN's plan workspace, plus the tensors a node keeps there
+  // (sdpa_backward's Float dQ accumulator).
   std::int64_t workspace_size = 0;
   std::int64_t candidates_tried =
       0;  // configs whose plan finalize was attempted, this one included

@@ -42,7 +42,7 @@ constexpr std::optional<Attribute> cache_entry_count;
 #endif
 
 // Versions: the "@since" notes of cuDNN 9.27's cudnn_graph.h.
-constexpr std::array<FeatureEntry, 4> table{{
+constexpr std::array<FeatureEntry, 5> table{{
     {Feature::VariantPackOverrides, "execute-time override shapes in the variant pack",
      "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS, _SHAPES, _STRIDES", 91800,
      override_unique_ids.has_value()},
@@ -55,6 +55,13 @@ constexpr std::array<FeatureEntry, 4> table{{
     {Feature::KernelCacheCounters, "the kernel cache's revision and entry count",
      "CUDNN_ATTR_KERNEL_CACHE_REVISION, CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT", 92700,
      cache_revision.has_value()},
+    // Not an attribute: the attention backward engines zero a dQ accumulator tensor in memory
+    // themselves from 9.6 (before, cudnn-frontend 1.32 memsets it; dnngraph has no CUDA runtime
+    // to do that, so below 9.6 the backward writes dQ directly).
+    {Feature::SdpaBackwardAccumulator, "the attention backward's own zeroing of its dQ accumulator",
+     "a non-virtual Float output of the SDPA backward pattern's dS K "
+     "CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR",
+     90600, true},
 }};
 
 struct VersionedEntry {

@@ -24,6 +24,7 @@ enum class Feature {
   OverrideShapeFlag,           // the operation graph's override-shape flag (9.21)
   WorkspaceSizeWithOverrides,  // cudnnGetExecutionPlanWorkspaceSize (9.23)
   KernelCacheCounters,         // revision and entry count of a kernel cache (9.27)
+  SdpaBackwardAccumulator,     // attention backward zeroes its Float dQ accumulator (9.6)
 };
 
 struct FeatureEntry {

@@ -5,6 +5,8 @@
 // 17, 33, 128, 200; each run is compared with a static graph of the same length (a fresh plan,
 // no kernel cache). Prints one line per length: built or the frontend's error, NaN count of O,
 // max |O - static O| and |Stats - static Stats|, and the cache's state.
+// Then the override route (cuDNN >= 9.21): one graph built at 128 with the override-shape flag,
+// run at 128, 64, 100, 32, 17 through override lists, each against a static graph of the length.
 // Built only with cudnn-frontend's headers (DNNGRAPH_CUDNN_FRONTEND_INCLUDE).
 #include <cudnn_frontend.h>
 
@@ -64,9 +66,10 @@ Dims packed(const Dims& dims) {
   return strides;
 }
 
+// build_s > 0: an override-shape graph built at build_s, executed at s through override lists.
 Result run(cudnnHandle_t handle, std::int64_t s, bool dynamic,
            const std::shared_ptr<fe::KernelCache>& cache, const std::vector<__half>& q,
-           const std::vector<__half>& k, const std::vector<__half>& v) {
+           const std::vector<__half>& k, const std::vector<__half>& v, std::int64_t build_s = 0) {
   Result result;
   auto graph = std::make_shared<fe::graph::Graph>();
   graph->set_io_data_type(fe::DataType_t::HALF)
@@ -75,7 +78,10 @@ Result run(cudnnHandle_t handle, std::int64_t s, bool dynamic,
   if (dynamic) {
     graph->set_dynamic_shape_enabled(true).set_kernel_cache(cache);
   }
-  const Dims dims = bhsd(s, kHeadDim);
+  if (build_s > 0) {
+    graph->set_override_shape_enabled(true);
+  }
+  const Dims dims = bhsd(build_s > 0 ? build_s : s, kHeadDim);
   auto tensor = [&](const char* name, std::int64_t uid) {
     return graph->tensor(
         fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(dims).set_stride(
@@ -111,8 +117,23 @@ Result run(cudnnHandle_t handle, std::int64_t s, bool dynamic,
   cuda_ok(cudaMemcpy(dv.ptr, v.data(), elements * 2, cudaMemcpyHostToDevice), "copy");
   cuda_ok(cudaMemset(d_o.ptr, 0xff, elements * 2), "memset");  // NaN until written
   cuda_ok(cudaMemset(d_stats.ptr, 0xff, rows * 4), "memset");
+  std::vector<std::int64_t> uids;
+  std::vector<Dims> shapes, strides;
+  if (build_s > 0) {
+    for (const std::int64_t uid : {kUidQ, kUidK, kUidV, kUidO}) {
+      uids.push_back(uid);
+      shapes.push_back(bhsd(s, kHeadDim));
+      strides.push_back(packed(shapes.back()));
+    }
+    uids.push_back(kUidStats);
+    shapes.push_back(bhsd(s, 1));
+    strides.push_back(packed(shapes.back()));
+  }
   std::int64_t workspace_size = 0;
-  if (auto ws = graph->get_workspace_size(workspace_size); !ws.is_good()) {
+  if (auto ws = build_s > 0
+                    ? graph->get_workspace_size(handle, workspace_size, uids, shapes, strides)
+                    : graph->get_workspace_size(workspace_size);
+      !ws.is_good()) {
     result.built = false;
     result.error = "workspace: " + ws.get_message();
     return result;
@@ -123,7 +144,9 @@ Result run(cudnnHandle_t handle, std::int64_t s, bool dynamic,
                                                {kUidV, dv.ptr},
                                                {kUidO, d_o.ptr},
                                                {kUidStats, d_stats.ptr}};
-  if (auto ran = graph->execute(handle, pack, workspace.ptr); !ran.is_good()) {
+  if (auto ran = build_s > 0 ? graph->execute(handle, pack, workspace.ptr, uids, shapes, strides)
+                             : graph->execute(handle, pack, workspace.ptr);
+      !ran.is_good()) {
     result.built = false;
     result.error = "execute: " + ran.get_message();
     return result;
@@ -155,7 +178,8 @@ int main() {
   std::mt19937 gen(7);
   std::uniform_real_distribution<float> uniform(-1.0F, 1.0F);
   int wrong = 0;
-  for (const std::int64_t s : {64, 17, 33, 128, 200}) {
+  // Each route at each length against a static graph of the length, on the same inputs.
+  const auto probe = [&](const char* route, std::int64_t s, bool dynamic, std::int64_t build_s) {
     const auto elements = static_cast<std::size_t>(kBatch * kHeads * s * kHeadDim);
     std::vector<__half> q(elements), k(elements), v(elements);
     for (auto* data : {&q, &k, &v}) {
@@ -163,33 +187,40 @@ int main() {
         x = __float2half(uniform(gen));
       }
     }
-    const Result dynamic = run(handle, s, true, cache, q, k, v);
+    const Result routed = run(handle, s, dynamic, cache, q, k, v, build_s);
     const Result fixed = run(handle, s, false, nullptr, q, k, v);
-    if (!dynamic.built || !fixed.built) {
-      std::printf("s %3lld: dynamic %s; static %s\n", static_cast<long long>(s),
-                  dynamic.built ? "built" : ("failed: " + dynamic.error).c_str(),
+    if (!routed.built || !fixed.built) {
+      std::printf("s %3lld: %s %s; static %s\n", static_cast<long long>(s), route,
+                  routed.built ? "ran" : ("failed: " + routed.error).c_str(),
                   fixed.built ? "built" : ("failed: " + fixed.error).c_str());
-      continue;
+      return;
     }
     std::size_t nan = 0;
     float o_diff = 0, stats_diff = 0;
-    for (std::size_t i = 0; i < dynamic.o.size(); ++i) {
-      if (std::isnan(dynamic.o[i])) {
+    for (std::size_t i = 0; i < routed.o.size(); ++i) {
+      if (std::isnan(routed.o[i])) {
         ++nan;
       } else {
-        o_diff = std::fmax(o_diff, std::fabs(dynamic.o[i] - fixed.o[i]));
+        o_diff = std::fmax(o_diff, std::fabs(routed.o[i] - fixed.o[i]));
       }
     }
-    for (std::size_t i = 0; i < dynamic.stats.size(); ++i) {
-      stats_diff = std::fmax(stats_diff, std::fabs(dynamic.stats[i] - fixed.stats[i]));
+    for (std::size_t i = 0; i < routed.stats.size(); ++i) {
+      stats_diff = std::fmax(stats_diff, std::fabs(routed.stats[i] - fixed.stats[i]));
     }
     const bool ok = nan == 0 && o_diff <= 1e-2F && stats_diff <= 1e-3F;
     wrong += ok ? 0 : 1;
     std::printf(
-        "s %3lld: dynamic + kernel cache: O NaN %zu of %zu, max |O - static| %.3g, "
-        "max |Stats - static| %.3g: %s\n",
-        static_cast<long long>(s), nan, dynamic.o.size(), o_diff, stats_diff,
+        "s %3lld: %s: O NaN %zu of %zu, max |O - static| %.3g, max |Stats - static| %.3g: %s\n",
+        static_cast<long long>(s), route, nan, routed.o.size(), o_diff, stats_diff,
         ok ? "agrees" : "DIFFERS");
+  };
+  for (const std::int64_t s : {64, 17, 33, 128, 200}) {
+    probe("dynamic + kernel cache", s, true, 0);
+  }
+  // The override route: one graph built at 128, run at other lengths through override lists
+  // (cuDNN >= 9.21).
+  for (const std::int64_t s : {128, 64, 100, 32, 17}) {
+    probe("override shapes (built at 128)", s, false, 128);
   }
   cudnnDestroy(handle);
   std::printf("# %d length(s) differ\n", wrong);

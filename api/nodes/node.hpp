@@ -92,6 +92,13 @@ class Node {
   // validation counts them as produced and consumed, infer() settles them, lowering adds them
   // to the TensorTable like any tensor (so they get uids from the graph).
   [[nodiscard]] const std::vector<TensorPtr>& internals() const noexcept { return internals_; }
+  // The internals cuDNN must find in memory, which the user never sees (sdpa_backward's Float
+  // dQ accumulator): virtual to the graph (no uid in the user's variant pack, no overrides),
+  // lowered with memory that execute() takes from the start of the caller's workspace, counted
+  // in the workspace size. Their size is fixed at build: a node with any refuses overrides.
+  [[nodiscard]] virtual std::vector<const TensorAttributes*> workspace_tensors() const {
+    return {};
+  }
   // "matmul 'mm'", for error messages.
   [[nodiscard]] std::string describe() const;
 

@@ -25,7 +25,7 @@ std::vector<TensorPtr> SdpaBackwardPorts::internals() const {
   append_present(list, {do_o, do_o_sum, scores, scaled});
   masks.append_to(list);
   append_present(list, {centered, probs, probs_t, dv_heads, dp, dp_centered, ds_unscaled, ds, ds_t,
-                        dk_heads, k_view});
+                        dk_heads, k_view, dq_accum});
   return list;
 }
 
@@ -132,6 +132,7 @@ void SdpaBackwardNode::settle_internals() {
   }
   settle(ports_.dv_heads, {b, h_q, s_kv, d_v}, io);
   settle(ports_.dk_heads, {b, h_q, s_kv, d}, io);
+  settle(ports_.dq_accum, {b, h_q, s_q, d}, DataType::Float);
   // K from K^T by a reshape: K's dims and strides; Float, the intermediate type cudnn-frontend
   // gives this virtual tensor.
   ports_.k_view->set_dim(ports_.k->dim())
@@ -250,7 +251,14 @@ Result<std::vector<LoweredOperation>> SdpaBackwardNode::lower_all(
   const backend::Tensor* k_view = ops.tensor(p.k_view);
   ops.reshape("K from K^T", &*kt_again, k_view);
   ops.keep(std::move(*kt_again));
-  ops.matmul("dS K", {ds, k_view, ops.tensor(p.dq)}, {seq_q, nullptr, seq_kv});
+  if (p.dq_accum) {
+    const backend::Tensor* dq_accum = ops.tensor(p.dq_accum);
+    ops.matmul("dS K", {ds, k_view, dq_accum}, {seq_q, nullptr, seq_kv});
+    ops.pointwise("dQ", CUDNN_POINTWISE_IDENTITY, CUDNN_DATA_FLOAT, {dq_accum, nullptr, nullptr},
+                  ops.tensor(p.dq));
+  } else {
+    ops.matmul("dS K", {ds, k_view, ops.tensor(p.dq)}, {seq_q, nullptr, seq_kv});
+  }
   return std::move(ops).finish();
 }
 

@@ -6,7 +6,7 @@
 //   dV = P^T dO                                    (P^T in the io type)
 //   dS = (dO V^T - D) * P * scale
 //   dK = dS^T Q                                    (dS^T in the io type)
-//   dQ = dS K
+//   dQ = dS K                                     (in a Float accumulator, then copied)
 // Grouped-query attention: dK and dV are computed per query head ([b, h_q, s_kv, d], io type)
 // and summed over each group of h_q / h_k heads by a REDUCTION ADD, as cudnn-frontend does.
 #pragma once
@@ -33,6 +33,9 @@ struct SdpaBackwardPorts {
   TensorPtr centered, probs, probs_t, dv_heads;  // S - Stats, P, P^T, per-query-head dV (GQA)
   TensorPtr dp, dp_centered, ds_unscaled, ds, ds_t, dk_heads;  // dO V^T, - D, * P, * scale
   TensorPtr k_view;                                            // K again, from K^T (reshape)
+  // dS K accumulated in Float, then copied to dQ (cuDNN >= 9.6, which zeroes it itself): the
+  // pattern cudnn-frontend 1.32 builds on every cuDNN 9; memory in the workspace.
+  TensorPtr dq_accum;
 
   [[nodiscard]] std::vector<TensorPtr> inputs() const;
   [[nodiscard]] std::vector<TensorPtr> outputs() const;
@@ -51,6 +54,12 @@ class SdpaBackwardNode final : public Node {
   // As the forward: a dynamic-shape graph of this node is refused at plan choice (known issue
   // sdpa-dynamic-shape, measured on the forward pattern).
   void note_traits(GraphTraits& traits) const override { traits.sdpa = true; }
+  [[nodiscard]] std::vector<const TensorAttributes*> workspace_tensors() const override {
+    if (ports_.dq_accum) {
+      return {ports_.dq_accum.get()};
+    }
+    return {};
+  }
   // Composite: lower_all() makes every operation; lower() alone cannot stand for the node.
   [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
                                                const GraphContext& context) const override;

@@ -335,8 +335,10 @@ def test_sdpa_backward_returns_the_gradients_and_d():
                                     name="bwd")
     for uid, t in enumerate((dq, dk, dv, d), start=10):
         t.set_output(True).set_uid(uid)
-    # 15 + scale of S and of dS + the causal mask's four steps.
-    assert g.lower().operation_count == 21
+    # 15 + scale of S and of dS + the causal mask's four steps (+ the dQ accumulator's copy to
+    # dQ from cuDNN 9.6).
+    accumulator_copy = 1 if dnngraph.cudnn_runtime_version() >= 90600 else 0
+    assert g.lower().operation_count == 21 + accumulator_copy
     assert dq.dim == [2, 4, 33, 64] and dq.data_type is DataType.Half
     assert (d.dim, d.data_type) == ([2, 4, 33, 1], DataType.Float)
 

@@ -28,7 +28,7 @@ bool contains(const std::string& text, const std::string& part) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_feature_has_a_name_its_cudnn_names_and_a_cudnn_9_minimum) {
-  BOOST_TEST(backend::features().size() == 4U);
+  BOOST_TEST(backend::features().size() == 5U);
   for (const auto& e : backend::features()) {
     BOOST_TEST(&backend::entry(e.feature) == &e);
     BOOST_TEST(!e.name.empty());
@@ -44,6 +44,7 @@ BOOST_AUTO_TEST_CASE(the_versions_each_feature_needs) {
   BOOST_TEST(backend::entry(Feature::OverrideShapeFlag).minimum == 92100);
   BOOST_TEST(backend::entry(Feature::WorkspaceSizeWithOverrides).minimum == 92300);
   BOOST_TEST(backend::entry(Feature::KernelCacheCounters).minimum == 92700);
+  BOOST_TEST(backend::entry(Feature::SdpaBackwardAccumulator).minimum == 90600);
 }
 
 BOOST_AUTO_TEST_CASE(compiled_follows_the_headers_and_a_looked_up_function_needs_none) {

@@ -127,3 +127,18 @@ BOOST_AUTO_TEST_CASE(an_sdpa_node_in_a_dynamic_shape_graph_rules_every_candidate
   dynamic_matmul.dynamic_shape = true;
   BOOST_TEST(known_issue_for(dynamic_matmul, Candidate{engine7}, 91900) == nullptr);
 }
+
+BOOST_AUTO_TEST_CASE(an_sdpa_node_in_an_override_shape_graph_rules_every_candidate_out) {
+  GraphTraits sdpa;
+  sdpa.sdpa = true;
+  sdpa.override_shapes = true;
+  for (std::int64_t version : {92100, 92700}) {
+    const auto* issue = known_issue_for(sdpa, Candidate{engine7}, version);
+    BOOST_TEST_REQUIRE(issue != nullptr);
+    BOOST_TEST((issue->defect == Defect::SdpaOverrideShapes));
+    BOOST_TEST(dnngraph::detail::describe(*issue).find("wrong numbers") != std::string::npos);
+  }
+  GraphTraits override_matmul;
+  override_matmul.override_shapes = true;
+  BOOST_TEST(known_issue_for(override_matmul, Candidate{engine7}, 92700) == nullptr);
+}

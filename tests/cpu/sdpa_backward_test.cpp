@@ -68,6 +68,10 @@ struct Backward {
   }
 };
 
+// From cuDNN 9.6 dQ = dS K is accumulated in a Float tensor and copied to dQ: one operation
+// more (the loaded library decides, as it decides the engines).
+std::size_t accumulator_copy() { return dnngraph::cudnn_runtime_version() >= 90600 ? 1U : 0U; }
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(sdpa_backward_lowering)
@@ -79,7 +83,7 @@ BOOST_AUTO_TEST_CASE(without_scale_or_mask_lowers_to_fifteen_operations) {
   BOOST_TEST(s.all_finalized);
   // dO * O, row sum, D (times 1); Q K^T, minus Stats, exp (P); P^T (reshape), P^T dO (dV);
   // dO V^T, minus D, times P (dS); dS^T (reshape), dS^T Q (dK); K (reshape of K^T), dS K (dQ).
-  BOOST_TEST(s.operation_count == 15U);
+  BOOST_TEST(s.operation_count == 15U + accumulator_copy());
   BOOST_TEST(s.operations == (std::vector<std::string>{"sdpa_backward 'bwd'"}));
   BOOST_TEST(b.dq->dim() == (Dims{2, 8, 17, 64}));
   BOOST_TEST(b.dk->dim() == (Dims{2, 8, 33, 64}));
@@ -94,7 +98,7 @@ BOOST_AUTO_TEST_CASE(scale_and_causal_mask_add_their_steps) {
   b.run(SdpaBackwardAttributes().set_attn_scale(0.125F).set_causal_mask(true));
   const LoweringSummary s = require_lowered(b.g);
   // 15 + scale of S and of dS + row index, column index, compare, select.
-  BOOST_TEST(s.operation_count == 21U);
+  BOOST_TEST(s.operation_count == 21U + accumulator_copy());
 }
 
 BOOST_AUTO_TEST_CASE(grouped_query_padding_and_bottom_right_sum_the_head_groups) {
@@ -110,7 +114,7 @@ BOOST_AUTO_TEST_CASE(grouped_query_padding_and_bottom_right_sum_the_head_groups)
   BOOST_TEST(s.all_finalized);
   // 17 (with scale) + 6 padding steps + 6 causal steps (with + seq_len_kv - seq_len_q) + the
   // sums of dK and dV over each group of 4 query heads.
-  BOOST_TEST(s.operation_count == 31U);
+  BOOST_TEST(s.operation_count == 31U + accumulator_copy());
   BOOST_TEST(b.dk->dim() == (Dims{3, 2, 17, 128}));
   BOOST_TEST(b.dv->dim() == (Dims{3, 2, 17, 128}));
   BOOST_TEST(b.dq->dim() == (Dims{3, 8, 33, 128}));

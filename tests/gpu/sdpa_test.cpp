@@ -485,7 +485,10 @@ struct OverrideTopology {
 // (causal training, GQA inference, a padded variable-length batch with a bottom-right mask)
 // and each heuristics mode. Every cuDNN must either refuse at build or run every shape exact:
 // never a wrong number, never a failure at execute. Below 9.21 sdpa is not proven on the
-// dynamic-graph path overrides take there (VersionTooOld).
+// dynamic-graph path overrides take there (VersionTooOld). On cuDNN 9.27 the flagged graph built
+// and ran exact at its build shape, and returned wrong numbers at every other length (as did
+// cudnn-frontend 1.32's own SDPA, bench/sdpa_frontend_probe.cpp): build() answers NoEngine
+// naming known issue sdpa-override-shapes until a cuDNN is measured exact here.
 BOOST_AUTO_TEST_CASE(an_override_shape_sdpa_graph_runs_every_length_exact_or_is_refused) {
   auto handle = dnngraph::Handle::create();
   BOOST_REQUIRE_MESSAGE(handle.has_value(), describe(handle));
@@ -515,7 +518,9 @@ BOOST_AUTO_TEST_CASE(an_override_shape_sdpa_graph_runs_every_length_exact_or_is_
         BOOST_TEST(
             (code == dnngraph::ErrorCode::VersionTooOld || code == dnngraph::ErrorCode::NoEngine),
             where << ": " << describe(built));
-        BOOST_TEST((loaded < 92100 || code == dnngraph::ErrorCode::NoEngine),
+        BOOST_TEST((loaded < 92100 ||
+                    (code == dnngraph::ErrorCode::NoEngine &&
+                     built.error().message.find("sdpa-override-shapes") != std::string::npos)),
                    where << ": " << describe(built));
         continue;
       }
