@@ -113,6 +113,13 @@ class ConvolutionAttributes : public NodeAttributes<Derived> {
     mode_ = mode;
     return self();
   }
+  // Grouped convolution: C and K split into `groups` independent groups, W [K, C / groups,
+  // filter...]; depthwise when groups = C. 1 unless set. cuDNN reads the count from W's dims;
+  // stating it lets validate() check them against it.
+  Derived& set_group_count(std::int64_t groups) {
+    group_count_ = groups;
+    return self();
+  }
 
   [[nodiscard]] const std::optional<std::vector<std::int64_t>>& pre_padding() const noexcept {
     return pre_padding_;
@@ -127,6 +134,7 @@ class ConvolutionAttributes : public NodeAttributes<Derived> {
     return dilation_;
   }
   [[nodiscard]] ConvolutionMode convolution_mode() const noexcept { return mode_; }
+  [[nodiscard]] std::int64_t group_count() const noexcept { return group_count_; }
 
  private:
   // Only Derived can be made: a ConvolutionAttributes<A> can never stand in for another type.
@@ -139,9 +147,10 @@ class ConvolutionAttributes : public NodeAttributes<Derived> {
   std::optional<std::vector<std::int64_t>> stride_;
   std::optional<std::vector<std::int64_t>> dilation_;
   ConvolutionMode mode_ = ConvolutionMode::CrossCorrelation;
+  std::int64_t group_count_ = 1;
 };
 
-// Y = conv(X, W): X [N, C, spatial...], W [K, C, filter...] -> Y [N, K, out...].
+// Y = conv(X, W): X [N, C, spatial...], W [K, C / groups, filter...] -> Y [N, K, out...].
 class ConvFpropAttributes final : public ConvolutionAttributes<ConvFpropAttributes> {
  public:
   ConvFpropAttributes() =

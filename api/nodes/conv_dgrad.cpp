@@ -26,7 +26,19 @@ Result<void> ConvDgradNode::infer(const GraphContext& context) {
   // dX dims of the right rank are the user's choice among the inputs that give dY (a stride
   // above 1 maps several input sizes to one output size); anything else goes to settle_output.
   const bool user_dims = dx.dim().size() == rank;
-  std::vector<std::int64_t> dx_dims{dy.dims[0], w.dims[1]};
+  // dX has every input channel: C = W's C per group times the groups.
+  const std::int64_t groups = attributes_.group_count();
+  std::int64_t c = 0;
+  if (groups < 1 || __builtin_mul_overflow(w.dims[1], groups, &c)) {
+    return make_error(ErrorCode::InvalidAttribute, node + ": the group count " +
+                                                       std::to_string(groups) +
+                                                       " must be at least 1 and fit C in int64");
+  }
+  const std::vector<std::int64_t> dx_channels{dy.dims[0], c};
+  if (auto ok = check_groups(node, groups, {"dX", dx, dx_channels}, w, w.dims[0]); !ok) {
+    return ok;
+  }
+  std::vector<std::int64_t> dx_dims{dy.dims[0], c};
   for (std::size_t i = 0; i + 2 < rank; ++i) {
     if (!user_dims) {
       auto size = smallest_input_size(node, *geometry, i, dy, w);

@@ -21,7 +21,9 @@ Result<std::vector<std::int64_t>> ConvFpropNode::output_dims(
   const ConvTensor w{"W", *inputs[1].tensor, *inputs[1].dims};
   if (auto ok = check_conv_rank(node, x); !ok) return std::unexpected(ok.error());
   if (auto ok = check_same_rank(node, x, w); !ok) return std::unexpected(ok.error());
-  if (auto ok = check_same_extent(node, "C", w, 1, x, 1); !ok) return std::unexpected(ok.error());
+  if (auto ok = check_groups(node, attributes_.group_count(), x, w, w.dims[0]); !ok) {
+    return std::unexpected(ok.error());
+  }
   auto settled = geometry(x);
   if (!settled) return std::unexpected(settled.error());
   std::vector<std::int64_t> y_dims{x.dims[0], w.dims[0]};

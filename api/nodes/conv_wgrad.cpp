@@ -20,11 +20,11 @@ Result<void> ConvWgradNode::infer(const GraphContext& context) {
   if (auto ok = check_same_rank(node, x, dy); !ok) return ok;
   if (auto ok = check_same_extent(node, "N", dy, 0, x, 0); !ok) return ok;
   if (dw.dim().empty()) {
-    return make_error(
-        ErrorCode::InvalidAttribute,
-        node + ": dW " + dw.describe() +
-            " has no dims; set them to [K, C, filter...] (K = " + std::to_string(dy.dims[1]) +
-            ", C = " + std::to_string(x.dims[1]) + "): X and dY do not determine the filter size");
+    return make_error(ErrorCode::InvalidAttribute,
+                      node + ": dW " + dw.describe() +
+                          " has no dims; set them to [K, C / groups, filter...] (K = " +
+                          std::to_string(dy.dims[1]) + ", C = " + std::to_string(x.dims[1]) +
+                          "): X and dY do not determine the filter size");
   }
   if (auto ok = check_same_rank(node, x, dw_named); !ok) return ok;
   for (std::size_t i = 0; i < dw.dim().size(); ++i) {
@@ -36,7 +36,9 @@ Result<void> ConvWgradNode::infer(const GraphContext& context) {
     }
   }
   if (auto ok = check_same_extent(node, "K", dw_named, 0, dy, 1); !ok) return ok;
-  if (auto ok = check_same_extent(node, "C", dw_named, 1, x, 1); !ok) return ok;
+  if (auto ok = check_groups(node, attributes_.group_count(), x, dw_named, dy.dims[1]); !ok) {
+    return ok;
+  }
   auto geometry = resolve_geometry(node, x, attributes_.pre_padding(), attributes_.post_padding(),
                                    attributes_.stride(), attributes_.dilation());
   if (!geometry) return std::unexpected(geometry.error());

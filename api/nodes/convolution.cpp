@@ -107,6 +107,36 @@ Result<void> check_same_rank(std::string_view node, ConvTensor t, ConvTensor oth
   return {};
 }
 
+Result<void> check_groups(std::string_view node, std::int64_t groups, ConvTensor full, ConvTensor w,
+                          std::int64_t k) {
+  const std::int64_t c = full.dims[1];
+  const std::string count = "the group count " + std::to_string(groups);
+  if (groups < 1) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      std::string(node) + ": " + count + " must be at least 1");
+  }
+  if (c % groups != 0 || k % groups != 0) {
+    return make_error(ErrorCode::ShapeMismatch,
+                      std::string(node) + ": " + count +
+                          " does not divide C = " + std::to_string(c) + " (dim 1 of " +
+                          named(full) + ") and K = " + std::to_string(k) +
+                          "; each group takes C / groups input and K / groups "
+                          "output channels");
+  }
+  if (w.dims[1] != c / groups) {
+    std::string hint;
+    if (groups == 1 && w.dims[1] > 0 && c % w.dims[1] == 0) {
+      hint = " (a grouped convolution: set_group_count(" + std::to_string(c / w.dims[1]) + "))";
+    }
+    return make_error(ErrorCode::ShapeMismatch, std::string(node) + ": dim 1 of " + named(w) +
+                                                    " is " + std::to_string(w.dims[1]) +
+                                                    ", expected C / groups = " + std::to_string(c) +
+                                                    " / " + std::to_string(groups) + " = " +
+                                                    std::to_string(c / groups) + hint);
+  }
+  return {};
+}
+
 Result<void> check_same_extent(std::string_view node, std::string_view what, ConvTensor a,
                                std::size_t dim_a, ConvTensor b, std::size_t dim_b) {
   const std::int64_t ea = a.dims[dim_a];

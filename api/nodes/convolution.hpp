@@ -45,6 +45,10 @@ struct ConvTensor {
 [[nodiscard]] Result<void> check_same_extent(std::string_view node, std::string_view what,
                                              ConvTensor a, std::size_t dim_a, ConvTensor b,
                                              std::size_t dim_b);
+// The group count fits the channels: at least 1, dividing C (of `full`, the tensor with every
+// input channel: X, or dX) and k (output channels), and dim 1 of `w` (W or dW) is C / groups.
+[[nodiscard]] Result<void> check_groups(std::string_view node, std::int64_t groups, ConvTensor full,
+                                        ConvTensor w, std::int64_t k);
 [[nodiscard]] Result<void> check_data_type(std::string_view node, ConvTensor t,
                                            std::initializer_list<DataType> allowed);
 [[nodiscard]] Result<void> check_compute_type(std::string_view node, DataType compute,

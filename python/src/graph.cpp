@@ -126,6 +126,7 @@ A& attention_attributes(A& a, const AttentionArgs& args) {
 struct ConvArgs {
   std::optional<Dims> padding, pre_padding, post_padding, stride, dilation;
   std::optional<ConvolutionMode> mode;
+  std::optional<std::int64_t> groups;
   std::optional<DataType> compute;
   std::optional<std::string> name;
 };
@@ -140,6 +141,7 @@ A conv_attributes(const ConvArgs& c) {
   if (c.stride) a.set_stride(*c.stride);
   if (c.dilation) a.set_dilation(*c.dilation);
   if (c.mode) a.set_convolution_mode(*c.mode);
+  if (c.groups) a.set_group_count(*c.groups);
   return a;
 }
 
@@ -152,8 +154,8 @@ void def_conv(nb::class_<PyGraph>& cls, const char* name, const char* first, con
       [](PyGraph& g, const Tensor& x, const Tensor& w, std::optional<Dims> padding,
          std::optional<Dims> pre_padding, std::optional<Dims> post_padding,
          std::optional<Dims> stride, std::optional<Dims> dilation,
-         std::optional<ConvolutionMode> mode, std::optional<DataType> compute,
-         const std::optional<std::string>& node_name) {
+         std::optional<ConvolutionMode> mode, std::optional<std::int64_t> groups,
+         std::optional<DataType> compute, const std::optional<std::string>& node_name) {
         const auto locked = lock(g);
         const ConvArgs args{std::move(padding),
                             std::move(pre_padding),
@@ -161,13 +163,14 @@ void def_conv(nb::class_<PyGraph>& cls, const char* name, const char* first, con
                             std::move(stride),
                             std::move(dilation),
                             mode,
+                            groups,
                             compute,
                             node_name};
         return (g.graph.*node)(x, w, conv_attributes<A>(args));
       },
       nb::arg(first), nb::arg(second), nb::kw_only(), "padding"_a = nb::none(),
       "pre_padding"_a = nb::none(), "post_padding"_a = nb::none(), "stride"_a = nb::none(),
-      "dilation"_a = nb::none(), "convolution_mode"_a = nb::none(),
+      "dilation"_a = nb::none(), "convolution_mode"_a = nb::none(), "group_count"_a = nb::none(),
       "compute_data_type"_a = nb::none(), "name"_a = nb::none(), doc);
 }
 
@@ -288,13 +291,14 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "dY, B is X and Y is dX.");
   def_conv<ConvFpropAttributes, &Graph::conv_fprop>(
       cls, "conv_fprop", "x", "w",
-      "Y [N, K, out...] = conv(X [N, C, spatial...], W [K, C, filter...]). Lists give one\n"
-      "value per spatial dim (padding 0, stride 1, dilation 1 unless set).");
+      "Y [N, K, out...] = conv(X [N, C, spatial...], W [K, C / groups, filter...]). Lists give\n"
+      "one value per spatial dim (padding 0, stride 1, dilation 1 unless set); group_count\n"
+      "splits C and K into groups (depthwise: group_count = C).");
   def_conv<ConvDgradAttributes, &Graph::conv_dgrad>(
       cls, "conv_dgrad", "dy", "w", "dX [N, C, spatial...] from dY and W of the forward conv.");
   def_conv<ConvWgradAttributes, &Graph::conv_wgrad>(
       cls, "conv_wgrad", "x", "dy",
-      "dW [K, C, filter...] from X and dY; set dW's dims on the returned tensor.");
+      "dW [K, C / groups, filter...] from X and dY; set dW's dims on the returned tensor.");
   cls.def(
          "reduction",
          [](PyGraph& g, const Tensor& x, ReductionMode mode, std::optional<DataType> compute,

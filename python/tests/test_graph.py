@@ -152,6 +152,21 @@ def test_conv_dgrad_and_wgrad_lower():
     assert wg.lower().operation_count == 1
 
 
+def test_a_depthwise_conv_takes_one_channel_per_group():
+    g = half_graph()
+    x = g.tensor(name="X", uid=1, dim=[1, 8, 16, 16])
+    w = g.tensor(name="W", uid=2, dim=[8, 1, 3, 3])
+    y = g.conv_fprop(x, w, padding=[1, 1], group_count=8, name="depthwise")
+    y.set_output(True).set_uid(3)
+    assert g.lower().operation_count == 1 and y.dim == [1, 8, 16, 16]
+    ungrouped = half_graph()
+    ungrouped.conv_fprop(ungrouped.tensor(name="X", uid=1, dim=[1, 8, 16, 16]),
+                         ungrouped.tensor(name="W", uid=2, dim=[8, 1, 3, 3]),
+                         padding=[1, 1]).set_output(True)
+    e = error_of(ungrouped.validate)
+    assert e.code is ErrorCode.ShapeMismatch and "set_group_count(8)" in e.message
+
+
 def test_a_convolution_with_wrong_geometry_is_refused():
     g = dnngraph.Graph(io_data_type=DataType.Half)
     x = g.tensor(name="X", uid=1, dim=[1, 8, 16, 16])

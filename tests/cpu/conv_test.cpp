@@ -157,8 +157,46 @@ BOOST_AUTO_TEST_CASE(channel_mismatch_is_rejected_naming_dim_1_and_both_values) 
   g.conv_fprop(x, w, ConvFpropAttributes().set_name("conv"));
   const Error error = validation_error(g);
   BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
-  BOOST_TEST(mentions(error, "dim 1 (C) of W 'W' (uid 2) is 4"));
-  BOOST_TEST(mentions(error, "dim 1 (C) of X 'X' (uid 1) is 8"));
+  BOOST_TEST(mentions(error, "conv_fprop 'conv': dim 1 of W 'W' (uid 2) is 4"));
+  BOOST_TEST(mentions(error, "expected C / groups = 8 / 1 = 8"));
+  // W's C divides X's: maybe a grouped convolution the user did not state.
+  BOOST_TEST(mentions(error, "(a grouped convolution: set_group_count(2))"));
+}
+
+BOOST_AUTO_TEST_CASE(a_grouped_conv_takes_w_with_c_per_group_and_infers_y) {
+  const Dims y = fprop_dims({2, 8, 10, 12}, {16, 2, 3, 3},
+                            ConvFpropAttributes().set_padding({1, 1}).set_group_count(4));
+  BOOST_TEST(y == (Dims{2, 16, 10, 12}));
+  // Depthwise: groups = C = K.
+  const Dims depthwise = fprop_dims({2, 8, 10, 12}, {8, 1, 3, 3},
+                                    ConvFpropAttributes().set_padding({1, 1}).set_group_count(8));
+  BOOST_TEST(depthwise == (Dims{2, 8, 10, 12}));
+}
+
+BOOST_AUTO_TEST_CASE(a_group_count_that_does_not_divide_c_and_k_is_rejected) {
+  Conv2d c;
+  c.conv(ConvFpropAttributes().set_group_count(3));
+  const Error error = validation_error(c.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error,
+                      "the group count 3 does not divide C = 8 (dim 1 of X 'X' (uid 1)) "
+                      "and K = 16"));
+}
+
+BOOST_AUTO_TEST_CASE(a_group_count_below_1_is_rejected) {
+  Conv2d c;
+  c.conv(ConvFpropAttributes().set_group_count(0));
+  const Error error = validation_error(c.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error, "the group count 0 must be at least 1"));
+}
+
+BOOST_AUTO_TEST_CASE(a_group_count_that_w_does_not_match_is_rejected) {
+  Conv2d c;  // W [16, 8, 3, 3]: C per group 8, which 2 groups of X's 8 channels are not
+  c.conv(ConvFpropAttributes().set_group_count(2));
+  const Error error = validation_error(c.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error, "dim 1 of W 'W' (uid 2) is 8, expected C / groups = 8 / 2 = 4"));
 }
 
 BOOST_AUTO_TEST_CASE(stride_with_a_value_per_dim_of_another_rank_is_rejected) {
@@ -451,6 +489,21 @@ BOOST_AUTO_TEST_CASE(dx_of_a_stride_1_conv_has_the_forward_input_size) {
   BOOST_TEST(dx->name() == "dgrad::dX");
 }
 
+BOOST_AUTO_TEST_CASE(dx_of_a_grouped_conv_has_every_input_channel) {
+  Dgrad d;  // W [16, 8, 3, 3] in 2 groups: dX has 16 channels
+  auto dx = d.dgrad(ConvDgradAttributes().set_padding({1, 1}).set_group_count(2));
+  require_valid(d.g);
+  BOOST_TEST(dx->dim() == (Dims{2, 16, 10, 12}));
+}
+
+BOOST_AUTO_TEST_CASE(a_dgrad_group_count_that_does_not_divide_k_is_rejected) {
+  Dgrad d;
+  d.dgrad(ConvDgradAttributes().set_padding({1, 1}).set_group_count(3));
+  const Error error = validation_error(d.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error, "the group count 3 does not divide C = 24"));
+}
+
 BOOST_AUTO_TEST_CASE(dx_of_a_stride_2_conv_defaults_to_the_smallest_input) {
   // Inputs 19 and 20 both give 10 at stride 2 (3 x 3, padding 1): the smallest is 19; 23, 24 -> 12.
   Dgrad d;
@@ -532,7 +585,8 @@ BOOST_AUTO_TEST_CASE(dw_without_dims_is_rejected_saying_what_to_set) {
   const Error error = validation_error(w.g);
   BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
   BOOST_TEST(mentions(error, "conv_wgrad 'wgrad': dW 'wgrad::dW'"));
-  BOOST_TEST(mentions(error, "has no dims; set them to [K, C, filter...] (K = 16, C = 8)"));
+  BOOST_TEST(
+      mentions(error, "has no dims; set them to [K, C / groups, filter...] (K = 16, C = 8)"));
 }
 
 BOOST_AUTO_TEST_CASE(dw_dims_consistent_with_x_and_dy_are_accepted) {
@@ -566,8 +620,17 @@ BOOST_AUTO_TEST_CASE(dw_whose_c_differs_from_x_is_rejected) {
   w.wgrad(ConvWgradAttributes().set_padding({1, 1}))->set_dim({16, 4, 3, 3});
   const Error error = validation_error(w.g);
   BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
-  BOOST_TEST(mentions(error, "dim 1 (C) of dW 'wgrad::dW'"));
-  BOOST_TEST(mentions(error, "is 4, but dim 1 (C) of X 'X' (uid 1) is 8"));
+  BOOST_TEST(mentions(error,
+                      "dim 1 of dW 'wgrad::dW' (no uid yet) is 4, expected C / groups = "
+                      "8 / 1 = 8 (a grouped convolution: set_group_count(2))"));
+}
+
+BOOST_AUTO_TEST_CASE(a_grouped_wgrad_takes_dw_with_c_per_group) {
+  Wgrad w;
+  auto dw = w.wgrad(ConvWgradAttributes().set_padding({1, 1}).set_group_count(2));
+  dw->set_dim({16, 4, 3, 3});
+  require_valid(w.g);
+  BOOST_TEST(dw->dim() == (Dims{16, 4, 3, 3}));
 }
 
 BOOST_AUTO_TEST_CASE(dw_of_another_rank_is_rejected) {

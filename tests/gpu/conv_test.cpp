@@ -112,6 +112,17 @@ void check_against_reference(const ConvCase& c) {
   BOOST_CHECK_MESSAGE(comparison.passed(), c.name << ": " << comparison.describe());
 }
 
+// If cuDNN has no engine for these sizes, build() fails with NoEngine and the test says so:
+// that is a finding.
+// Cases measured without an engine on some cuDNN: skipped there with the Error as the reason (a
+// finding), checked against the reference everywhere else. On cuDNN 9.27 (runtime-fusion
+// libraries, H200) the odd NCHW case's only engine is engine 7 with a workspace, which the
+// known-issues table refuses (it wrote wrong numbers); convolution mode has no engine config.
+boost::unit_test::precondition builds(const ConvCase& c) {
+  return dnngraph::test::builds_or_skips(c.name,
+                                         [c] { return dnngraph::test::make_conv_graph(c).graph; });
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(conv_fprop_matches_reference)
@@ -160,17 +171,6 @@ BOOST_AUTO_TEST_CASE(dilation_2_conv_matches_reference) {
   check_against_reference(conv_cases::half_nhwc_dilation_2());
 }
 
-// If cuDNN has no engine for these sizes, build() fails with NoEngine and the test says so:
-// that is a finding.
-// Cases measured without an engine on some cuDNN: skipped there with the Error as the reason (a
-// finding), checked against the reference everywhere else. On cuDNN 9.27 (runtime-fusion
-// libraries, H200) the odd NCHW case's only engine is engine 7 with a workspace, which the
-// known-issues table refuses (it wrote wrong numbers); convolution mode has no engine config.
-boost::unit_test::precondition builds(const ConvCase& c) {
-  return dnngraph::test::builds_or_skips(c.name,
-                                         [c] { return dnngraph::test::make_conv_graph(c).graph; });
-}
-
 BOOST_AUTO_TEST_CASE(half_nchw_conv_of_odd_sizes_matches_reference,
                      *builds(conv_cases::half_nchw_odd_sizes())) {
   check_against_reference(conv_cases::half_nchw_odd_sizes());
@@ -191,6 +191,47 @@ BOOST_AUTO_TEST_CASE(half_ncdhw_3d_conv_matches_reference) {
 BOOST_AUTO_TEST_CASE(convolution_mode_applies_the_filter_mirrored,
                      *builds(conv_cases::half_nchw_convolution_mode())) {
   check_against_reference(conv_cases::half_nchw_convolution_mode());
+}
+
+// Grouped and depthwise: cuDNN reads the group count from W's dims (C / groups); each may lack
+// an engine on some cuDNN (then skipped with the Error as the reason, a finding).
+BOOST_AUTO_TEST_CASE(grouped_nhwc_conv_matches_reference,
+                     *builds(conv_cases::half_nhwc_grouped())) {
+  check_against_reference(conv_cases::half_nhwc_grouped());
+}
+
+BOOST_AUTO_TEST_CASE(grouped_nchw_stride_2_conv_matches_reference,
+                     *builds(conv_cases::bfloat16_nchw_grouped())) {
+  check_against_reference(conv_cases::bfloat16_nchw_grouped());
+}
+
+BOOST_AUTO_TEST_CASE(depthwise_conv_bias_relu_fused_matches_reference,
+                     *builds(conv_cases::half_nhwc_depthwise_bias_relu())) {
+  check_against_reference(conv_cases::half_nhwc_depthwise_bias_relu());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(grouped_backward_matches_reference)
+
+BOOST_AUTO_TEST_CASE(grouped_dgrad_matches_reference,
+                     *builds(conv_cases::half_nhwc_grouped_dgrad())) {
+  check_against_reference(conv_cases::half_nhwc_grouped_dgrad());
+}
+
+BOOST_AUTO_TEST_CASE(grouped_wgrad_matches_reference,
+                     *builds(conv_cases::half_nhwc_grouped_wgrad())) {
+  check_against_reference(conv_cases::half_nhwc_grouped_wgrad());
+}
+
+BOOST_AUTO_TEST_CASE(depthwise_dgrad_matches_reference,
+                     *builds(conv_cases::half_nhwc_depthwise_dgrad())) {
+  check_against_reference(conv_cases::half_nhwc_depthwise_dgrad());
+}
+
+BOOST_AUTO_TEST_CASE(depthwise_wgrad_matches_reference,
+                     *builds(conv_cases::half_nhwc_depthwise_wgrad())) {
+  check_against_reference(conv_cases::half_nhwc_depthwise_wgrad());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -52,15 +52,16 @@ struct ConvCase {
     dims[1] = problem.w_dims[0];
     return dims;
   }
-  // The most products summed into one output element: C x taps (fprop), K x taps (dgrad, an
+  // The most products summed into one output element: C / groups x taps (fprop), K / groups x
+  // taps (dgrad, an
   // upper bound), N x output positions (wgrad). The tolerances are argued for up to
   // max_conv_terms.
   [[nodiscard]] std::int64_t terms() const {
     const std::size_t s = problem.spatial();
     const std::int64_t taps = product(std::span(problem.w_dims).subspan(2, s));
     switch (kind) {
-      case ConvKind::Fprop: return problem.x_dims[1] * taps;
-      case ConvKind::Dgrad: return problem.w_dims[0] * taps;
+      case ConvKind::Fprop: return problem.w_dims[1] * taps;
+      case ConvKind::Dgrad: return problem.w_dims[0] / problem.groups() * taps;
       case ConvKind::Wgrad: {
         const Dims y = problem.y_dims();
         return y[0] * product(std::span(y).subspan(2, s));
@@ -130,7 +131,8 @@ struct ConvGraph {
                                 .set_post_padding(p.post_padding)
                                 .set_stride(p.stride)
                                 .set_dilation(p.dilation)
-                                .set_convolution_mode(mode));
+                                .set_convolution_mode(mode)
+                                .set_group_count(p.groups()));
       break;
     case ConvKind::Dgrad:
       result = g.conv_dgrad(in0, in1,
@@ -140,7 +142,8 @@ struct ConvGraph {
                                 .set_post_padding(p.post_padding)
                                 .set_stride(p.stride)
                                 .set_dilation(p.dilation)
-                                .set_convolution_mode(mode));
+                                .set_convolution_mode(mode)
+                                .set_group_count(p.groups()));
       // With a stride above 1 several dX sizes give dY: say which one.
       result->set_dim(p.x_dims);
       break;
@@ -152,7 +155,8 @@ struct ConvGraph {
                                 .set_post_padding(p.post_padding)
                                 .set_stride(p.stride)
                                 .set_dilation(p.dilation)
-                                .set_convolution_mode(mode));
+                                .set_convolution_mode(mode)
+                                .set_group_count(p.groups()));
       result->set_dim(p.w_dims);  // X and dY do not determine the filter size
       break;
   }
@@ -362,6 +366,54 @@ inline ConvCase float_nhwc_wgrad() {
                   Layout::ChannelsLast, 1, 243);
 }
 
+// Grouped (4 groups of 8 input and 16 output channels) and depthwise (groups = C = K = 32)
+// convolutions: W [K, C / groups, 3, 3]. MobileNet-style depthwise + bias + ReLU fused.
+inline ConvProblem grouped_2d(std::int64_t stride) {
+  return uniform_problem({2, 32, 14, 14}, {64, 8, 3, 3}, 1, stride, 1);
+}
+inline ConvProblem depthwise_2d() {
+  return uniform_problem({2, 32, 14, 14}, {32, 1, 3, 3}, 1, 1, 1);
+}
+inline ConvCase half_nhwc_grouped() {
+  return fprop("half NHWC grouped conv_fprop, 4 groups", DataType::Half, Layout::ChannelsLast,
+               grouped_2d(1), 251);
+}
+inline ConvCase bfloat16_nchw_grouped() {
+  return fprop("bf16 NCHW grouped conv_fprop, 4 groups, stride 2", DataType::BFloat16,
+               Layout::ChannelsFirst, grouped_2d(2), 252);
+}
+inline ConvCase half_nhwc_depthwise_bias_relu() {
+  ConvCase c = fprop("half NHWC depthwise conv_fprop + bias + ReLU", DataType::Half,
+                     Layout::ChannelsLast, depthwise_2d(), 253);
+  c.bias_relu = true;
+  return c;
+}
+// The same problem, as a backward pass of `kind`.
+inline ConvCase as_backward(ConvCase c, ConvKind kind, std::string name, std::uint32_t seed) {
+  c.name = std::move(name);
+  c.kind = kind;
+  c.seed = seed;
+  return c;
+}
+inline ConvCase half_nhwc_grouped_dgrad() {
+  return as_backward(half_nhwc_grouped(), ConvKind::Dgrad, "half NHWC grouped conv_dgrad, 4 groups",
+                     254);
+}
+inline ConvCase half_nhwc_grouped_wgrad() {
+  return as_backward(half_nhwc_grouped(), ConvKind::Wgrad, "half NHWC grouped conv_wgrad, 4 groups",
+                     255);
+}
+inline ConvCase half_nhwc_depthwise_dgrad() {
+  ConvCase c = half_nhwc_depthwise_bias_relu();
+  c.bias_relu = false;
+  return as_backward(std::move(c), ConvKind::Dgrad, "half NHWC depthwise conv_dgrad", 256);
+}
+inline ConvCase half_nhwc_depthwise_wgrad() {
+  ConvCase c = half_nhwc_depthwise_bias_relu();
+  c.bias_relu = false;
+  return as_backward(std::move(c), ConvKind::Wgrad, "half NHWC depthwise conv_wgrad", 257);
+}
+
 inline std::vector<ConvCase> all() {
   return {half_nchw(),
           half_nhwc(),
@@ -386,7 +438,14 @@ inline std::vector<ConvCase> all() {
           half_nhwc_wgrad(),
           bfloat16_nhwc_wgrad(),
           half_nchw_wgrad(),
-          half_nhwc_wgrad_stride_2()};
+          half_nhwc_wgrad_stride_2(),
+          half_nhwc_grouped(),
+          bfloat16_nchw_grouped(),
+          half_nhwc_depthwise_bias_relu(),
+          half_nhwc_grouped_dgrad(),
+          half_nhwc_grouped_wgrad(),
+          half_nhwc_depthwise_dgrad(),
+          half_nhwc_depthwise_wgrad()};
 }
 
 }  // namespace conv_cases

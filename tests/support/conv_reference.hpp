@@ -15,8 +15,8 @@ namespace dnngraph::test {
 
 using Dims = std::vector<std::int64_t>;
 
-// One convolution: X [N, C, spatial...] and W [K, C, filter...] with 1 to 3 spatial dims; one
-// value per spatial dim in each list. flip: ConvolutionMode::Convolution (the filter is applied
+// One convolution: X [N, C, spatial...] and W [K, C / groups, filter...] with 1 to 3 spatial dims;
+// one value per spatial dim in each list. flip: ConvolutionMode::Convolution (the filter is applied
 // mirrored in every spatial dim), else cross-correlation.
 struct ConvProblem {
   Dims x_dims;
@@ -28,6 +28,9 @@ struct ConvProblem {
   bool flip = false;
 
   [[nodiscard]] std::size_t spatial() const noexcept { return x_dims.size() - 2; }
+  // Grouped convolution: W [K, C / groups, filter...]; output channel k reads the input channels
+  // of its group, k / (K / groups).
+  [[nodiscard]] std::int64_t groups() const noexcept { return x_dims[1] / w_dims[1]; }
   // floor((in + pre + post - dilation * (filter - 1) - 1) / stride) + 1 per spatial dim.
   [[nodiscard]] Dims y_dims() const {
     Dims dims{x_dims[0], w_dims[0]};
@@ -113,11 +116,15 @@ void for_each_product(const ConvProblem& p, const Dims& x_strides, const Dims& w
         continue;
       }
       const std::int64_t w_position = tap_offset[static_cast<std::size_t>(fi)];
+      const std::int64_t per_group_c = p.w_dims[1];
+      const std::int64_t per_group_k = p.w_dims[0] / p.groups();
       for (std::int64_t n = 0; n < p.x_dims[0]; ++n) {
         for (std::int64_t k = 0; k < p.w_dims[0]; ++k) {
           const std::int64_t y_offset = n * y_strides[0] + k * y_strides[1] + y_position;
-          for (std::int64_t c = 0; c < p.x_dims[1]; ++c) {
-            visit(static_cast<std::size_t>(n * x_strides[0] + c * x_strides[1] + x_position),
+          const std::int64_t first_c = k / per_group_k * per_group_c;
+          for (std::int64_t c = 0; c < per_group_c; ++c) {
+            visit(static_cast<std::size_t>(n * x_strides[0] + (first_c + c) * x_strides[1] +
+                                           x_position),
                   static_cast<std::size_t>(k * w_strides[0] + c * w_strides[1] + w_position),
                   static_cast<std::size_t>(y_offset));
           }
