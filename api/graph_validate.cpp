@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 namespace dnngraph {
@@ -179,6 +181,12 @@ Result<void> Graph::check_complete() const {
       consumed.insert(internal.get());
     }
   }
+  // The offsets of a ragged tensor are read with it.
+  for (const auto& t : tensors_) {
+    if (const auto& offsets = t->ragged_offset()) {
+      consumed.insert(offsets.get());
+    }
+  }
   // An input no node reads would be demanded in the variant pack of a graph that never touches
   // it; a virtual output nothing reads is computed for nothing (and cuDNN refuses such graphs).
   for (const auto& t : tensors_) {
@@ -285,6 +293,74 @@ Result<void> infer_nodes(const std::vector<std::unique_ptr<detail::Node>>& nodes
       nodes, [](const TensorAttributes& t) -> const auto& { return t.dim(); }, "");
 }
 
+// Packed variable-length tensors (TensorAttributes::set_ragged_offset): the ragged tensor has
+// memory and rank 4; its offsets are a graph input of this graph in device memory, Int32 or
+// Int64, [b + 1, 1, 1, 1]; only attention nodes read or make a ragged tensor (each of them
+// checks its padding mask).
+Result<void> check_ragged(const Tensors& tensors, const Produced& produced,
+                          const std::vector<std::unique_ptr<detail::Node>>& nodes) {
+  std::unordered_set<const TensorAttributes*> ours;
+  for (const auto& t : tensors) {
+    ours.insert(t.get());
+  }
+  for (const auto& t : tensors) {
+    const auto& offsets = t->ragged_offset();
+    if (!offsets) {
+      continue;
+    }
+    const std::string what =
+        "tensor " + t->describe() + ": its ragged offsets " + offsets->describe();
+    if (!ours.contains(offsets.get())) {
+      return make_error(ErrorCode::ForeignTensor,
+                        what + " are not a tensor of this graph; make them with its tensor()");
+    }
+    if (t->is_virtual() || t->dim().size() != 4) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        "tensor " + t->describe() + " is ragged, but " +
+                            (t->is_virtual() ? "virtual: only tensors in memory are ragged"
+                                             : "has dims " + to_string(t->dim()) +
+                                                   ": a ragged tensor is [b, h, s, d]"));
+    }
+    if (offsets->is_virtual() || offsets->is_pass_by_value() || produced.contains(offsets.get()) ||
+        offsets->ragged_offset()) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        what +
+                            " must be a graph input in device memory (not virtual, not by "
+                            "value, made by no node, not ragged itself)");
+    }
+    if (offsets->data_type() != DataType::Int32 && offsets->data_type() != DataType::Int64) {
+      return make_error(
+          ErrorCode::UnsupportedDataType,
+          what + " have data type " +
+              std::string(offsets->data_type() ? to_string(*offsets->data_type()) : "(none)") +
+              "; offsets are Int32 or Int64 (elements, not bytes)");
+    }
+    const std::vector<std::int64_t> expected{t->dim()[0] + 1, 1, 1, 1};
+    if (offsets->dim() != expected) {
+      return make_error(ErrorCode::ShapeMismatch,
+                        what + " have dims " + to_string(offsets->dim()) + ", expected " +
+                            to_string(expected) +
+                            " (where each of the b batches starts, then the end)");
+    }
+  }
+  for (const auto& node : nodes) {
+    if (node->kind() == detail::NodeKind::Sdpa || node->kind() == detail::NodeKind::SdpaBackward) {
+      continue;
+    }
+    for (const auto& list : {&node->inputs(), &node->outputs()}) {
+      for (const auto& t : *list) {
+        if (t->ragged_offset()) {
+          return make_error(ErrorCode::InvalidAttribute,
+                            node->describe() + ": tensor " + t->describe() +
+                                " is ragged; only attention nodes (sdpa, sdpa_backward) take "
+                                "packed variable-length tensors");
+        }
+      }
+    }
+  }
+  return {};
+}
+
 // A by-value tensor no node reads (build() refuses it) still gets dims [1].
 Result<void> settle_unread_scalars(const Tensors& tensors) {
   for (const auto& t : tensors) {
@@ -372,6 +448,9 @@ Result<void> Graph::validate_filling() {
     return ok;
   }
   if (auto ok = infer_nodes(nodes_, {io_type_, intermediate_type_, compute_type_}); !ok) {
+    return ok;
+  }
+  if (auto ok = check_ragged(tensors_, produced, nodes_); !ok) {
     return ok;
   }
   if (auto ok = settle_unread_scalars(tensors_); !ok) {

@@ -7,7 +7,8 @@ namespace dnngraph::detail {
 
 namespace {
 
-backend::Expected<backend::Tensor> make_tensor(const TensorAttributes& t) {
+backend::Expected<backend::Tensor> make_tensor(const TensorAttributes& t,
+                                               const backend::Tensor* ragged_offset) {
   auto tensor = backend::Tensor::create();
   if (!tensor) {
     return tensor;
@@ -30,6 +31,7 @@ backend::Expected<backend::Tensor> make_tensor(const TensorAttributes& t) {
   if (ok) ok = tensor->set_byte_alignment(alignment);
   if (ok) ok = tensor->set_is_virtual(t.is_virtual());
   if (ok && t.is_pass_by_value()) ok = tensor->set_is_by_value(true);
+  if (ok && ragged_offset != nullptr) ok = tensor->set_ragged_offset(*ragged_offset);
   if (ok) ok = tensor->finalize();
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
@@ -39,8 +41,9 @@ backend::Expected<backend::Tensor> make_tensor(const TensorAttributes& t) {
 
 }  // namespace
 
-Result<backend::Tensor> lower_tensor(const TensorAttributes& t) {
-  auto tensor = make_tensor(t);
+Result<backend::Tensor> lower_tensor(const TensorAttributes& t,
+                                     const backend::Tensor* ragged_offset) {
+  auto tensor = make_tensor(t, ragged_offset);
   if (!tensor) {
     return std::unexpected(cudnn_error(tensor.error(), "lower tensor " + t.describe()));
   }
@@ -48,7 +51,23 @@ Result<backend::Tensor> lower_tensor(const TensorAttributes& t) {
 }
 
 Result<void> TensorTable::add(const TensorAttributes& t) {
-  auto tensor = make_tensor(t);
+  if (find(t.uid().value_or(-1)) != nullptr) {
+    // Already lowered as a ragged tensor's offsets: that descriptor stays (the ragged tensor's
+    // descriptor was finalized with it).
+    return {};
+  }
+  const backend::Tensor* ragged_offset = nullptr;
+  if (const auto& offsets = t.ragged_offset()) {
+    // validate() checked that the offsets are an ordinary graph input with a uid.
+    ragged_offset = find(offsets->uid().value_or(-1));
+    if (ragged_offset == nullptr) {
+      if (auto ok = add(*offsets); !ok) {
+        return ok;
+      }
+      ragged_offset = find(offsets->uid().value_or(-1));
+    }
+  }
+  auto tensor = make_tensor(t, ragged_offset);
   if (!tensor) {
     return std::unexpected(cudnn_error(tensor.error(), "lower tensor " + t.describe()));
   }

@@ -35,12 +35,15 @@ struct LoweredOperation {
 
 // A finalized backend tensor of t kept outside any table: a second view of a uid the table
 // holds (sdpa's K^T: K's uid with its last two dims and strides swapped).
-[[nodiscard]] Result<backend::Tensor> lower_tensor(const TensorAttributes& t);
+// ragged_offset: the finalized offsets tensor of a ragged t (its table entry), else null.
+[[nodiscard]] Result<backend::Tensor> lower_tensor(const TensorAttributes& t,
+                                                   const backend::Tensor* ragged_offset);
 
 // Finalized backend tensors by uid.
 class TensorTable {
  public:
-  // Creates and finalizes the backend tensor of t (which has a uid, dims, strides, data type).
+  // Creates and finalizes the backend tensor of t (which has a uid, dims, strides, data type);
+  // a ragged t's offsets tensor first, where the table lacks it.
   [[nodiscard]] Result<void> add(const TensorAttributes& t);
   // nullptr if the uid is not in the table.
   [[nodiscard]] const backend::Tensor* find(std::int64_t uid) const;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -62,6 +63,17 @@ class TensorAttributes {
     return *this;
   }
 
+  // A packed variable-length (ragged, "THD") tensor: dims [b, h, s_max, d] with strides of its
+  // token-major memory ([., d, h * d, 1]), where batch i starts at element offsets[i] (Int32 or
+  // Int64 [b + 1, 1, 1, 1], a graph input in device memory: the exclusive prefix sum of the
+  // batch's lengths times h * d; the last entry is the total). Attention nodes only, with their
+  // padding mask (seq_len_q / seq_len_kv say each batch's length).
+  TensorAttributes& set_ragged_offset(std::shared_ptr<TensorAttributes> offsets) {
+    ragged_offset_ = std::move(offsets);
+    ++revision_;
+    return *this;
+  }
+
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] std::optional<std::int64_t> uid() const noexcept { return uid_; }
   [[nodiscard]] const std::vector<std::int64_t>& dim() const noexcept { return dims_; }
@@ -70,6 +82,9 @@ class TensorAttributes {
   [[nodiscard]] bool is_virtual() const noexcept { return is_virtual_; }
   [[nodiscard]] std::optional<float> value() const noexcept { return value_; }
   [[nodiscard]] bool is_pass_by_value() const noexcept { return value_.has_value(); }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& ragged_offset() const noexcept {
+    return ragged_offset_;
+  }
 
   // "'A' (uid 1)" or "'A' (no uid yet)", for error messages. An unnamed tensor is described by
   // where its graph uses it: "input A of node #3 (matmul 'matmul_3') (no uid yet)".
@@ -87,6 +102,7 @@ class TensorAttributes {
   std::optional<DataType> data_type_;
   bool is_virtual_ = false;
   std::optional<float> value_;
+  std::shared_ptr<TensorAttributes> ragged_offset_;
   // Set by the Graph, not the user: where the graph uses this tensor, for describe() when the
   // tensor has no name. from_node: a node already gave it (the first node to use it wins).
   std::string label_;

@@ -32,6 +32,11 @@ class Tensor final : public Descriptor {
   [[nodiscard]] Expected<void> set_is_by_value(bool by_value) {
     return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_TENSOR_IS_BY_VALUE), by_value);
   }
+  // A packed variable-length tensor: `offsets` ([b + 1, 1, 1, 1] Int32 or Int64, in elements)
+  // says where each batch starts in memory (cuDNN 9.0; the composite attention pattern reads it).
+  [[nodiscard]] Expected<void> set_ragged_offset(const Tensor& offsets) {
+    return set_descriptor(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC), offsets);
+  }
 
  private:
   friend class Descriptor;  // create_as

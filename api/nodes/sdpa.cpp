@@ -78,6 +78,12 @@ Result<void> SdpaNode::infer(const GraphContext& context) {
                           "; O takes Q's type (" + type_name(*ports_.q) +
                           ") and an innermost head dim (stride 1)");
   }
+  if (auto ok = check_ragged_needs_padding(
+          describe(), attributes_.padding_mask(),
+          {ports_.q.get(), ports_.k.get(), ports_.v.get(), ports_.o.get(), ports_.stats.get()});
+      !ok) {
+    return ok;
+  }
   if (ports_.stats) {
     if (!ports_.stats->data_type()) {
       ports_.stats->set_data_type(DataType::Float);

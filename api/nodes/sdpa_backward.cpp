@@ -159,6 +159,13 @@ Result<void> SdpaBackwardNode::infer(const GraphContext& context) {
   if (auto ok = settle_gradients(context); !ok) {
     return ok;
   }
+  if (auto ok = check_ragged_needs_padding(
+          describe(), attributes_.padding_mask(),
+          {ports_.q.get(), ports_.k.get(), ports_.v.get(), ports_.o.get(), ports_.d_o.get(),
+           ports_.stats.get(), ports_.dq.get(), ports_.dk.get(), ports_.dv.get()});
+      !ok) {
+    return ok;
+  }
   settle_internals();
   return {};
 }
@@ -182,7 +189,7 @@ Result<std::vector<LoweredOperation>> SdpaBackwardNode::lower_all(
   const backend::Tensor* scale = ops.tensor(p.scale);
   const backend::Tensor* neg_inf = ops.tensor(p.neg_inf);
   // V^T: V's uid with its last two dims and strides swapped (K^T likewise, in scores()).
-  auto vt = lower_transposed(*p.v);
+  auto vt = lower_transposed(*p.v, ops.tensor(p.v->ragged_offset()));
   if (!vt) {
     return std::unexpected(vt.error());
   }
@@ -244,7 +251,7 @@ Result<std::vector<LoweredOperation>> SdpaBackwardNode::lower_all(
   ops.gradient("dS^T Q", ds_t, q, p.dk_heads, ops.tensor(p.dk), {seq_kv, seq_q});
 
   // dQ = dS K, K read back from K^T by a reshape.
-  auto kt_again = lower_transposed(*p.k);
+  auto kt_again = lower_transposed(*p.k, ops.tensor(p.k->ragged_offset()));
   if (!kt_again) {
     return std::unexpected(kt_again.error());
   }

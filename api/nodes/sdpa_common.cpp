@@ -227,14 +227,29 @@ Result<void> check_attention(const std::string& node, std::optional<DataType> co
   return check_attention_masks(node, settings, q, k);
 }
 
-Result<backend::Tensor> lower_transposed(const TensorAttributes& t) {
+Result<void> check_ragged_needs_padding(const std::string& node, bool padding,
+                                        std::initializer_list<const TensorAttributes*> tensors) {
+  for (const TensorAttributes* t : tensors) {
+    if (t != nullptr && t->ragged_offset() && !padding) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        node + ": " + t->describe() +
+                            " is ragged (packed variable-length), which needs the padding mask: "
+                            "set_padding_mask(true) with set_seq_len_q / set_seq_len_kv (each "
+                            "batch's length)");
+    }
+  }
+  return {};
+}
+
+Result<backend::Tensor> lower_transposed(const TensorAttributes& t,
+                                         const backend::Tensor* ragged_offset) {
   TensorAttributes transposed = t;
   auto dims = t.dim();
   auto strides = t.stride();
   std::swap(dims[2], dims[3]);
   std::swap(strides[2], strides[3]);
   transposed.set_dim(dims).set_stride(strides);
-  return lower_tensor(transposed);
+  return lower_tensor(transposed, ragged_offset);
 }
 
 const backend::Tensor* AttentionSteps::tensor(const TensorPtr& t) {
@@ -357,7 +372,7 @@ void AttentionSteps::keep(backend::Descriptor part) {
 }
 
 const backend::Tensor* AttentionSteps::scores(const Scores& s) {
-  auto kt = lower_transposed(s.k);
+  auto kt = lower_transposed(s.k, tensor(s.k.ragged_offset()));
   if (!kt) {
     if (!error_) {
       error_ = kt.error();

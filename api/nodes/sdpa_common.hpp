@@ -69,7 +69,13 @@ void append_present(std::vector<TensorPtr>& list, std::initializer_list<TensorPt
                                            const TensorAttributes& v);
 
 // t with its last two dims and strides swapped (K^T from K: the same uid), finalized.
-[[nodiscard]] Result<backend::Tensor> lower_transposed(const TensorAttributes& t);
+// A ragged (packed variable-length) tensor among `tensors` (null entries skipped) needs the
+// padding mask: seq_len_q / seq_len_kv say how long each packed batch is.
+[[nodiscard]] Result<void> check_ragged_needs_padding(
+    const std::string& node, bool padding, std::initializer_list<const TensorAttributes*> tensors);
+
+[[nodiscard]] Result<backend::Tensor> lower_transposed(const TensorAttributes& t,
+                                                       const backend::Tensor* ragged_offset);
 
 // A composite node's backend operations, appended in order. Tensors are looked up through
 // tensor(); the first failure (a lookup or a cuDNN status) stops the rest and is what finish()

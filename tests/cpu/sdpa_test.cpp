@@ -290,6 +290,90 @@ BOOST_AUTO_TEST_CASE(a_failed_validation_leaves_the_outputs_unsettled) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
+BOOST_AUTO_TEST_SUITE(sdpa_ragged)
+
+namespace {
+
+// A padded Attention (b 2) whose Q, K, V and O are ragged: token-major (BSHD) strides, offsets
+// Int32 [3, 1, 1, 1] (uids 8 and 9 for the query and key sides).
+struct Ragged {
+  Attention a;
+  TensorPtr q_offsets, kv_offsets;
+
+  explicit Ragged(DataType offset_type = DataType::Int32, Dims offset_dims = {3, 1, 1, 1}) {
+    for (const TensorPtr& t : {a.q, a.k, a.v}) {
+      const Dims& d = t->dim();
+      t->set_stride({d[2] * d[1] * d[3], d[3], d[1] * d[3], 1});
+    }
+    q_offsets = a.g.tensor(tensor("q_offsets", 8, offset_dims).set_data_type(offset_type));
+    kv_offsets = a.g.tensor(tensor("kv_offsets", 9, offset_dims).set_data_type(offset_type));
+    a.q->set_ragged_offset(q_offsets);
+    a.k->set_ragged_offset(kv_offsets);
+    a.v->set_ragged_offset(kv_offsets);
+    a.add_lengths(2);
+  }
+  void run(bool padding = true) {
+    SdpaAttributes attributes;
+    if (padding) {
+      attributes.set_padding_mask(true).set_seq_len_q(a.seq_q).set_seq_len_kv(a.seq_kv);
+    }
+    a.run(attributes);
+    a.o->set_ragged_offset(q_offsets);
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(ragged_q_k_v_and_o_lower_with_their_offsets) {
+  Ragged r;
+  r.run();
+  const LoweringSummary s = require_lowered(r.a.g);
+  BOOST_TEST(s.all_finalized);
+  BOOST_TEST(r.q_offsets->uid().value_or(-1) == 8);
+}
+
+BOOST_AUTO_TEST_CASE(a_ragged_tensor_without_the_padding_mask_is_refused) {
+  Ragged r;
+  r.run(/*padding=*/false);
+  const Error error = validation_error(r.a.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error,
+                      "'Q' (uid 1) is ragged (packed variable-length), which needs the "
+                      "padding mask"));
+}
+
+BOOST_AUTO_TEST_CASE(offsets_of_the_wrong_dims_are_refused) {
+  Ragged r(DataType::Int32, {2, 1, 1, 1});
+  r.run();
+  const Error error = validation_error(r.a.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error, "have dims [2, 1, 1, 1], expected [3, 1, 1, 1]"));
+}
+
+BOOST_AUTO_TEST_CASE(offsets_of_a_float_type_are_refused) {
+  Ragged r(DataType::Half);
+  r.run();
+  const Error error = validation_error(r.a.g);
+  BOOST_TEST(error.code == ErrorCode::UnsupportedDataType);
+  BOOST_TEST(mentions(error, "offsets are Int32 or Int64 (elements, not bytes)"));
+}
+
+BOOST_AUTO_TEST_CASE(a_ragged_tensor_into_a_matmul_is_refused) {
+  Graph g;
+  g.set_io_data_type(DataType::Half);
+  auto offsets = g.tensor(tensor("offsets", 3, {3, 1, 1, 1}).set_data_type(DataType::Int32));
+  auto a = g.tensor(tensor("A", 1, {2, 1, 16, 16}).set_ragged_offset(offsets));
+  auto b = g.tensor(tensor("B", 2, {2, 1, 16, 16}));
+  g.matmul(a, b)->set_output(true);
+  const Error error = validation_error(g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error,
+                      "only attention nodes (sdpa, sdpa_backward) take packed "
+                      "variable-length tensors"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
 BOOST_AUTO_TEST_SUITE(sdpa_overrides)
 
 namespace {

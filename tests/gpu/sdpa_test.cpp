@@ -289,14 +289,17 @@ boost::unit_test::precondition builds(const SdpaCase& c) {
   return dnngraph::test::builds_or_skips(c.text(), [c] { return make_graph(c); });
 }
 
-void check_against_reference(const SdpaCase& c) {
-  const auto taken = dnngraph::test::take_case(c.text(), [c] { return make_graph(c); });
+// Builds c's graph with `make` (or takes the one its precondition built), runs it with `run`
+// and checks O (and Stats) against the reference.
+template <class Make, class Run>
+void check_case(const SdpaCase& c, const Make& make, const Run& run) {
+  const auto taken = dnngraph::test::take_case(c.text(), [c, make] { return make(c); });
   dnngraph::test::BuiltCase& b = *taken;
   BOOST_REQUIRE_MESSAGE(b.built.has_value(), c.text() << ": build failed: " << describe(b.built));
   const auto info = b.graph.plan_info();
   BOOST_REQUIRE_MESSAGE(info.has_value(), "plan_info: " << describe(info));
   BOOST_REQUIRE(b.handle.has_value());
-  const Errors errors = run_and_compare(c, b.graph, *b.handle);
+  const Errors errors = run(c, b.graph, *b.handle);
   BOOST_TEST_MESSAGE(c.text() << ": O " << errors.o.describe()
                               << (c.stats ? "; Stats " + errors.stats.describe() : std::string())
                               << "; plan: " << info->describe());
@@ -304,6 +307,14 @@ void check_against_reference(const SdpaCase& c) {
   if (c.stats) {
     BOOST_CHECK_MESSAGE(errors.stats.passed(), c.text() << ": Stats " << errors.stats.describe());
   }
+}
+
+void check_against_reference(const SdpaCase& c) {
+  check_case(
+      c, [](const SdpaCase& x) { return make_graph(x); },
+      [](const SdpaCase& x, const Graph& g, const dnngraph::Handle& h) {
+        return run_and_compare(x, g, h);
+      });
 }
 
 namespace cases {
@@ -401,6 +412,226 @@ DNNGRAPH_REFERENCE_CASE(half_padding_with_causal_bottom_right_matches_reference,
 DNNGRAPH_REFERENCE_CASE(bfloat16_grouped_query_causal_training_matches_reference,
                         cases::gqa_causal_bf16)
 DNNGRAPH_REFERENCE_CASE(half_multi_query_head_dim_128_matches_reference, cases::mqa_half_d128)
+BOOST_AUTO_TEST_SUITE_END()
+
+namespace {
+
+constexpr std::int64_t uid_q_offsets = 8, uid_kv_offsets = 9;
+
+// Token-major ("THD") strides of [b, h, s, d]: token t of a batch at t * h * d, head at d.
+Dims token_major(const Dims& d) { return {d[2] * d[1] * d[3], d[3], d[1] * d[3], 1}; }
+
+// Where each batch starts, in tokens: the exclusive prefix sum of the lengths, then the total.
+std::vector<std::int64_t> starts(const std::vector<std::int32_t>& lengths) {
+  std::vector<std::int64_t> first{0};
+  for (const std::int32_t l : lengths) {
+    first.push_back(first.back() + l);
+  }
+  return first;
+}
+
+// c's graph with Q, K, V and O packed token after token ("THD": no padding in memory), each with
+// ragged offsets (Int32, in elements); the padding mask's length tensors give the lengths.
+Graph make_ragged_graph(const SdpaCase& c) {
+  Graph g;
+  g.set_name(c.name).set_io_data_type(c.type).set_compute_data_type(DataType::Float);
+  auto offsets = [&](const char* name, std::int64_t uid) {
+    return g.tensor(TensorAttributes()
+                        .set_name(name)
+                        .set_uid(uid)
+                        .set_dim({c.b + 1, 1, 1, 1})
+                        .set_data_type(DataType::Int32));
+  };
+  auto q_offsets = offsets("q_offsets", uid_q_offsets);
+  auto kv_offsets = offsets("kv_offsets", uid_kv_offsets);
+  const auto input = [&](const char* name, std::int64_t uid, const Dims& dims,
+                         const std::shared_ptr<TensorAttributes>& ragged) {
+    return g.tensor(TensorAttributes()
+                        .set_name(name)
+                        .set_uid(uid)
+                        .set_dim(dims)
+                        .set_stride(token_major(dims))
+                        .set_ragged_offset(ragged));
+  };
+  auto q = input("Q", uid_q, c.q_dims(), q_offsets);
+  auto k = input("K", uid_k, c.kv_dims(), kv_offsets);
+  auto v = input("V", uid_v, c.kv_dims(), kv_offsets);
+  const auto length = [&](const char* name, std::int64_t uid) {
+    return g.tensor(TensorAttributes()
+                        .set_name(name)
+                        .set_uid(uid)
+                        .set_dim({c.b, 1, 1, 1})
+                        .set_data_type(DataType::Int32));
+  };
+  SdpaAttributes a;
+  a.set_name("attn")
+      .set_attn_scale(c.scale())
+      .set_generate_stats(c.stats)
+      .set_padding_mask(true)
+      .set_seq_len_q(length("seq_len_q", uid_len_q))
+      .set_seq_len_kv(length("seq_len_kv", uid_len_kv));
+  if (c.causal == DiagonalAlignment::TopLeft) {
+    a.set_causal_mask(true);
+  } else if (c.causal == DiagonalAlignment::BottomRight) {
+    a.set_causal_mask_bottom_right(true);
+  }
+  auto [o, stats] = g.sdpa(q, k, v, a);
+  o->set_name("O").set_uid(uid_o).set_output(true).set_stride(token_major(c.q_dims()));
+  o->set_ragged_offset(q_offsets);
+  if (stats) {
+    stats->set_name("Stats").set_uid(uid_stats).set_output(true);
+  }
+  return g;
+}
+
+// Packs [b, h, s_max, d] (BHSD, padded) rows of valid tokens token after token, or back.
+void repack(const SdpaCase& c, std::int64_t h, std::int64_t s_max,
+            const std::vector<std::int32_t>& lengths, bool to_packed, std::span<const float> from,
+            std::span<float> to) {
+  const auto first = starts(lengths);
+  for (std::int64_t bi = 0; bi < c.b; ++bi) {
+    for (std::int64_t t = 0; t < lengths[static_cast<std::size_t>(bi)]; ++t) {
+      for (std::int64_t hi = 0; hi < h; ++hi) {
+        for (std::int64_t x = 0; x < c.d; ++x) {
+          const auto padded = static_cast<std::size_t>(((bi * h + hi) * s_max + t) * c.d + x);
+          const auto packed = static_cast<std::size_t>(
+              ((first[static_cast<std::size_t>(bi)] + t) * h + hi) * c.d + x);
+          if (to_packed) {
+            to[packed] = from[padded];
+          } else {
+            to[padded] = from[packed];
+          }
+        }
+      }
+    }
+  }
+}
+
+// Runs c packed (THD) and compares O (and Stats) with the reference of the same tokens padded.
+Errors run_ragged(const SdpaCase& c, const Graph& g, const dnngraph::Handle& handle) {
+  std::mt19937 rng(c.seed);
+  const auto tokens_q = static_cast<std::size_t>(starts(c.len_q).back());
+  const auto tokens_kv = static_cast<std::size_t>(starts(c.len_kv).back());
+  const auto d = static_cast<std::size_t>(c.d);
+  const HostTensor q = dnngraph::test::random_tensor(c.type, tokens_q * c.h_q * d, rng);
+  const HostTensor k = dnngraph::test::random_tensor(c.type, tokens_kv * c.h_k * d, rng);
+  const HostTensor v = dnngraph::test::random_tensor(c.type, tokens_kv * c.h_k * d, rng);
+  const auto count = [](const Dims& dims) { return dnngraph::test::element_count(dims); };
+  std::vector<float> q_pad(count(c.q_dims())), k_pad(count(c.kv_dims())), v_pad(count(c.kv_dims()));
+  repack(c, c.h_q, c.s_q, c.len_q, false, q.values, q_pad);
+  repack(c, c.h_k, c.s_kv, c.len_kv, false, k.values, k_pad);
+  repack(c, c.h_k, c.s_kv, c.len_kv, false, v.values, v_pad);
+  const Expected e = reference(c, q_pad, k_pad, v_pad);
+  const std::size_t rows = e.row_valid.size();
+  std::vector<std::byte> o_bytes(tokens_q * c.h_q * d *
+                                 static_cast<std::size_t>(dnngraph::size_of(c.type)));
+  std::vector<float> stats(rows);
+  DeviceBuffer q_dev = require_cuda(DeviceBuffer::copy_of(q.bytes), "Q");
+  DeviceBuffer k_dev = require_cuda(DeviceBuffer::copy_of(k.bytes), "K");
+  DeviceBuffer v_dev = require_cuda(DeviceBuffer::copy_of(v.bytes), "V");
+  DeviceBuffer o_dev = require_cuda(DeviceBuffer::allocate(o_bytes.size()), "O");
+  DeviceBuffer stats_dev = require_cuda(DeviceBuffer::allocate(rows * sizeof(float)), "Stats");
+  require_cuda(o_dev.fill_bytes(0xFF), "fill O");
+  require_cuda(stats_dev.fill_bytes(0xFF), "fill Stats");
+  const auto offsets = [&](const std::vector<std::int32_t>& lengths, std::int64_t h) {
+    std::vector<std::int32_t> values;
+    for (const std::int64_t first : starts(lengths)) {
+      values.push_back(static_cast<std::int32_t>(first * h * c.d));
+    }
+    return values;
+  };
+  const std::vector<std::int32_t> q_offsets = offsets(c.len_q, c.h_q);
+  const std::vector<std::int32_t> kv_offsets = offsets(c.len_kv, c.h_k);
+  const auto upload = [](const std::vector<std::int32_t>& values, const char* what) {
+    return require_cuda(DeviceBuffer::copy_of(std::span<const std::int32_t>(values)), what);
+  };
+  DeviceBuffer q_offsets_dev = upload(q_offsets, "q offsets");
+  DeviceBuffer kv_offsets_dev = upload(kv_offsets, "kv offsets");
+  DeviceBuffer len_q_dev = upload(c.len_q, "seq_len_q");
+  DeviceBuffer len_kv_dev = upload(c.len_kv, "seq_len_kv");
+  const auto workspace_size = g.get_workspace_size();
+  BOOST_REQUIRE_MESSAGE(workspace_size.has_value(), "workspace: " << describe(workspace_size));
+  DeviceBuffer workspace = require_cuda(
+      DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*workspace_size, 1))),
+      "workspace");
+  std::unordered_map<std::int64_t, void*> pack{{uid_q, q_dev.get()},
+                                               {uid_k, k_dev.get()},
+                                               {uid_v, v_dev.get()},
+                                               {uid_o, o_dev.get()},
+                                               {uid_len_q, len_q_dev.get()},
+                                               {uid_len_kv, len_kv_dev.get()},
+                                               {uid_q_offsets, q_offsets_dev.get()},
+                                               {uid_kv_offsets, kv_offsets_dev.get()}};
+  if (c.stats) {
+    pack[uid_stats] = stats_dev.get();
+  }
+  const auto ran = g.execute(handle, pack, workspace.get());
+  BOOST_REQUIRE_MESSAGE(ran.has_value(), c.text() << ": execute failed: " << describe(ran));
+  require_cuda(dnngraph::test::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"),
+               c.name + " after execute");
+  require_cuda(o_dev.download(std::span<std::byte>(o_bytes)), "O");
+  require_cuda(stats_dev.download(std::span<float>(stats)), "Stats");
+  const std::vector<float> o_packed = dnngraph::test::decode(c.type, o_bytes);
+  std::vector<float> o_got(e.o.size(), 0.0F);
+  repack(c, c.h_q, c.s_q, c.len_q, false, o_packed, o_got);
+  Errors errors;
+  errors.o = dnngraph::test::compare(valid_rows(std::span<const float>(o_got), e.row_valid, d),
+                                     valid_rows(std::span<const double>(e.o), e.row_valid, d),
+                                     o_tolerance(c.type));
+  if (c.stats) {
+    errors.stats = dnngraph::test::compare(
+        valid_rows(std::span<const float>(stats), e.row_valid, 1),
+        valid_rows(std::span<const double>(e.stats), e.row_valid, 1), stats_tolerance);
+  }
+  return errors;
+}
+
+void check_ragged(const SdpaCase& c) { check_case(c, make_ragged_graph, run_ragged); }
+
+boost::unit_test::precondition ragged_builds(const SdpaCase& c) {
+  return dnngraph::test::builds_or_skips(c.text(), [c] { return make_ragged_graph(c); });
+}
+
+namespace ragged_cases {
+const SdpaCase bf16_inference{"THD packed, no mask, inference",
+                              DataType::BFloat16,
+                              3,
+                              4,
+                              4,
+                              64,
+                              64,
+                              128,
+                              std::nullopt,
+                              false,
+                              {64, 17, 33},
+                              {50, 64, 9},
+                              1501};
+const SdpaCase half_gqa_causal_training{"THD packed, GQA 4:1, causal bottom-right, training",
+                                        DataType::Half,
+                                        3,
+                                        8,
+                                        2,
+                                        64,
+                                        64,
+                                        64,
+                                        DiagonalAlignment::BottomRight,
+                                        true,
+                                        {31, 64, 1},
+                                        {40, 64, 16},
+                                        1502};
+}  // namespace ragged_cases
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(sdpa_ragged_matches_reference)
+BOOST_AUTO_TEST_CASE(thd_packed_inference_matches_reference,
+                     *ragged_builds(ragged_cases::bf16_inference)) {
+  check_ragged(ragged_cases::bf16_inference);
+}
+BOOST_AUTO_TEST_CASE(thd_packed_gqa_causal_training_matches_reference,
+                     *ragged_builds(ragged_cases::half_gqa_causal_training)) {
+  check_ragged(ragged_cases::half_gqa_causal_training);
+}
 BOOST_AUTO_TEST_SUITE_END()
 
 namespace {
