@@ -115,6 +115,9 @@ std::string dims_text(std::span<const std::int64_t> dims) {
 // dim is not 1 (a dim of size 1 is never stepped over). ShapeMismatch naming both otherwise.
 void check_dims(const Argument& what, const char* kind, std::span<const std::int64_t> dims,
                 std::span<const std::int64_t> strides, const Want& want) {
+  if (want.layout->ragged) {
+    return;
+  }
   bool same = dims.size() == want.dims.size() && strides.size() == want.strides.size() &&
               std::ranges::equal(dims, want.dims);
   for (std::size_t i = 0; same && i < dims.size(); ++i) {
@@ -494,7 +497,8 @@ std::vector<BufferLayout> buffer_layouts(const Graph& graph) {
     const std::optional<std::int64_t> uid = t->uid();
     const std::optional<DataType> type = t->data_type();
     if (uid && type) {
-      layouts.push_back({*uid, t->name(), t->dim(), t->stride(), *type});
+      layouts.push_back(
+          {*uid, t->name(), t->dim(), t->stride(), *type, t->ragged_offset() != nullptr});
     }
   }
   std::ranges::sort(layouts, {}, &BufferLayout::uid);

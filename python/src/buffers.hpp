@@ -34,6 +34,9 @@ struct BufferLayout {
   std::vector<std::int64_t> dims;
   std::vector<std::int64_t> strides;
   DataType type = DataType::Float;
+  // A packed variable-length tensor (ragged offsets): its buffer holds the tokens only ([T, h, d]
+  // or flat), so only its type is checked.
+  bool ragged = false;
 };
 
 // The layouts of a validated (built) graph's variant-pack tensors, sorted by uid.

@@ -51,6 +51,11 @@ void bind_tensor(nb::module_& m) {
            "An output is a non-virtual node result the caller reads back.")
       .def("set_value", &T::set_value, "value"_a, self,
            "Makes this a Float scalar passed by value (not in execute()'s dict).")
+      .def("set_ragged_offset", &T::set_ragged_offset, "offsets"_a, self,
+           "A packed variable-length (THD) tensor: dims [b, h, s_max, d] with token-major\n"
+           "strides; batch i starts at element offsets[i] (an Int32/Int64 [b + 1, 1, 1, 1] graph\n"
+           "tensor). Attention nodes only, with their padding mask. Its buffer is checked for\n"
+           "type only (it holds the tokens: [T, h, d]).")
       .def_prop_ro("name", &T::name)
       .def_prop_ro("uid", &T::uid, "None until set or assigned by validate().")
       .def_prop_ro("dim", &T::dim)
@@ -59,6 +64,7 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro("is_virtual", &T::is_virtual)
       .def_prop_ro("value", &T::value)
       .def_prop_ro("is_pass_by_value", &T::is_pass_by_value)
+      .def_prop_ro("ragged_offset", &T::ragged_offset, "The offsets tensor, or None.")
       .def("describe", &T::describe, "\"'A' (uid 1)\", as error messages name the tensor.")
       .def("__repr__",
            [](const T& t) { return "<dnngraph.TensorAttributes " + t.describe() + ">"; });

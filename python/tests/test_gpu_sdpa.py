@@ -107,6 +107,52 @@ def test_half_no_mask_matches_torch(cuda):
              causal=None, padding=False, seed=13)
 
 
+def test_packed_variable_length_batch_matches_torch_per_sequence(cuda):
+    """THD: three sequences of 37, 5 and 64 tokens packed token after token ([T, h, d] torch
+    tensors, no padding in memory), ragged offsets and a padding mask; each sequence's O against
+    torch's SDPA of that sequence alone (causal, Half, d 64)."""
+    torch = cuda
+    lengths, h, d, s_max = [37, 5, 64], 4, 64, 64
+    b, total = len(lengths), sum(lengths)
+    gen = torch.Generator(device="cuda").manual_seed(21)
+    q, k, v = ((torch.rand(total, h, d, device="cuda", generator=gen) * 2 - 1).half()
+               for _ in range(3))
+    starts = [0]
+    for n in lengths:
+        starts.append(starts[-1] + n)
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    offsets = g.tensor(name="offsets", uid=8, dim=[b + 1, 1, 1, 1], data_type=DataType.Int32)
+    token_major = [s_max * h * d, d, h * d, 1]
+    tq, tk, tv = (g.tensor(name=n, uid=i + 1, dim=[b, h, s_max, d], stride=token_major)
+                  .set_ragged_offset(offsets) for i, n in enumerate("QKV"))
+    lq = g.tensor(name="seq_q", uid=6, dim=[b, 1, 1, 1], data_type=DataType.Int32)
+    lkv = g.tensor(name="seq_kv", uid=7, dim=[b, 1, 1, 1], data_type=DataType.Int32)
+    o_t, _ = g.sdpa(tq, tk, tv, name="attn", attn_scale=1 / math.sqrt(d), causal_mask=True,
+                    padding_mask=True, seq_len_q=lq, seq_len_kv=lkv)
+    o_t.set_output(True).set_uid(4).set_stride(token_major).set_ragged_offset(offsets)
+    handle = dnngraph.Handle()
+    g.build(handle, [HeuristicMode.A, HeuristicMode.Fallback])
+    o = torch.full((total, h, d), float("nan"), dtype=torch.float16, device="cuda")
+    seq = torch.tensor(lengths, dtype=torch.int32, device="cuda").view(b, 1, 1, 1)
+    offset_values = torch.tensor([x * h * d for x in starts], dtype=torch.int32,
+                                 device="cuda").view(b + 1, 1, 1, 1)
+    size = g.get_workspace_size()
+    ws = torch.empty(size, dtype=torch.uint8, device="cuda") if size else None
+    g.execute(handle, {1: q, 2: k, 3: v, 4: o, 6: seq, 7: seq, 8: offset_values}, ws)
+    torch.cuda.synchronize()
+    worst = 0.0
+    for i, n in enumerate(lengths):
+        part = slice(starts[i], starts[i + 1])
+        one = [x[part].float().transpose(0, 1).unsqueeze(0) for x in (q, k, v)]  # [1, h, n, d]
+        expected = torch.nn.functional.scaled_dot_product_attention(
+            *one, is_causal=True, scale=1 / math.sqrt(d))
+        got = o[part].float().transpose(0, 1).unsqueeze(0)
+        worst = max(worst, (got - expected).abs().max().item())
+    print(f"\nsdpa THD packed {lengths}: max |O - torch per sequence| {worst:.2e}; "
+          f"{g.plan_info().describe()}")
+    assert worst <= TOLERANCE[DataType.Half]
+
+
 # Session 5 found dQ and dK far from torch autograd here (dV right) while the C++ test of the same
 # shape passed: torch's SDPA output `o` is a transposed view, and it went to execute() as if
 # packed, so D = rowsum(dO * O) read O in the wrong order. execute() now refuses such a buffer

@@ -332,6 +332,28 @@ def test_sdpa_validation_errors_name_the_node_and_values():
     assert "s_q 17 != s_kv 33 needs a padding mask" in e.message
 
 
+def test_ragged_tensors_lower_and_need_the_padding_mask():
+    def graph(padding):
+        g = dnngraph.Graph(io_data_type=DataType.Half)
+        offsets = g.tensor(name="offsets", uid=8, dim=[3, 1, 1, 1], data_type=DataType.Int32)
+        token_major = [16 * 4 * 64, 64, 4 * 64, 1]
+        q, k, v = (g.tensor(name=n, uid=i + 1, dim=[2, 4, 16, 64], stride=token_major)
+                   .set_ragged_offset(offsets) for i, n in enumerate("QKV"))
+        options = {}
+        if padding:
+            lengths = [g.tensor(name=n, uid=6 + i, dim=[2, 1, 1, 1], data_type=DataType.Int32)
+                       for i, n in enumerate(["seq_q", "seq_kv"])]
+            options = dict(padding_mask=True, seq_len_q=lengths[0], seq_len_kv=lengths[1])
+        o, _ = g.sdpa(q, k, v, name="attn", **options)
+        o.set_output(True).set_uid(4)
+        assert q.ragged_offset is offsets
+        return g
+
+    assert graph(padding=True).lower().all_finalized
+    e = error_of(graph(padding=False).validate)
+    assert e.code is ErrorCode.InvalidAttribute and "needs the padding mask" in e.message
+
+
 def test_sdpa_in_float_is_refused():
     g = dnngraph.Graph(io_data_type=DataType.Float)
     q, k, v = (g.tensor(name=n, dim=[1, 1, 16, 64]) for n in "QKV")
