@@ -9,6 +9,7 @@
 #include "api/nodes/conv_wgrad.hpp"
 #include "api/nodes/matmul.hpp"
 #include "api/nodes/norm.hpp"
+#include "api/nodes/norm_backward.hpp"
 #include "api/nodes/pointwise.hpp"
 #include "api/nodes/reduction.hpp"
 #include "api/nodes/reshape.hpp"
@@ -448,6 +449,61 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::rmsnorm(
       add_norm({detail::NormKind::Rms, name, attributes.forward_phase(), attributes.epsilon(),
                 attributes.compute_data_type(), x, scale, attributes.bias()});
   return {ports.y, ports.inv_variance_out};
+}
+
+detail::NormBackwardPorts Graph::add_norm_backward(detail::NormKind kind,
+                                                   NormBackwardAttributes attributes,
+                                                   detail::NormBackwardPorts p) {
+  invalidate();
+  const auto node_kind = kind == detail::NormKind::Layer ? detail::NodeKind::LayerNormBackward
+                                                         : detail::NodeKind::RmsNormBackward;
+  name_node(attributes, node_kind, nodes_.size());
+  const std::string& name = attributes.name();
+  p.dx = add_output(name, "dX");
+  p.dscale = add_output(name, "dScale");
+  p.dbias = kind == detail::NormKind::Layer ? add_output(name, "dBias") : nullptr;
+  const std::string node = std::string(detail::name_of(node_kind)) + " '" + name + "'";
+  if (!check_inputs(node, {{"dY", p.dy.get()},
+                           {"X", p.x.get()},
+                           {"scale", p.scale.get()},
+                           {"inv_variance", p.inv_variance.get()}}) ||
+      (kind == detail::NormKind::Layer && !check_inputs(node, {{"mean", p.mean.get()}}))) {
+    return p;
+  }
+  nodes_.push_back(std::make_unique<detail::NormBackwardNode>(kind, attributes, p));
+  return p;
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 3> Graph::layernorm_backward(
+    const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
+    const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
+    const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
+  const auto p = add_norm_backward(detail::NormKind::Layer, std::move(attributes),
+                                   {.dy = dy,
+                                    .x = x,
+                                    .scale = scale,
+                                    .mean = mean,
+                                    .inv_variance = inv_variance,
+                                    .dx = nullptr,
+                                    .dscale = nullptr,
+                                    .dbias = nullptr});
+  return {p.dx, p.dscale, p.dbias};
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 2> Graph::rmsnorm_backward(
+    const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
+    const std::shared_ptr<TensorAttributes>& scale,
+    const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
+  const auto p = add_norm_backward(detail::NormKind::Rms, std::move(attributes),
+                                   {.dy = dy,
+                                    .x = x,
+                                    .scale = scale,
+                                    .mean = nullptr,
+                                    .inv_variance = inv_variance,
+                                    .dx = nullptr,
+                                    .dscale = nullptr,
+                                    .dbias = nullptr});
+  return {p.dx, p.dscale};
 }
 
 std::shared_ptr<TensorAttributes> Graph::batchnorm_inference(

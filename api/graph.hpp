@@ -30,6 +30,7 @@ class Node;
 class BuiltGraph;
 struct GraphView;
 struct NormPorts;
+struct NormBackwardPorts;
 enum class NormKind : std::uint8_t;
 enum class NodeKind : std::uint8_t;
 }  // namespace detail
@@ -132,6 +133,21 @@ class Graph {
   std::array<std::shared_ptr<TensorAttributes>, 2> rmsnorm(
       const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
       const RmsnormAttributes& attributes);
+  // Layer normalization backward: {dX, dScale, dBias} from dY, X, the forward's scale and its
+  // saved statistics (mean and inv_variance, [N, 1, ...] Float, as layernorm() returns them in
+  // Training). dX has X's dims and layout (the io type unless set); dScale and dBias the
+  // scale's dims and layout, Float unless set.
+  std::array<std::shared_ptr<TensorAttributes>, 3> layernorm_backward(
+      const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
+      const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
+      const std::shared_ptr<TensorAttributes>& inv_variance,
+      NormBackwardAttributes attributes = {});
+  // RMS normalization backward: {dX, dScale} from dY, X, the scale and the saved inverse RMS.
+  std::array<std::shared_ptr<TensorAttributes>, 2> rmsnorm_backward(
+      const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
+      const std::shared_ptr<TensorAttributes>& scale,
+      const std::shared_ptr<TensorAttributes>& inv_variance,
+      NormBackwardAttributes attributes = {});
   // Batch normalization for inference with the caller's statistics:
   // Y = (X - mean) * inv_variance * scale + bias, the parameters [1, C, 1, 1] for X [N, C, H, W]
   // (they broadcast like pointwise operands). Made of four pointwise nodes named
@@ -260,6 +276,10 @@ class Graph {
     std::shared_ptr<TensorAttributes> x, scale, bias;
   };
   detail::NormPorts add_norm(const NormRequest& r);
+  // What layernorm_backward() and rmsnorm_backward() share (mean null for RMS).
+  detail::NormBackwardPorts add_norm_backward(detail::NormKind kind,
+                                              NormBackwardAttributes attributes,
+                                              detail::NormBackwardPorts inputs);
   // (port name, tensor), e.g. {"A", a.get()}; the port names the input in errors.
   using Input = std::pair<const char*, TensorAttributes*>;
   // Labels unnamed inputs for messages ("input A of node #3 (matmul 'matmul_3')"); records an

@@ -277,6 +277,13 @@ class RmsnormAttributes final : public NormAttributes<RmsnormAttributes> {
   std::shared_ptr<TensorAttributes> bias_;
 };
 
+// layernorm_backward and rmsnorm_backward: a name and a compute type (Float) only; the forward's
+// epsilon is in the saved statistics.
+class NormBackwardAttributes final : public NodeAttributes<NormBackwardAttributes> {
+ public:
+  NormBackwardAttributes() = default;  // user-declared: `{}` value-initializes
+};
+
 // Where a causal mask's diagonal starts: TopLeft keeps key j for query i when j <= i;
 // BottomRight aligns the last query with the last key (j <= i + s_kv - s_q, per batch with the
 // actual lengths when a padding mask is set), as in decoding with a KV cache.

@@ -17,6 +17,7 @@ std::string_view descriptor_type_name(cudnnBackendDescriptorType_t type) noexcep
     case CUDNN_BACKEND_REDUCTION_DESCRIPTOR: return "Reduction";
     case CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR: return "OperationReduction";
     case CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR: return "OperationNormForward";
+    case CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR: return "OperationNormBackward";
     case CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR: return "OperationReshape";
     case CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR: return "Convolution";
     case CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR: return "OperationConvFprop";

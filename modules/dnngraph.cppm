@@ -41,6 +41,7 @@ using dnngraph::LogSink;
 using dnngraph::LoweringSummary;
 using dnngraph::make_error;
 using dnngraph::MatmulAttributes;
+using dnngraph::NormBackwardAttributes;
 using dnngraph::NormFwdPhase;
 using dnngraph::NumericalNote;
 using dnngraph::packed_strides;

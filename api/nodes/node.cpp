@@ -1,6 +1,8 @@
 // detail::Node shared helpers.
 #include "api/nodes/node.hpp"
 
+#include "api/cudnn_error.hpp"
+
 #include <algorithm>
 #include <array>
 #include <utility>
@@ -21,8 +23,10 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::Reshape, std::string_view("reshape")},
     std::pair{NodeKind::Sdpa, std::string_view("sdpa")},
     std::pair{NodeKind::SdpaBackward, std::string_view("sdpa_backward")},
+    std::pair{NodeKind::LayerNormBackward, std::string_view("layernorm_backward")},
+    std::pair{NodeKind::RmsNormBackward, std::string_view("rmsnorm_backward")},
 };
-static_assert(node_kinds.back().first == NodeKind::SdpaBackward);
+static_assert(node_kinds.back().first == NodeKind::RmsNormBackward);
 
 }  // namespace
 
@@ -138,6 +142,10 @@ Result<void> Node::unknown_value(std::string_view attribute, std::string_view ty
 
 Result<void> Node::check_known_compute(std::optional<DataType> own) const {
   return check_known("compute data type", "DataType", own);
+}
+
+Error Node::lowering_failed(const backend::Status& status) const {
+  return cudnn_error(status, "lower " + describe());
 }
 
 Result<const backend::Tensor*> Node::lowered(const TensorTable& tensors,

@@ -39,6 +39,8 @@ enum class NodeKind : std::uint8_t {
   Reshape,
   Sdpa,
   SdpaBackward,
+  LayerNormBackward,
+  RmsNormBackward,
 };
 [[nodiscard]] std::string_view name_of(NodeKind kind) noexcept;
 
@@ -133,6 +135,34 @@ class Node {
     return check_known("convolution mode", "ConvolutionMode",
                        std::optional(attributes.convolution_mode()));
   }
+  // Sets each present role's lowered tensor on op with its setter, in order, then finalizes op:
+  // the lowering of a one-operation node whose attributes are all tensors (the norms). `ok` is
+  // what setting op's other attributes gave.
+  template <class Op>
+  [[nodiscard]] Result<LoweredOperation> lower_roles(
+      Op op, backend::Expected<void> ok,
+      std::span<const std::pair<const TensorPtr*,
+                                backend::Expected<void> (Op::*)(const backend::Tensor&)>>
+          roles,
+      const TensorTable& tensors) const {
+    for (const auto& [tensor, setter] : roles) {
+      if (!ok || !*tensor) {
+        continue;
+      }
+      auto found = lowered(tensors, **tensor);
+      if (!found) {
+        return std::unexpected(found.error());
+      }
+      ok = (op.*setter)(**found);
+    }
+    if (ok) ok = op.finalize();
+    if (!ok) {
+      return std::unexpected(lowering_failed(ok.error()));
+    }
+    return LoweredOperation{std::move(op), {}};
+  }
+  // "lower <node>: <cuDNN's status>".
+  [[nodiscard]] Error lowering_failed(const backend::Status& status) const;
   // The finalized backend tensor of t; an InvalidState error if lowering skipped it.
   [[nodiscard]] Result<const backend::Tensor*> lowered(const TensorTable& tensors,
                                                        const TensorAttributes& t) const;

@@ -5,6 +5,7 @@
 #include "api/cudnn_error.hpp"
 #include "backend/operation_norm_forward.hpp"
 
+#include <array>
 #include <cmath>
 
 namespace dnngraph::detail {
@@ -185,31 +186,18 @@ Result<LoweredOperation> NormForwardNode::lower(const TensorTable& tensors,
   auto ok = op->set_mode(to_cudnn(settings_.kind));
   if (ok) ok = op->set_phase(to_cudnn(settings_.phase));
   // Each role's setter, in the order cuDNN's documentation lists them.
-  using Setter = backend::Expected<void> (backend::OperationNormForward::*)(const backend::Tensor&);
-  const std::pair<const TensorPtr*, Setter> roles[] = {
-      {&ports_.x, &backend::OperationNormForward::set_x},
-      {&ports_.mean_out, &backend::OperationNormForward::set_mean},
-      {&ports_.inv_variance_out, &backend::OperationNormForward::set_inv_variance},
-      {&ports_.scale, &backend::OperationNormForward::set_scale},
-      {&ports_.bias, &backend::OperationNormForward::set_bias},
-      {&ports_.epsilon, &backend::OperationNormForward::set_epsilon},
-      {&ports_.y, &backend::OperationNormForward::set_y},
-  };
-  for (const auto& [tensor, setter] : roles) {
-    if (!ok || !*tensor) {
-      continue;
-    }
-    auto found = lowered(tensors, **tensor);
-    if (!found) {
-      return std::unexpected(found.error());
-    }
-    ok = ((*op).*setter)(**found);
-  }
-  if (ok) ok = op->finalize();
-  if (!ok) {
-    return std::unexpected(cudnn_error(ok.error(), "lower " + describe()));
-  }
-  return LoweredOperation{std::move(*op), {}};
+  using Op = backend::OperationNormForward;
+  using Setter = backend::Expected<void> (Op::*)(const backend::Tensor&);
+  const std::array<std::pair<const TensorPtr*, Setter>, 7> roles{{
+      {&ports_.x, &Op::set_x},
+      {&ports_.mean_out, &Op::set_mean},
+      {&ports_.inv_variance_out, &Op::set_inv_variance},
+      {&ports_.scale, &Op::set_scale},
+      {&ports_.bias, &Op::set_bias},
+      {&ports_.epsilon, &Op::set_epsilon},
+      {&ports_.y, &Op::set_y},
+  }};
+  return lower_roles<Op>(std::move(*op), std::move(ok), roles, tensors);
 }
 
 }  // namespace dnngraph::detail

@@ -1,9 +1,9 @@
 // docs/operations.md's normalization example: layer normalization of X [rows, d, 1, 1] (Float,
 // channels-last as cuDNN's own examples), training phase, so it also writes the mean and the
 // inverse standard deviation of each row; epsilon is a scalar passed by value. Then an RMS norm
-// and a batch norm for inference, lowered. Without a CUDA device it validates and lowers the
-// graphs and says that execution needs a device; with one it runs the layer norm and checks Y and
-// the statistics against a CPU reference.
+// and a batch norm for inference and the layer norm's backward, lowered (and built on a GPU).
+// Without a CUDA device it validates and lowers the graphs and says that execution needs a device;
+// with one it runs the layer norm and checks Y and the statistics against a CPU reference.
 import dnngraph;
 
 #include <cuda_runtime_api.h>
@@ -47,6 +47,26 @@ dnngraph::Graph layernorm_training() {
   Y->set_output(true).set_uid(4);
   mean->set_output(true).set_uid(5);          // [rows, 1, 1, 1], Float
   inv_variance->set_output(true).set_uid(6);  // 1 / sqrt(var + epsilon)
+  return g;
+}
+
+// The layer norm's backward: dX, dScale, dBias from dY, X, the scale and the statistics the
+// training forward saved (mean and inv_variance, [rows, 1, 1, 1] Float).
+dnngraph::Graph layernorm_backward() {
+  using namespace dnngraph;
+  Graph g;
+  g.set_io_data_type(DataType::Float).set_compute_data_type(DataType::Float);
+  const auto tensor = [&](const char* name, std::int64_t uid, std::vector<std::int64_t> dims) {
+    return g.tensor(TensorAttributes().set_name(name).set_uid(uid).set_dim(dims).set_stride(
+        channels_last_strides(dims)));
+  };
+  auto [dX, dScale, dBias] = g.layernorm_backward(
+      tensor("dY", 1, {rows, d, 1, 1}), tensor("X", 2, {rows, d, 1, 1}),
+      tensor("scale", 3, {1, d, 1, 1}), tensor("mean", 4, {rows, 1, 1, 1}),
+      tensor("inv_variance", 5, {rows, 1, 1, 1}), NormBackwardAttributes().set_name("ln_bwd"));
+  dX->set_output(true).set_uid(6);      // X's dims and layout
+  dScale->set_output(true).set_uid(7);  // the scale's dims, Float
+  dBias->set_output(true).set_uid(8);
   return g;
 }
 
@@ -169,7 +189,8 @@ int main() {
   Graph ln = layernorm_training();
   Graph rms = rmsnorm_and_batchnorm(true);
   Graph bn = rmsnorm_and_batchnorm(false);
-  for (Graph* g : {&ln, &rms, &bn}) {
+  Graph ln_bwd = layernorm_backward();
+  for (Graph* g : {&ln, &rms, &bn, &ln_bwd}) {
     auto lowered = g->lower();
     if (!lowered) {
       std::printf("lower failed: %s\n", lowered.error().message.c_str());
@@ -187,7 +208,7 @@ int main() {
     std::printf("execution needs a CUDA device; none here (%s)\n", handle.error().message.c_str());
     return 0;
   }
-  for (Graph* g : {&ln, &rms, &bn}) {
+  for (Graph* g : {&ln, &rms, &bn, &ln_bwd}) {
     if (auto built = g->build(*handle, {HeuristicMode::A, HeuristicMode::Fallback}); !built) {
       std::printf("build failed: %s\n", built.error().message.c_str());
       return 1;

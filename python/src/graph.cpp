@@ -356,6 +356,35 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
           "RMS normalization. Returns (Y, inv_variance); inv_variance is None in Inference.")
       .def(
+          "layernorm_backward",
+          [](PyGraph& g, const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& mean,
+             const Tensor& inv_variance, std::optional<DataType> compute,
+             const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            NormBackwardAttributes attributes;
+            const auto [dx, dscale, dbias] = g.graph.layernorm_backward(
+                dy, x, scale, mean, inv_variance, named(attributes, name, compute));
+            return std::make_tuple(dx, dscale, dbias);
+          },
+          "dy"_a, "x"_a, "scale"_a, "mean"_a, "inv_variance"_a, nb::kw_only(),
+          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "Layer normalization backward from the forward's saved statistics. Returns\n"
+          "(dX, dScale, dBias): dX like X, the parameter gradients like the scale in Float.")
+      .def(
+          "rmsnorm_backward",
+          [](PyGraph& g, const Tensor& dy, const Tensor& x, const Tensor& scale,
+             const Tensor& inv_variance, std::optional<DataType> compute,
+             const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            NormBackwardAttributes attributes;
+            const auto [dx, dscale] = g.graph.rmsnorm_backward(dy, x, scale, inv_variance,
+                                                               named(attributes, name, compute));
+            return std::make_tuple(dx, dscale);
+          },
+          "dy"_a, "x"_a, "scale"_a, "inv_variance"_a, nb::kw_only(),
+          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "RMS normalization backward from the saved inverse RMS. Returns (dX, dScale).")
+      .def(
           "batchnorm_inference",
           [](PyGraph& g, const Tensor& x, const Tensor& mean, const Tensor& inv_variance,
              const Tensor& scale, const Tensor& bias, std::optional<DataType> compute,

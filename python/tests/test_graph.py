@@ -332,6 +332,31 @@ def test_sdpa_validation_errors_name_the_node_and_values():
     assert "s_q 17 != s_kv 33 needs a padding mask" in e.message
 
 
+def test_norm_backward_gives_dx_like_x_and_float_parameter_gradients():
+    g = half_graph()
+    x = g.tensor(name="X", uid=1, dim=[6, 64, 1, 1])
+    dy = g.tensor(name="dY", uid=2, dim=[6, 64, 1, 1])
+    scale = g.tensor(name="scale", uid=3, dim=[1, 64, 1, 1], data_type=DataType.Float)
+    mean, inv_var = (g.tensor(name=n, uid=4 + i, dim=[6, 1, 1, 1], data_type=DataType.Float)
+                     for i, n in enumerate(["mean", "inv_var"]))
+    dx, dscale, dbias = g.layernorm_backward(dy, x, scale, mean, inv_var, name="ln_bwd")
+    for t in (dx, dscale, dbias):
+        t.set_output(True)
+    assert g.lower().operations == ["layernorm_backward 'ln_bwd'"]
+    assert dx.dim == [6, 64, 1, 1] and dx.data_type is DataType.Half
+    assert dscale.dim == [1, 64, 1, 1] and dbias.data_type is DataType.Float
+    r = half_graph()
+    rx = r.tensor(name="X", uid=1, dim=[6, 64, 1, 1])
+    rdx, rdscale = r.rmsnorm_backward(
+        r.tensor(name="dY", uid=2, dim=[6, 64, 1, 1]), rx,
+        r.tensor(name="scale", uid=3, dim=[1, 64, 1, 1], data_type=DataType.Float),
+        r.tensor(name="inv_rms", uid=4, dim=[6, 1, 1, 1], data_type=DataType.Half))
+    rdx.set_output(True)
+    rdscale.set_output(True)
+    e = error_of(r.validate)
+    assert e.code is ErrorCode.UnsupportedDataType and "it takes Float" in e.message
+
+
 def test_ragged_tensors_lower_and_need_the_padding_mask():
     def graph(padding):
         g = dnngraph.Graph(io_data_type=DataType.Half)

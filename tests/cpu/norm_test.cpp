@@ -383,3 +383,91 @@ BOOST_AUTO_TEST_CASE(the_same_broadcast_behind_a_matmul_is_accepted) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(norm_backward)
+
+namespace {
+
+// dY like X [6, 64, 1, 1] (uid 4), saved statistics [6, 1, 1, 1] Float (uids 5 and 6).
+struct Backward {
+  NormGraph n = norm_graph();
+  TensorPtr dy, mean, inv_var;
+
+  explicit Backward(Dims statistic_dims = {6, 1, 1, 1}) {
+    dy = n.g.tensor(tensor("dY", 4, n.x->dim()).set_stride(n.x->stride()));
+    mean = n.g.tensor(tensor("mean", 5, statistic_dims).set_data_type(DataType::Float));
+    inv_var = n.g.tensor(tensor("inv_var", 6, statistic_dims).set_data_type(DataType::Float));
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(layernorm_backward_gives_dx_like_x_and_float_parameter_gradients) {
+  Backward b;
+  auto [dx, dscale, dbias] =
+      b.n.g.layernorm_backward(b.dy, b.n.x, b.n.scale, b.mean, b.inv_var,
+                               dnngraph::NormBackwardAttributes().set_name("ln_bwd"));
+  for (const TensorPtr& t : {dx, dscale, dbias}) {
+    t->set_output(true);
+  }
+  const LoweringSummary s = require_lowered(b.n.g);
+  BOOST_TEST(s.all_finalized);
+  BOOST_TEST(s.operations == (std::vector<std::string>{"layernorm_backward 'ln_bwd'"}));
+  BOOST_TEST(dx->dim() == (Dims{6, 64, 1, 1}));
+  BOOST_TEST(dx->stride() == b.n.x->stride());
+  BOOST_TEST((dx->data_type() == DataType::Half));
+  BOOST_TEST(dscale->dim() == (Dims{1, 64, 1, 1}));
+  BOOST_TEST((dscale->data_type() == DataType::Float));
+  BOOST_TEST((dbias->data_type() == DataType::Float));
+}
+
+BOOST_AUTO_TEST_CASE(rmsnorm_backward_reads_no_mean_and_makes_no_dbias) {
+  Backward b;
+  auto [dx, dscale] = b.n.g.rmsnorm_backward(b.dy, b.n.x, b.n.scale, b.inv_var);
+  dx->set_output(true);
+  dscale->set_output(true);
+  const LoweringSummary s = require_lowered(b.n.g);
+  BOOST_TEST(s.all_finalized);
+  BOOST_TEST(s.operations == (std::vector<std::string>{"rmsnorm_backward 'rmsnorm_backward_0'"}));
+}
+
+BOOST_AUTO_TEST_CASE(statistics_of_the_wrong_dims_name_both_shapes) {
+  Backward b({6, 64, 1, 1});
+  auto [dx, dscale, dbias] = b.n.g.layernorm_backward(b.dy, b.n.x, b.n.scale, b.mean, b.inv_var);
+  dx->set_output(true);
+  const Error error = validation_error(b.n.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error,
+                      "layernorm_backward 'layernorm_backward_0': mean 'mean' (uid 5) has "
+                      "dims [6, 64, 1, 1], expected [6, 1, 1, 1]"));
+}
+
+BOOST_AUTO_TEST_CASE(a_dy_of_other_dims_than_x_is_refused) {
+  Backward b;
+  b.dy->set_dim({6, 32, 1, 1}).set_stride({32, 1, 32, 32});
+  auto [dx, dscale] = b.n.g.rmsnorm_backward(b.dy, b.n.x, b.n.scale, b.inv_var);
+  dx->set_output(true);
+  const Error error = validation_error(b.n.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error, "dY 'dY' (uid 4) has dims [6, 32, 1, 1], expected [6, 64, 1, 1]"));
+}
+
+BOOST_AUTO_TEST_CASE(half_statistics_are_refused) {
+  Backward b;
+  b.inv_var->set_data_type(DataType::Half);
+  auto [dx, dscale] = b.n.g.rmsnorm_backward(b.dy, b.n.x, b.n.scale, b.inv_var);
+  dx->set_output(true);
+  const Error error = validation_error(b.n.g);
+  BOOST_TEST(error.code == ErrorCode::UnsupportedDataType);
+  BOOST_TEST(mentions(error, "inv_variance 'inv_var' (uid 6) has data type Half; it takes Float"));
+}
+
+BOOST_AUTO_TEST_CASE(a_null_mean_is_a_foreign_tensor_error) {
+  Backward b;
+  auto [dx, dscale, dbias] = b.n.g.layernorm_backward(b.dy, b.n.x, b.n.scale, nullptr, b.inv_var);
+  const Error error = validation_error(b.n.g);
+  BOOST_TEST(error.code == ErrorCode::ForeignTensor);
+  BOOST_TEST(mentions(error, "input mean is null"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
