@@ -183,7 +183,7 @@ Result<void> Graph::check_complete() const {
   }
   // The offsets of a ragged tensor are read with it.
   for (const auto& t : tensors_) {
-    if (const auto& offsets = t->ragged_offset()) {
+    if (const auto offsets = t->ragged_offset()) {
       consumed.insert(offsets.get());
     }
   }
@@ -304,9 +304,15 @@ Result<void> check_ragged(const Tensors& tensors, const Produced& produced,
     ours.insert(t.get());
   }
   for (const auto& t : tensors) {
-    const auto& offsets = t->ragged_offset();
-    if (!offsets) {
+    if (!t->is_ragged()) {
       continue;
+    }
+    const auto offsets = t->ragged_offset();
+    if (!offsets) {
+      return make_error(ErrorCode::ForeignTensor,
+                        "tensor " + t->describe() +
+                            ": its ragged offsets tensor no longer exists; make the offsets with "
+                            "this graph's tensor()");
     }
     const std::string what =
         "tensor " + t->describe() + ": its ragged offsets " + offsets->describe();
@@ -322,7 +328,7 @@ Result<void> check_ragged(const Tensors& tensors, const Produced& produced,
                                                    ": a ragged tensor is [b, h, s, d]"));
     }
     if (offsets->is_virtual() || offsets->is_pass_by_value() || produced.contains(offsets.get()) ||
-        offsets->ragged_offset()) {
+        offsets->is_ragged()) {
       return make_error(ErrorCode::InvalidAttribute,
                         what +
                             " must be a graph input in device memory (not virtual, not by "
@@ -349,7 +355,7 @@ Result<void> check_ragged(const Tensors& tensors, const Produced& produced,
     }
     for (const auto& list : {&node->inputs(), &node->outputs()}) {
       for (const auto& t : *list) {
-        if (t->ragged_offset()) {
+        if (t->is_ragged()) {
           return make_error(ErrorCode::InvalidAttribute,
                             node->describe() + ": tensor " + t->describe() +
                                 " is ragged; only attention nodes (sdpa, sdpa_backward) take "

@@ -57,7 +57,7 @@ Result<void> TensorTable::add(const TensorAttributes& t) {
     return {};
   }
   const backend::Tensor* ragged_offset = nullptr;
-  if (const auto& offsets = t.ragged_offset()) {
+  if (const auto offsets = t.ragged_offset()) {
     // validate() checked that the offsets are an ordinary graph input with a uid.
     ragged_offset = find(offsets->uid().value_or(-1));
     if (ragged_offset == nullptr) {

@@ -18,7 +18,10 @@ namespace dnngraph {
 
 class Graph;
 
-class TensorAttributes {
+// Shares ownership with itself (enable_shared_from_this) so that a binding handing the same
+// tensor back as a std::shared_ptr (nanobind does, through weak_from_this) keeps one control
+// block: weak references such as ragged offsets then stay valid.
+class TensorAttributes : public std::enable_shared_from_this<TensorAttributes> {
  public:
   TensorAttributes& set_name(std::string name) {
     name_ = std::move(name);
@@ -67,9 +70,12 @@ class TensorAttributes {
   // token-major memory ([., d, h * d, 1]), where batch i starts at element offsets[i] (Int32 or
   // Int64 [b + 1, 1, 1, 1], a graph input in device memory: the exclusive prefix sum of the
   // batch's lengths times h * d; the last entry is the total). Attention nodes only, with their
-  // padding mask (seq_len_q / seq_len_kv say each batch's length).
-  TensorAttributes& set_ragged_offset(std::shared_ptr<TensorAttributes> offsets) {
-    ragged_offset_ = std::move(offsets);
+  // padding mask (seq_len_q / seq_len_kv say each batch's length). Held weakly (the graph owns
+  // its tensors, and a tensor made its own offsets must not keep itself alive); offsets that no
+  // longer exist are an error at validate(), never a tensor silently read as packed.
+  TensorAttributes& set_ragged_offset(const std::shared_ptr<TensorAttributes>& offsets) {
+    ragged_offset_ = offsets;
+    is_ragged_ = offsets != nullptr;
     ++revision_;
     return *this;
   }
@@ -82,9 +88,11 @@ class TensorAttributes {
   [[nodiscard]] bool is_virtual() const noexcept { return is_virtual_; }
   [[nodiscard]] std::optional<float> value() const noexcept { return value_; }
   [[nodiscard]] bool is_pass_by_value() const noexcept { return value_.has_value(); }
-  [[nodiscard]] const std::shared_ptr<TensorAttributes>& ragged_offset() const noexcept {
-    return ragged_offset_;
+  // The offsets, or null (not ragged, or the offsets were destroyed: see is_ragged()).
+  [[nodiscard]] std::shared_ptr<TensorAttributes> ragged_offset() const noexcept {
+    return ragged_offset_.lock();
   }
+  [[nodiscard]] bool is_ragged() const noexcept { return is_ragged_; }
 
   // "'A' (uid 1)" or "'A' (no uid yet)", for error messages. An unnamed tensor is described by
   // where its graph uses it: "input A of node #3 (matmul 'matmul_3') (no uid yet)".
@@ -102,7 +110,8 @@ class TensorAttributes {
   std::optional<DataType> data_type_;
   bool is_virtual_ = false;
   std::optional<float> value_;
-  std::shared_ptr<TensorAttributes> ragged_offset_;
+  std::weak_ptr<TensorAttributes> ragged_offset_;
+  bool is_ragged_ = false;
   // Set by the Graph, not the user: where the graph uses this tensor, for describe() when the
   // tensor has no name. from_node: a node already gave it (the first node to use it wins).
   std::string label_;

@@ -230,7 +230,7 @@ Result<void> check_attention(const std::string& node, std::optional<DataType> co
 Result<void> check_ragged_needs_padding(const std::string& node, bool padding,
                                         std::initializer_list<const TensorAttributes*> tensors) {
   for (const TensorAttributes* t : tensors) {
-    if (t != nullptr && t->ragged_offset() && !padding) {
+    if (t != nullptr && t->is_ragged() && !padding) {
       return make_error(ErrorCode::InvalidAttribute,
                         node + ": " + t->describe() +
                             " is ragged (packed variable-length), which needs the padding mask: "

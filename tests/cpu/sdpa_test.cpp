@@ -358,6 +358,26 @@ BOOST_AUTO_TEST_CASE(offsets_of_a_float_type_are_refused) {
   BOOST_TEST(mentions(error, "offsets are Int32 or Int64 (elements, not bytes)"));
 }
 
+BOOST_AUTO_TEST_CASE(offsets_that_no_longer_exist_are_refused_not_ignored) {
+  Ragged r;
+  r.a.q->set_ragged_offset(std::make_shared<TensorAttributes>(tensor("gone", 10, {3, 1, 1, 1})));
+  BOOST_TEST(r.a.q->is_ragged());
+  BOOST_TEST(r.a.q->ragged_offset() == nullptr);  // held weakly: the temporary is gone
+  r.run();
+  const Error error = validation_error(r.a.g);
+  BOOST_TEST(error.code == ErrorCode::ForeignTensor);
+  BOOST_TEST(mentions(error, "its ragged offsets tensor no longer exists"));
+}
+
+BOOST_AUTO_TEST_CASE(a_tensor_that_is_its_own_offsets_is_refused) {
+  Ragged r;
+  r.a.q->set_ragged_offset(r.a.q);  // no ownership cycle: held weakly
+  r.run();
+  const Error error = validation_error(r.a.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error, "must be a graph input in device memory"));
+}
+
 BOOST_AUTO_TEST_CASE(a_ragged_tensor_into_a_matmul_is_refused) {
   Graph g;
   g.set_io_data_type(DataType::Half);

@@ -204,6 +204,7 @@ void convolution_lists(FuzzedDataProvider& in, A& a) {
   if (in.ConsumeBool()) a.set_stride(list());
   if (in.ConsumeBool()) a.set_dilation(list());
   if (in.ConsumeBool()) a.set_convolution_mode(some_enum<dnngraph::ConvolutionMode>(in, 2));
+  if (in.ConsumeBool()) a.set_group_count(in.ConsumeIntegralInRange<std::int64_t>(-2, 70));
   if (in.ConsumeBool()) a.set_compute_data_type(some_enum<DataType>(in, 11));
 }
 
@@ -228,7 +229,13 @@ void add_node(FuzzedDataProvider& in, Graph& g, Graph& other, std::vector<Tensor
     }
     if (in.ConsumeBool()) a.set_compute_data_type(some_enum<DataType>(in, 11));
   };
-  switch (in.ConsumeIntegralInRange<int>(0, 12)) {
+  // Sometimes a pooled tensor becomes ragged, its offsets drawn from the pool too.
+  if (in.ConsumeIntegralInRange<int>(0, 7) == 0) {
+    if (auto t = pick()) {
+      t->set_ragged_offset(pick());
+    }
+  }
+  switch (in.ConsumeIntegralInRange<int>(0, 14)) {
     case 0: {
       dnngraph::MatmulAttributes a;
       if (in.ConsumeBool()) a.set_compute_data_type(some_enum<DataType>(in, 11));
@@ -323,6 +330,20 @@ void add_node(FuzzedDataProvider& in, Graph& g, Graph& other, std::vector<Tensor
       dnngraph::SdpaBackwardAttributes a;
       attention(a);
       for (const auto& out : g.sdpa_backward(pick(), pick(), pick(), pick(), pick(), pick(), a)) {
+        if (out) pool.push_back(out);
+      }
+      break;
+    }
+    case 12: {
+      dnngraph::NormBackwardAttributes a;
+      if (in.ConsumeBool()) a.set_compute_data_type(some_enum<DataType>(in, 11));
+      for (const auto& out : g.layernorm_backward(pick(), pick(), pick(), pick(), pick(), a)) {
+        if (out) pool.push_back(out);
+      }
+      break;
+    }
+    case 13: {
+      for (const auto& out : g.rmsnorm_backward(pick(), pick(), pick(), pick())) {
         if (out) pool.push_back(out);
       }
       break;
