@@ -334,12 +334,12 @@ Result<void> check_ragged(const Tensors& tensors, const Produced& produced,
                             " must be a graph input in device memory (not virtual, not by "
                             "value, made by no node, not ragged itself)");
     }
-    if (offsets->data_type() != DataType::Int32 && offsets->data_type() != DataType::Int64) {
-      return make_error(
-          ErrorCode::UnsupportedDataType,
-          what + " have data type " +
-              std::string(offsets->data_type() ? to_string(*offsets->data_type()) : "(none)") +
-              "; offsets are Int32 or Int64 (elements, not bytes)");
+    if (const auto type = offsets->data_type();
+        type != DataType::Int32 && type != DataType::Int64) {
+      return make_error(ErrorCode::UnsupportedDataType,
+                        what + " have data type " +
+                            std::string(type ? to_string(*type) : "(none)") +
+                            "; offsets are Int32 or Int64 (elements, not bytes)");
     }
     const std::vector<std::int64_t> expected{t->dim()[0] + 1, 1, 1, 1};
     if (offsets->dim() != expected) {

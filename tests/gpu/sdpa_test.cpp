@@ -749,9 +749,12 @@ BOOST_AUTO_TEST_CASE(an_override_shape_sdpa_graph_runs_every_length_exact_or_is_
         BOOST_TEST(
             (code == dnngraph::ErrorCode::VersionTooOld || code == dnngraph::ErrorCode::NoEngine),
             where << ": " << describe(built));
-        BOOST_TEST((loaded < 92100 ||
-                    (code == dnngraph::ErrorCode::NoEngine &&
-                     built.error().message.find("sdpa-override-shapes") != std::string::npos)),
+        // From 9.21 every config the heuristics offer is refused naming the known issue; a
+        // mode that offers none (Fallback on 9.27) says so.
+        const std::string& message = built.error().message;
+        BOOST_TEST((loaded < 92100 || (code == dnngraph::ErrorCode::NoEngine &&
+                                       (message.find("sdpa-override-shapes") != std::string::npos ||
+                                        message.find("no engine config") != std::string::npos))),
                    where << ": " << describe(built));
         continue;
       }
