@@ -497,8 +497,7 @@ std::vector<BufferLayout> buffer_layouts(const Graph& graph) {
     const std::optional<std::int64_t> uid = t->uid();
     const std::optional<DataType> type = t->data_type();
     if (uid && type) {
-      layouts.push_back(
-          {*uid, t->name(), t->dim(), t->stride(), *type, t->is_ragged()});
+      layouts.push_back({*uid, t->name(), t->dim(), t->stride(), *type, t->is_ragged()});
     }
   }
   std::ranges::sort(layouts, {}, &BufferLayout::uid);
