@@ -13,6 +13,7 @@
 #include "api/nodes/pointwise.hpp"
 #include "api/nodes/reduction.hpp"
 #include "api/nodes/reshape.hpp"
+#include "api/nodes/rng.hpp"
 #include "api/nodes/sdpa.hpp"
 #include "api/nodes/sdpa_backward.hpp"
 #include "backend/features.hpp"
@@ -257,6 +258,17 @@ std::shared_ptr<TensorAttributes> Graph::reduction(const std::shared_ptr<TensorA
                   });
 }
 
+std::shared_ptr<TensorAttributes> Graph::rng(const std::shared_ptr<TensorAttributes>& seed,
+                                             const std::shared_ptr<TensorAttributes>& offset,
+                                             RngAttributes attributes) {
+  name_node(attributes, detail::NodeKind::Rng, nodes_.size());
+  return add_node(
+      detail::NodeKind::Rng, attributes.name(), {{"seed", seed.get()}, {"offset", offset.get()}},
+      "Y", [&](const detail::TensorPtr& y) {
+        return std::make_unique<detail::RngNode>(std::move(attributes), seed, offset, y);
+      });
+}
+
 std::shared_ptr<TensorAttributes> Graph::reshape(const std::shared_ptr<TensorAttributes>& x,
                                                  ReshapeAttributes attributes) {
   name_node(attributes, detail::NodeKind::Reshape, nodes_.size());
@@ -393,19 +405,23 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
 detail::NormPorts Graph::add_norm(const NormRequest& r) {
   invalidate();
   const std::string node =
-      std::string(detail::name_of(r.kind == detail::NormKind::Layer ? detail::NodeKind::LayerNorm
-                                                                    : detail::NodeKind::RmsNorm)) +
-      " '" + r.name + "'";
+      std::string(detail::name_of(detail::norm_node_kind(r.kind, false))) + " '" + r.name + "'";
   const bool training = r.phase == NormFwdPhase::Training;
+  const bool running = r.momentum || r.prev_running_mean || r.prev_running_var;
   detail::NormPorts ports{
       .x = r.x,
       .scale = r.scale,
       .bias = r.bias,
       .epsilon = r.epsilon,
+      .momentum = r.momentum,
+      .prev_running_mean = r.prev_running_mean,
+      .prev_running_var = r.prev_running_var,
       .y = add_output(r.name, "Y"),
       .mean_out =
-          training && r.kind == detail::NormKind::Layer ? add_output(r.name, "mean") : nullptr,
-      .inv_variance_out = training ? add_output(r.name, "inv_variance") : nullptr};
+          training && r.kind != detail::NormKind::Rms ? add_output(r.name, "mean") : nullptr,
+      .inv_variance_out = training ? add_output(r.name, "inv_variance") : nullptr,
+      .next_running_mean = running ? add_output(r.name, "next_running_mean") : nullptr,
+      .next_running_var = running ? add_output(r.name, "next_running_var") : nullptr};
   if (!r.phase) {
     record(Error{ErrorCode::InvalidAttribute,
                  node + ": no forward phase; set_forward_phase(NormFwdPhase::Inference or "
@@ -418,7 +434,12 @@ detail::NormPorts Graph::add_norm(const NormRequest& r) {
                  {{"X", r.x.get()}, {"scale", r.scale.get()}, {"epsilon", r.epsilon.get()}}) &&
              // rmsnorm's bias is optional; layernorm's is not (check_inputs refuses a null one)
              ((!r.bias && r.kind == detail::NormKind::Rms) ||
-              check_inputs(node, {{"bias", r.bias.get()}}))) {
+              check_inputs(node, {{"bias", r.bias.get()}})) &&
+             // batchnorm's running statistics: all three or none
+             (!running ||
+              check_inputs(node, {{"previous running mean", r.prev_running_mean.get()},
+                                  {"previous running variance", r.prev_running_var.get()},
+                                  {"momentum", r.momentum.get()}}))) {
     nodes_.push_back(std::make_unique<detail::NormForwardNode>(
         detail::NormSettings{r.kind, r.name, *r.phase, r.compute}, ports));
   }
@@ -434,7 +455,7 @@ std::array<std::shared_ptr<TensorAttributes>, 3> Graph::layernorm(
                                : attributes.name();
   const detail::NormPorts ports =
       add_norm({detail::NormKind::Layer, name, attributes.forward_phase(), attributes.epsilon(),
-                attributes.compute_data_type(), x, scale, bias});
+                attributes.compute_data_type(), x, scale, bias, nullptr, nullptr, nullptr});
   return {ports.y, ports.mean_out, ports.inv_variance_out};
 }
 
@@ -445,29 +466,48 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::rmsnorm(
                                ? std::string(detail::name_of(detail::NodeKind::RmsNorm)) + "_" +
                                      std::to_string(nodes_.size())
                                : attributes.name();
-  const detail::NormPorts ports =
-      add_norm({detail::NormKind::Rms, name, attributes.forward_phase(), attributes.epsilon(),
-                attributes.compute_data_type(), x, scale, attributes.bias()});
+  const detail::NormPorts ports = add_norm({detail::NormKind::Rms, name, attributes.forward_phase(),
+                                            attributes.epsilon(), attributes.compute_data_type(), x,
+                                            scale, attributes.bias(), nullptr, nullptr, nullptr});
   return {ports.y, ports.inv_variance_out};
 }
+
+namespace {
+
+// The ports of a norm backward node before it has outputs (add_norm_backward makes them).
+detail::NormBackwardPorts backward_inputs(const std::shared_ptr<TensorAttributes>& dy,
+                                          const std::shared_ptr<TensorAttributes>& x,
+                                          const std::shared_ptr<TensorAttributes>& scale,
+                                          const std::shared_ptr<TensorAttributes>& mean,
+                                          const std::shared_ptr<TensorAttributes>& inv_variance) {
+  return {.dy = dy,
+          .x = x,
+          .scale = scale,
+          .mean = mean,
+          .inv_variance = inv_variance,
+          .dx = nullptr,
+          .dscale = nullptr,
+          .dbias = nullptr};
+}
+
+}  // namespace
 
 detail::NormBackwardPorts Graph::add_norm_backward(detail::NormKind kind,
                                                    NormBackwardAttributes attributes,
                                                    detail::NormBackwardPorts p) {
   invalidate();
-  const auto node_kind = kind == detail::NormKind::Layer ? detail::NodeKind::LayerNormBackward
-                                                         : detail::NodeKind::RmsNormBackward;
+  const auto node_kind = detail::norm_node_kind(kind, true);
   name_node(attributes, node_kind, nodes_.size());
   const std::string& name = attributes.name();
   p.dx = add_output(name, "dX");
   p.dscale = add_output(name, "dScale");
-  p.dbias = kind == detail::NormKind::Layer ? add_output(name, "dBias") : nullptr;
+  p.dbias = kind != detail::NormKind::Rms ? add_output(name, "dBias") : nullptr;
   const std::string node = std::string(detail::name_of(node_kind)) + " '" + name + "'";
   if (!check_inputs(node, {{"dY", p.dy.get()},
                            {"X", p.x.get()},
                            {"scale", p.scale.get()},
                            {"inv_variance", p.inv_variance.get()}}) ||
-      (kind == detail::NormKind::Layer && !check_inputs(node, {{"mean", p.mean.get()}}))) {
+      (kind != detail::NormKind::Rms && !check_inputs(node, {{"mean", p.mean.get()}}))) {
     return p;
   }
   nodes_.push_back(std::make_unique<detail::NormBackwardNode>(kind, attributes, p));
@@ -479,14 +519,7 @@ std::array<std::shared_ptr<TensorAttributes>, 3> Graph::layernorm_backward(
     const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
     const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
   const auto p = add_norm_backward(detail::NormKind::Layer, std::move(attributes),
-                                   {.dy = dy,
-                                    .x = x,
-                                    .scale = scale,
-                                    .mean = mean,
-                                    .inv_variance = inv_variance,
-                                    .dx = nullptr,
-                                    .dscale = nullptr,
-                                    .dbias = nullptr});
+                                   backward_inputs(dy, x, scale, mean, inv_variance));
   return {p.dx, p.dscale, p.dbias};
 }
 
@@ -495,15 +528,39 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::rmsnorm_backward(
     const std::shared_ptr<TensorAttributes>& scale,
     const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
   const auto p = add_norm_backward(detail::NormKind::Rms, std::move(attributes),
-                                   {.dy = dy,
-                                    .x = x,
-                                    .scale = scale,
-                                    .mean = nullptr,
-                                    .inv_variance = inv_variance,
-                                    .dx = nullptr,
-                                    .dscale = nullptr,
-                                    .dbias = nullptr});
+                                   backward_inputs(dy, x, scale, nullptr, inv_variance));
   return {p.dx, p.dscale};
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 5> Graph::batchnorm(
+    const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
+    const std::shared_ptr<TensorAttributes>& bias, const BatchnormAttributes& attributes) {
+  const std::string name = attributes.name().empty()
+                               ? std::string(detail::name_of(detail::NodeKind::BatchNorm)) + "_" +
+                                     std::to_string(nodes_.size())
+                               : attributes.name();
+  const detail::NormPorts ports = add_norm({.kind = detail::NormKind::Batch,
+                                            .name = name,
+                                            .phase = NormFwdPhase::Training,
+                                            .epsilon = attributes.epsilon(),
+                                            .compute = attributes.compute_data_type(),
+                                            .x = x,
+                                            .scale = scale,
+                                            .bias = bias,
+                                            .momentum = attributes.momentum(),
+                                            .prev_running_mean = attributes.prev_running_mean(),
+                                            .prev_running_var = attributes.prev_running_var()});
+  return {ports.y, ports.mean_out, ports.inv_variance_out, ports.next_running_mean,
+          ports.next_running_var};
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 3> Graph::batchnorm_backward(
+    const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
+    const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
+    const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
+  const auto p = add_norm_backward(detail::NormKind::Batch, std::move(attributes),
+                                   backward_inputs(dy, x, scale, mean, inv_variance));
+  return {p.dx, p.dscale, p.dbias};
 }
 
 std::shared_ptr<TensorAttributes> Graph::batchnorm_inference(

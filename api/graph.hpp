@@ -114,6 +114,13 @@ class Graph {
   // dims with 1 in each reduced dim); its strides, unless set, are packed.
   std::shared_ptr<TensorAttributes> reduction(const std::shared_ptr<TensorAttributes>& x,
                                               ReductionAttributes attributes);
+  // Random numbers: Y drawn from a Bernoulli distribution (attributes.set_bernoulli_probability)
+  // by cuDNN's Philox generator keyed by seed and offset (graph inputs of one Int64 or Int32
+  // value each, in device memory). Set Y's dims on the returned tensor; its strides, unless set,
+  // are packed. Dropout with keep probability q: Y = X * rng(q) * (1 / q), two pointwise nodes.
+  std::shared_ptr<TensorAttributes> rng(const std::shared_ptr<TensorAttributes>& seed,
+                                        const std::shared_ptr<TensorAttributes>& offset,
+                                        RngAttributes attributes);
   // Y = X under other dims and strides, a view of X's memory. Either set Y's dims on the returned
   // tensor (X's element count; X without gaps; Y's strides, unless set, packed), or a permutation
   // in the attributes for a transpose (Y's dims and strides are X's in that order). Y's data
@@ -146,6 +153,21 @@ class Graph {
   std::array<std::shared_ptr<TensorAttributes>, 2> rmsnorm_backward(
       const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
       const std::shared_ptr<TensorAttributes>& scale,
+      const std::shared_ptr<TensorAttributes>& inv_variance,
+      NormBackwardAttributes attributes = {});
+  // Batch normalization in training over X [N, C, (D,) H, W] (channels-last strides are what
+  // cuDNN's engines take): the statistics over every dim but C, scale and bias [1, C, 1, ...].
+  // Returns {Y, mean, inv_variance, next_running_mean, next_running_var}: the saved statistics
+  // ([1, C, 1, ...] Float, what batchnorm_backward reads) and, when the attributes give previous
+  // running statistics, the updated ones (else null). Set epsilon in the attributes.
+  std::array<std::shared_ptr<TensorAttributes>, 5> batchnorm(
+      const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
+      const std::shared_ptr<TensorAttributes>& bias, const BatchnormAttributes& attributes);
+  // Batch normalization backward: {dX, dScale, dBias} from dY, X, the scale and the saved
+  // statistics batchnorm() returned (mean and inv_variance, [1, C, 1, ...] Float).
+  std::array<std::shared_ptr<TensorAttributes>, 3> batchnorm_backward(
+      const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
+      const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
       const std::shared_ptr<TensorAttributes>& inv_variance,
       NormBackwardAttributes attributes = {});
   // Batch normalization for inference with the caller's statistics:
@@ -265,8 +287,8 @@ class Graph {
   std::shared_ptr<TensorAttributes> add_output(const std::string& node_name, const char* port);
   // A composite node's internal virtual tensor ("<name>::<port>"), owned by the graph.
   std::shared_ptr<TensorAttributes> add_internal(const std::string& node_name, const char* port);
-  // What layernorm() and rmsnorm() share: the checks of phase, epsilon and inputs, the outputs
-  // the phase asks for, and the node.
+  // What layernorm(), rmsnorm() and batchnorm() share: the checks of phase, epsilon and inputs, the
+  // outputs the phase asks for, and the node.
   struct NormRequest {
     detail::NormKind kind;
     std::string name;
@@ -274,9 +296,11 @@ class Graph {
     std::shared_ptr<TensorAttributes> epsilon;
     std::optional<DataType> compute;
     std::shared_ptr<TensorAttributes> x, scale, bias;
+    // batchnorm's running statistics (all or none)
+    std::shared_ptr<TensorAttributes> momentum, prev_running_mean, prev_running_var;
   };
   detail::NormPorts add_norm(const NormRequest& r);
-  // What layernorm_backward() and rmsnorm_backward() share (mean null for RMS).
+  // What the norm backward nodes share (mean null for RMS).
   detail::NormBackwardPorts add_norm_backward(detail::NormKind kind,
                                               NormBackwardAttributes attributes,
                                               detail::NormBackwardPorts inputs);

@@ -203,6 +203,25 @@ class ReductionAttributes final : public NodeAttributes<ReductionAttributes> {
   std::optional<ReductionMode> mode_;
 };
 
+// Random numbers (Graph::rng): Y's elements drawn independently from a Bernoulli distribution
+// (1 with `probability`, else 0) by cuDNN's Philox generator, keyed by the seed and offset
+// tensors: the same seed, offset and Y shape give the same Y in any graph, so a backward pass
+// regenerates its forward's dropout mask. Y's dims are set on the returned tensor.
+class RngAttributes final : public NodeAttributes<RngAttributes> {
+ public:
+  RngAttributes() = default;  // user-declared: `{}` value-initializes
+  RngAttributes& set_bernoulli_probability(double probability) {
+    probability_ = probability;
+    return *this;
+  }
+  [[nodiscard]] std::optional<double> bernoulli_probability() const noexcept {
+    return probability_;
+  }
+
+ private:
+  std::optional<double> probability_;
+};
+
 // Y = X under other dims and strides, as a view of X's memory (cuDNN's reshape): Y's element at
 // memory offset o is X's element at offset o. Either set Y's dims on the returned tensor (a merge
 // or split of dims: X's element count, X and Y without gaps; Y's strides, unless set, packed), or
@@ -369,6 +388,42 @@ class SdpaBackwardAttributes final : public AttentionAttributes<SdpaBackwardAttr
 class BatchnormInferenceAttributes final : public NodeAttributes<BatchnormInferenceAttributes> {
  public:
   BatchnormInferenceAttributes() = default;  // user-declared: `{}` value-initializes
+};
+
+// Batch normalization in training (Graph::batchnorm): epsilon (one value, usually
+// Graph::tensor(1e-5F)) and, to update running statistics, the previous ones ([1, C, 1, ...]
+// Float, graph inputs) with the momentum (one Float value in [0, 1]): next = (1 - momentum) *
+// previous + momentum * batch statistic, the variance's batch statistic unbiased (N / (N - 1)).
+class BatchnormAttributes final : public NodeAttributes<BatchnormAttributes> {
+ public:
+  BatchnormAttributes() = default;  // user-declared: `{}` value-initializes
+  BatchnormAttributes& set_epsilon(std::shared_ptr<TensorAttributes> epsilon) {
+    epsilon_ = std::move(epsilon);
+    return *this;
+  }
+  BatchnormAttributes& set_previous_running_stats(std::shared_ptr<TensorAttributes> mean,
+                                                  std::shared_ptr<TensorAttributes> variance,
+                                                  std::shared_ptr<TensorAttributes> momentum) {
+    prev_running_mean_ = std::move(mean);
+    prev_running_var_ = std::move(variance);
+    momentum_ = std::move(momentum);
+    return *this;
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& epsilon() const noexcept {
+    return epsilon_;
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& prev_running_mean() const noexcept {
+    return prev_running_mean_;
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& prev_running_var() const noexcept {
+    return prev_running_var_;
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& momentum() const noexcept {
+    return momentum_;
+  }
+
+ private:
+  std::shared_ptr<TensorAttributes> epsilon_, prev_running_mean_, prev_running_var_, momentum_;
 };
 
 }  // namespace dnngraph

@@ -83,6 +83,10 @@ struct AttributeType<cudnnBackendNormFwdPhase_t> {
   static constexpr auto value = CUDNN_TYPE_NORM_FWD_PHASE;
 };
 template <>
+struct AttributeType<cudnnRngDistribution_t> {
+  static constexpr auto value = CUDNN_TYPE_RNG_DISTRIBUTION;
+};
+template <>
 struct AttributeType<cudnnNanPropagation_t> {
   static constexpr auto value = CUDNN_TYPE_NAN_PROPOGATION;
 };

@@ -38,6 +38,28 @@ class OperationNormForward final : public Operation {
   [[nodiscard]] Expected<void> set_epsilon(const Tensor& tensor) {
     return set_descriptor(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC), tensor);
   }
+  // Batch normalization in training: the running statistics' update, next = (1 - factor) *
+  // previous + factor * batch statistic.
+  [[nodiscard]] Expected<void> set_exp_avg_factor(const Tensor& tensor) {
+    return set_descriptor(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_NORM_FWD_EXP_AVG_FACTOR_DESC),
+                          tensor);
+  }
+  [[nodiscard]] Expected<void> set_input_running_mean(const Tensor& tensor) {
+    return set_descriptor(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC),
+                          tensor);
+  }
+  [[nodiscard]] Expected<void> set_input_running_var(const Tensor& tensor) {
+    return set_descriptor(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC),
+                          tensor);
+  }
+  [[nodiscard]] Expected<void> set_output_running_mean(const Tensor& tensor) {
+    return set_descriptor(
+        DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC), tensor);
+  }
+  [[nodiscard]] Expected<void> set_output_running_var(const Tensor& tensor) {
+    return set_descriptor(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC),
+                          tensor);
+  }
   [[nodiscard]] Expected<void> set_y(const Tensor& tensor) {
     return set_descriptor(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_NORM_FWD_YDESC), tensor);
   }

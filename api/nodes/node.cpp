@@ -25,8 +25,11 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::SdpaBackward, std::string_view("sdpa_backward")},
     std::pair{NodeKind::LayerNormBackward, std::string_view("layernorm_backward")},
     std::pair{NodeKind::RmsNormBackward, std::string_view("rmsnorm_backward")},
+    std::pair{NodeKind::BatchNorm, std::string_view("batchnorm")},
+    std::pair{NodeKind::BatchNormBackward, std::string_view("batchnorm_backward")},
+    std::pair{NodeKind::Rng, std::string_view("rng")},
 };
-static_assert(node_kinds.back().first == NodeKind::RmsNormBackward);
+static_assert(node_kinds.back().first == NodeKind::Rng);
 
 }  // namespace
 

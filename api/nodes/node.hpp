@@ -41,6 +41,9 @@ enum class NodeKind : std::uint8_t {
   SdpaBackward,
   LayerNormBackward,
   RmsNormBackward,
+  BatchNorm,
+  BatchNormBackward,
+  Rng,
 };
 [[nodiscard]] std::string_view name_of(NodeKind kind) noexcept;
 

@@ -31,25 +31,58 @@ std::string type_name(const TensorAttributes& t) {
   return type ? std::string(to_string(*type)) : std::string("none");
 }
 
+}  // namespace
+
 cudnnBackendNormMode_t to_cudnn(NormKind kind) noexcept {
   switch (kind) {
     case NormKind::Layer: return CUDNN_LAYER_NORM;
     case NormKind::Rms: return CUDNN_RMS_NORM;
+    case NormKind::Batch: return CUDNN_BATCH_NORM;
   }
   return CUDNN_LAYER_NORM;  // not reached
 }
 
-}  // namespace
+NodeKind norm_node_kind(NormKind kind, bool backward) noexcept {
+  switch (kind) {
+    case NormKind::Layer: return backward ? NodeKind::LayerNormBackward : NodeKind::LayerNorm;
+    case NormKind::Rms: return backward ? NodeKind::RmsNormBackward : NodeKind::RmsNorm;
+    case NormKind::Batch: return backward ? NodeKind::BatchNormBackward : NodeKind::BatchNorm;
+  }
+  return NodeKind::LayerNorm;  // not reached
+}
+
+std::vector<std::int64_t> norm_parameter_dims(NormKind kind,
+                                              const std::vector<std::int64_t>& x_dims) {
+  std::vector<std::int64_t> dims(x_dims.size(), 1);
+  if (kind == NormKind::Batch) {
+    dims[1] = x_dims[1];
+  } else {
+    std::copy(x_dims.begin() + 1, x_dims.end(), dims.begin() + 1);
+  }
+  return dims;
+}
+
+std::vector<std::int64_t> norm_statistic_dims(NormKind kind,
+                                              const std::vector<std::int64_t>& x_dims) {
+  std::vector<std::int64_t> dims(x_dims.size(), 1);
+  if (kind == NormKind::Batch) {
+    dims[1] = x_dims[1];
+  } else {
+    dims[0] = x_dims[0];
+  }
+  return dims;
+}
 
 NormForwardNode::NormForwardNode(NormSettings settings, NormPorts ports)
-    : Node(settings.name, present({ports.x, ports.scale, ports.bias, ports.epsilon}),
-           present({ports.y, ports.mean_out, ports.inv_variance_out})),
+    : Node(settings.name,
+           present({ports.x, ports.scale, ports.bias, ports.epsilon, ports.momentum,
+                    ports.prev_running_mean, ports.prev_running_var}),
+           present({ports.y, ports.mean_out, ports.inv_variance_out, ports.next_running_mean,
+                    ports.next_running_var})),
       settings_(std::move(settings)),
       ports_(std::move(ports)) {}
 
-NodeKind NormForwardNode::kind() const noexcept {
-  return settings_.kind == NormKind::Layer ? NodeKind::LayerNorm : NodeKind::RmsNorm;
-}
+NodeKind NormForwardNode::kind() const noexcept { return norm_node_kind(settings_.kind, false); }
 
 Result<void> NormForwardNode::check_parameter(const char* role, const TensorAttributes& t,
                                               const std::vector<std::int64_t>& dims) const {
@@ -68,11 +101,56 @@ Result<void> NormForwardNode::check_parameter(const char* role, const TensorAttr
   return {};
 }
 
+Result<void> NormForwardNode::check_scalar(const char* role, const TensorAttributes& t,
+                                           std::size_t rank, float max) const {
+  if (element_count(t.dim()) != 1 || t.dim().size() != rank) {
+    return make_error(ErrorCode::ShapeMismatch,
+                      describe() + ": " + role + " " + t.describe() + " has dims " +
+                          to_string(t.dim()) + "; it holds one value: " + std::to_string(rank) +
+                          " dims of 1 (or make it with Graph::tensor(a float))");
+  }
+  if (t.data_type() != DataType::Float) {
+    return make_error(ErrorCode::UnsupportedDataType, describe() + ": " + role + " " +
+                                                          t.describe() + " has data type " +
+                                                          type_name(t) + "; it takes Float");
+  }
+  // epsilon is added to a variance before its inverse square root: a negative, NaN or infinite
+  // one gives NaN or 0 for every output; a momentum outside [0, 1] makes the running statistics
+  // diverge. A device-memory value is the caller's to check.
+  if (const auto value = t.value();
+      value && !(std::isfinite(*value) && *value >= 0.0F && *value <= max)) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      describe() + ": " + role + " " + t.describe() + " has value " +
+                          std::to_string(*value) + "; it must be finite, not negative" +
+                          (max < 1e30F ? " and at most " + std::to_string(max) : std::string()));
+  }
+  return {};
+}
+
+Result<void> NormForwardNode::check_running_statistics() const {
+  const TensorAttributes& x = *ports_.x;
+  const std::vector<std::int64_t> dims = norm_statistic_dims(settings_.kind, x.dim());
+  for (const auto& [role, t] : {std::pair{"previous running mean", ports_.prev_running_mean},
+                                std::pair{"previous running variance", ports_.prev_running_var}}) {
+    if (t->dim() != dims) {
+      return make_error(ErrorCode::ShapeMismatch,
+                        describe() + ": " + role + " " + t->describe() + " has dims " +
+                            to_string(t->dim()) + ", expected " + to_string(dims) + " for X " +
+                            x.describe() + " of dims " + to_string(x.dim()));
+    }
+    if (t->data_type() != DataType::Float) {
+      return make_error(ErrorCode::UnsupportedDataType,
+                        describe() + ": " + role + " " + t->describe() + " has data type " +
+                            type_name(*t) + "; running statistics are Float");
+    }
+  }
+  return check_scalar("momentum", *ports_.momentum, x.dim().size(), 1.0F);
+}
+
 Result<void> NormForwardNode::settle_statistic(const char* role, TensorAttributes& t,
                                                const GraphContext& context) const {
   const TensorAttributes& x = *ports_.x;
-  std::vector<std::int64_t> dims(x.dim().size(), 1);
-  dims[0] = x.dim()[0];
+  const std::vector<std::int64_t> dims = norm_statistic_dims(settings_.kind, x.dim());
   if (!t.data_type()) {
     t.set_data_type(DataType::Float);
   }
@@ -105,10 +183,19 @@ Result<void> NormForwardNode::infer(const GraphContext& context) {
                                                           "; it takes Half, BFloat16 or Float");
   }
   const std::size_t rank = x.dim().size();
-  if (rank < 2 || rank > 5) {
-    return make_error(ErrorCode::ShapeMismatch,
-                      describe() + ": input X " + x.describe() + " has dims " + to_string(x.dim()) +
-                          " (rank " + std::to_string(rank) + "); it takes rank 2 to 5");
+  // Batch norm: N, C, (D,) H, W, as cuDNN's batch normalization takes them.
+  const std::size_t min_rank = settings_.kind == NormKind::Batch ? 4 : 2;
+  if (rank < min_rank || rank > 5) {
+    return make_error(ErrorCode::ShapeMismatch, describe() + ": input X " + x.describe() +
+                                                    " has dims " + to_string(x.dim()) + " (rank " +
+                                                    std::to_string(rank) + "); it takes rank " +
+                                                    std::to_string(min_rank) + " to 5");
+  }
+  if (settings_.kind == NormKind::Batch && settings_.phase != NormFwdPhase::Training) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      describe() +
+                          ": batch normalization here is the training phase (for "
+                          "inference use Graph::batchnorm_inference)");
   }
   const DataType compute = settings_.compute.value_or(context.compute.value_or(DataType::Float));
   if (compute != DataType::Float) {
@@ -116,9 +203,7 @@ Result<void> NormForwardNode::infer(const GraphContext& context) {
                       describe() + ": compute data type " + std::string(to_string(compute)) +
                           " is not supported; normalization computes in Float");
   }
-  // Parameters: [1, X dims but the first]; the statistics run over every dim but the first.
-  std::vector<std::int64_t> parameter_dims(rank, 1);
-  std::copy(x.dim().begin() + 1, x.dim().end(), parameter_dims.begin() + 1);
+  const std::vector<std::int64_t> parameter_dims = norm_parameter_dims(settings_.kind, x.dim());
   if (auto ok = check_parameter("scale", *ports_.scale, parameter_dims); !ok) {
     return ok;
   }
@@ -131,24 +216,13 @@ Result<void> NormForwardNode::infer(const GraphContext& context) {
     if (auto ok = settle_scalar_inputs(rank); !ok) {
       return ok;
     }
-    TensorAttributes& eps = *ports_.epsilon;
-    if (element_count(eps.dim()) != 1 || eps.dim().size() != rank) {
-      return make_error(ErrorCode::ShapeMismatch,
-                        describe() + ": epsilon " + eps.describe() + " has dims " +
-                            to_string(eps.dim()) + "; it holds one value: " + std::to_string(rank) +
-                            " dims of 1 (or make it with Graph::tensor(1e-5F))");
+    if (auto ok = check_scalar("epsilon", *ports_.epsilon, rank, 1e38F); !ok) {
+      return ok;
     }
-    if (eps.data_type() != DataType::Float) {
-      return make_error(ErrorCode::UnsupportedDataType, describe() + ": epsilon " + eps.describe() +
-                                                            " has data type " + type_name(eps) +
-                                                            "; it takes Float");
-    }
-    // Added to a variance before its inverse square root: a negative, NaN or infinite epsilon
-    // gives NaN or 0 for every output. A device-memory epsilon is the caller's to check.
-    if (const auto value = eps.value(); value && !(std::isfinite(*value) && *value >= 0.0F)) {
-      return make_error(ErrorCode::InvalidAttribute, describe() + ": epsilon " + eps.describe() +
-                                                         " has value " + std::to_string(*value) +
-                                                         "; it must be finite and not negative");
+    if (ports_.momentum) {
+      if (auto ok = check_running_statistics(); !ok) {
+        return ok;
+      }
     }
   }
   TensorAttributes& y = *ports_.y;
@@ -174,6 +248,14 @@ Result<void> NormForwardNode::infer(const GraphContext& context) {
       return ok;
     }
   }
+  for (const auto& [role, t] : {std::pair{"next running mean", ports_.next_running_mean},
+                                std::pair{"next running variance", ports_.next_running_var}}) {
+    if (t) {
+      if (auto ok = settle_statistic(role, *t, context); !ok) {
+        return ok;
+      }
+    }
+  }
   return {};
 }
 
@@ -188,13 +270,18 @@ Result<LoweredOperation> NormForwardNode::lower(const TensorTable& tensors,
   // Each role's setter, in the order cuDNN's documentation lists them.
   using Op = backend::OperationNormForward;
   using Setter = backend::Expected<void> (Op::*)(const backend::Tensor&);
-  const std::array<std::pair<const TensorPtr*, Setter>, 7> roles{{
+  const std::array<std::pair<const TensorPtr*, Setter>, 12> roles{{
       {&ports_.x, &Op::set_x},
       {&ports_.mean_out, &Op::set_mean},
       {&ports_.inv_variance_out, &Op::set_inv_variance},
       {&ports_.scale, &Op::set_scale},
       {&ports_.bias, &Op::set_bias},
       {&ports_.epsilon, &Op::set_epsilon},
+      {&ports_.momentum, &Op::set_exp_avg_factor},
+      {&ports_.prev_running_mean, &Op::set_input_running_mean},
+      {&ports_.prev_running_var, &Op::set_input_running_var},
+      {&ports_.next_running_mean, &Op::set_output_running_mean},
+      {&ports_.next_running_var, &Op::set_output_running_var},
       {&ports_.y, &Op::set_y},
   }};
   return lower_roles<Op>(std::move(*op), std::move(ok), roles, tensors);

@@ -1,6 +1,8 @@
-// Forward normalization nodes (layernorm, rmsnorm): one node kind over cuDNN's NormForward
+// Forward normalization nodes (layernorm, rmsnorm, batchnorm): one room over cuDNN's NormForward
 // operation. Checks the parameter shapes against X, infers Y (X's dims and layout) and, in
-// training, the statistics [N, 1, ...] in Float. (batchnorm_inference is made of pointwise
+// training, the statistics in Float: [N, 1, ...] for layer and RMS norm (over every dim but the
+// first), [1, C, 1, ...] for batch norm (over every dim but the channel's), which in training
+// also updates running statistics when given them. (batchnorm_inference is made of pointwise
 // nodes: see Graph::batchnorm_inference.)
 #pragma once
 
@@ -11,12 +13,26 @@
 
 namespace dnngraph::detail {
 
-enum class NormKind : std::uint8_t { Layer, Rms };
+enum class NormKind : std::uint8_t { Layer, Rms, Batch };
 
-// The node's tensors by role; absent ones are null.
+// cuDNN's norm mode.
+[[nodiscard]] cudnnBackendNormMode_t to_cudnn(NormKind kind) noexcept;
+// The node kind of a normalization, forward or backward.
+[[nodiscard]] NodeKind norm_node_kind(NormKind kind, bool backward) noexcept;
+// The dims of the parameters (scale, bias) and of the statistics for an X of `x_dims`: layer and
+// RMS norm [1, X dims but the first] and [N, 1, ...]; batch norm [1, C, 1, ...] for both.
+[[nodiscard]] std::vector<std::int64_t> norm_parameter_dims(
+    NormKind kind, const std::vector<std::int64_t>& x_dims);
+[[nodiscard]] std::vector<std::int64_t> norm_statistic_dims(
+    NormKind kind, const std::vector<std::int64_t>& x_dims);
+
+// The node's tensors by role; absent ones are null. The running statistics and momentum are
+// batch norm's (in training, all or none).
 struct NormPorts {
-  TensorPtr x, scale, bias, epsilon;        // inputs
-  TensorPtr y, mean_out, inv_variance_out;  // outputs
+  TensorPtr x, scale, bias, epsilon;                        // inputs
+  TensorPtr momentum, prev_running_mean, prev_running_var;  // inputs
+  TensorPtr y, mean_out, inv_variance_out;                  // outputs
+  TensorPtr next_running_mean, next_running_var;            // outputs
 };
 
 struct NormSettings {
@@ -38,6 +54,10 @@ class NormForwardNode final : public Node {
  private:
   [[nodiscard]] Result<void> check_parameter(const char* role, const TensorAttributes& t,
                                              const std::vector<std::int64_t>& dims) const;
+  // epsilon or momentum: one Float value; a by-value one within [0, max].
+  [[nodiscard]] Result<void> check_scalar(const char* role, const TensorAttributes& t,
+                                          std::size_t rank, float max) const;
+  [[nodiscard]] Result<void> check_running_statistics() const;
   [[nodiscard]] Result<void> settle_statistic(const char* role, TensorAttributes& t,
                                               const GraphContext& context) const;
 

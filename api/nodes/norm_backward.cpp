@@ -92,10 +92,12 @@ Result<void> NormBackwardNode::infer(const GraphContext& context) {
   }
   const TensorAttributes& x = *ports_.x;
   const std::size_t rank = x.dim().size();
-  if (rank < 2 || rank > 5) {
-    return make_error(ErrorCode::ShapeMismatch,
-                      describe() + ": X " + x.describe() + " has dims " + to_string(x.dim()) +
-                          " (rank " + std::to_string(rank) + "); it takes rank 2 to 5");
+  const std::size_t min_rank = norm_ == NormKind::Batch ? 4 : 2;  // as the forward
+  if (rank < min_rank || rank > 5) {
+    return make_error(ErrorCode::ShapeMismatch, describe() + ": X " + x.describe() + " has dims " +
+                                                    to_string(x.dim()) + " (rank " +
+                                                    std::to_string(rank) + "); it takes rank " +
+                                                    std::to_string(min_rank) + " to 5");
   }
   const std::initializer_list<DataType> io_types{DataType::Half, DataType::BFloat16,
                                                  DataType::Float};
@@ -105,11 +107,9 @@ Result<void> NormBackwardNode::infer(const GraphContext& context) {
   if (auto ok = check_input("dY", *ports_.dy, x.dim(), io_types); !ok) {
     return ok;
   }
-  // As the forward: parameters [1, X dims but the first], statistics [N, 1, ...] in Float.
-  std::vector<std::int64_t> parameter_dims(rank, 1);
-  std::copy(x.dim().begin() + 1, x.dim().end(), parameter_dims.begin() + 1);
-  std::vector<std::int64_t> statistic_dims(rank, 1);
-  statistic_dims[0] = x.dim()[0];
+  // As the forward: the parameters' and the statistics' dims, statistics in Float.
+  const std::vector<std::int64_t> parameter_dims = norm_parameter_dims(norm_, x.dim());
+  const std::vector<std::int64_t> statistic_dims = norm_statistic_dims(norm_, x.dim());
   if (auto ok = check_input("scale", *ports_.scale, parameter_dims, io_types); !ok) {
     return ok;
   }
@@ -145,7 +145,7 @@ Result<LoweredOperation> NormBackwardNode::lower(const TensorTable& tensors,
   if (!op) {
     return std::unexpected(cudnn_error(op.error(), "lower " + describe()));
   }
-  auto ok = op->set_mode(norm_ == NormKind::Layer ? CUDNN_LAYER_NORM : CUDNN_RMS_NORM);
+  auto ok = op->set_mode(to_cudnn(norm_));
   using Op = backend::OperationNormBackward;
   using Setter = backend::Expected<void> (Op::*)(const backend::Tensor&);
   const std::array<std::pair<const TensorPtr*, Setter>, 8> roles{{

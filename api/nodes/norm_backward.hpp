@@ -1,7 +1,8 @@
-// Normalization backward nodes (layernorm_backward, rmsnorm_backward): one node kind over
-// cuDNN's NormBackward operation. From dY, X, the forward's scale and its saved statistics (mean
-// and inverse standard deviation, [N, 1, ...] Float; RMS: the inverse RMS only) it gives dX (X's
-// dims and layout, the io type), dScale and, for layer norm, dBias (the scale's dims, Float).
+// Normalization backward nodes (layernorm_backward, rmsnorm_backward, batchnorm_backward): one
+// room over cuDNN's NormBackward operation. From dY, X, the forward's scale and its saved
+// statistics (mean and inverse standard deviation, Float, of the forward's statistic dims; RMS:
+// the inverse RMS only) it gives dX (X's dims and layout, the io type), dScale and, for layer
+// and batch norm, dBias (the scale's dims, Float).
 #pragma once
 
 #include "api/node_attributes.hpp"
@@ -28,9 +29,7 @@ class NormBackwardNode final : public Node {
         compute_(attributes.compute_data_type()),
         ports_(ports) {}
 
-  [[nodiscard]] NodeKind kind() const noexcept override {
-    return norm_ == NormKind::Layer ? NodeKind::LayerNormBackward : NodeKind::RmsNormBackward;
-  }
+  [[nodiscard]] NodeKind kind() const noexcept override { return norm_node_kind(norm_, true); }
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
   [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
                                                const GraphContext& context) const override;

@@ -174,6 +174,21 @@ void def_conv(nb::class_<PyGraph>& cls, const char* name, const char* first, con
       "compute_data_type"_a = nb::none(), "name"_a = nb::none(), doc);
 }
 
+// The binding of a backward node taking (dY, X, scale, mean, inv_variance) and returning
+// (dX, dScale, dBias): layernorm_backward, batchnorm_backward.
+template <auto node>
+auto mean_norm_backward() {
+  return [](PyGraph& g, const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& mean,
+            const Tensor& inv_variance, std::optional<DataType> compute,
+            const std::optional<std::string>& name) {
+    const auto locked = lock(g);
+    NormBackwardAttributes attributes;
+    const auto [dx, dscale, dbias] =
+        (g.graph.*node)(dy, x, scale, mean, inv_variance, named(attributes, name, compute));
+    return std::make_tuple(dx, dscale, dbias);
+  };
+}
+
 // Graph.<name>(value) -> the graph itself, for chainable setters of the C++ Graph taking an Arg.
 template <class Arg, class ArgName>
 void def_setters(nb::class_<PyGraph>& cls, const ArgName& arg,
@@ -311,6 +326,19 @@ void def_nodes(nb::class_<PyGraph>& cls) {
          "x"_a, nb::kw_only(), "mode"_a, "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
          "Y = mode(X) over the dims where Y has extent 1: set Y's dims on the returned tensor.")
       .def(
+          "rng",
+          [](PyGraph& g, const Tensor& seed, const Tensor& offset, double bernoulli_probability,
+             const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            RngAttributes attributes;
+            attributes.set_bernoulli_probability(bernoulli_probability);
+            return g.graph.rng(seed, offset, named(attributes, name, std::nullopt));
+          },
+          "seed"_a, "offset"_a, nb::kw_only(), "bernoulli_probability"_a, "name"_a = nb::none(),
+          "Y drawn from a Bernoulli distribution (1 with bernoulli_probability) by cuDNN's\n"
+          "Philox generator keyed by seed and offset (one Int64 or Int32 value each, in device\n"
+          "memory): set Y's dims on the returned tensor. The same key gives the same Y.")
+      .def(
           "reshape",
           [](PyGraph& g, const Tensor& x, std::optional<Dims> permutation,
              const std::optional<std::string>& name) {
@@ -355,21 +383,11 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "x"_a, "scale"_a, nb::kw_only(), "phase"_a, "epsilon"_a, "bias"_a = nb::none(),
           "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
           "RMS normalization. Returns (Y, inv_variance); inv_variance is None in Inference.")
-      .def(
-          "layernorm_backward",
-          [](PyGraph& g, const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& mean,
-             const Tensor& inv_variance, std::optional<DataType> compute,
-             const std::optional<std::string>& name) {
-            const auto locked = lock(g);
-            NormBackwardAttributes attributes;
-            const auto [dx, dscale, dbias] = g.graph.layernorm_backward(
-                dy, x, scale, mean, inv_variance, named(attributes, name, compute));
-            return std::make_tuple(dx, dscale, dbias);
-          },
-          "dy"_a, "x"_a, "scale"_a, "mean"_a, "inv_variance"_a, nb::kw_only(),
-          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
-          "Layer normalization backward from the forward's saved statistics. Returns\n"
-          "(dX, dScale, dBias): dX like X, the parameter gradients like the scale in Float.")
+      .def("layernorm_backward", mean_norm_backward<&Graph::layernorm_backward>(), "dy"_a, "x"_a,
+           "scale"_a, "mean"_a, "inv_variance"_a, nb::kw_only(), "compute_data_type"_a = nb::none(),
+           "name"_a = nb::none(),
+           "Layer normalization backward from the forward's saved statistics. Returns\n"
+           "(dX, dScale, dBias): dX like X, the parameter gradients like the scale in Float.")
       .def(
           "rmsnorm_backward",
           [](PyGraph& g, const Tensor& dy, const Tensor& x, const Tensor& scale,
@@ -384,6 +402,36 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "dy"_a, "x"_a, "scale"_a, "inv_variance"_a, nb::kw_only(),
           "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
           "RMS normalization backward from the saved inverse RMS. Returns (dX, dScale).")
+      .def(
+          "batchnorm",
+          [](PyGraph& g, const Tensor& x, const Tensor& scale, const Tensor& bias,
+             const Operand& epsilon, const std::optional<Tensor>& prev_running_mean,
+             const std::optional<Tensor>& prev_running_var, std::optional<Operand> momentum,
+             std::optional<DataType> compute, const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            BatchnormAttributes attributes;
+            attributes.set_epsilon(operand(g, epsilon));
+            if (prev_running_mean || prev_running_var || momentum) {
+              attributes.set_previous_running_stats(prev_running_mean.value_or(nullptr),
+                                                    prev_running_var.value_or(nullptr),
+                                                    momentum ? operand(g, *momentum) : nullptr);
+            }
+            const auto [y, mean, inv_variance, next_mean, next_var] =
+                g.graph.batchnorm(x, scale, bias, named(attributes, name, compute));
+            return std::make_tuple(y, mean, inv_variance, present(next_mean), present(next_var));
+          },
+          "x"_a, "scale"_a, "bias"_a, nb::kw_only(), "epsilon"_a,
+          "prev_running_mean"_a = nb::none(), "prev_running_var"_a = nb::none(),
+          "momentum"_a = nb::none(), "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "Batch normalization in training over X [N, C, (D,) H, W] (channels-last). Returns\n"
+          "(Y, mean, inv_variance, next_running_mean, next_running_var): the saved per-channel\n"
+          "statistics and, given the previous running statistics and momentum (a number or a\n"
+          "tensor), the updated ones (else None).")
+      .def("batchnorm_backward", mean_norm_backward<&Graph::batchnorm_backward>(), "dy"_a, "x"_a,
+           "scale"_a, "mean"_a, "inv_variance"_a, nb::kw_only(), "compute_data_type"_a = nb::none(),
+           "name"_a = nb::none(),
+           "Batch normalization backward from batchnorm's saved per-channel statistics. Returns\n"
+           "(dX, dScale, dBias).")
       .def(
           "batchnorm_inference",
           [](PyGraph& g, const Tensor& x, const Tensor& mean, const Tensor& inv_variance,

@@ -183,6 +183,25 @@ def test_reduction_lowers_and_needs_its_output_dims():
     assert g.lower().operations[0].startswith("reduction")
 
 
+def test_rng_feeds_a_dropout_mask_and_checks_its_key():
+    g = half_graph()
+    x = g.tensor(name="X", uid=1, dim=[1, 64, 32])
+    seed, offset = (g.tensor(name=n, uid=2 + i, dim=[1, 1, 1], data_type=DataType.Int64)
+                    for i, n in enumerate(["seed", "offset"]))
+    mask = g.rng(seed, offset, bernoulli_probability=0.9, name="mask")
+    mask.set_dim([1, 64, 32])
+    kept = g.pointwise(x, mask, mode=dnngraph.PointwiseMode.Mul)
+    y = g.pointwise(kept, 1.0 / 0.9, mode=dnngraph.PointwiseMode.Mul)
+    y.set_output(True).set_uid(4)
+    assert g.lower().operations[0] == "rng 'mask'"
+    bad = half_graph()
+    bseed, boffset = (bad.tensor(name=n, uid=1 + i, dim=[1, 1, 1], data_type=DataType.Float)
+                      for i, n in enumerate(["seed", "offset"]))
+    bad.rng(bseed, boffset, bernoulli_probability=0.5).set_dim([1, 8, 8]).set_output(True)
+    e = error_of(bad.validate)
+    assert e.code is ErrorCode.UnsupportedDataType and "it takes Int64 or Int32" in e.message
+
+
 def test_reshape_transposes_by_permutation_and_lowers():
     g = dnngraph.Graph(io_data_type=DataType.Half)
     x = g.tensor(name="X", uid=1, dim=[2, 3, 4])
@@ -355,6 +374,38 @@ def test_norm_backward_gives_dx_like_x_and_float_parameter_gradients():
     rdscale.set_output(True)
     e = error_of(r.validate)
     assert e.code is ErrorCode.UnsupportedDataType and "it takes Float" in e.message
+
+
+def test_batchnorm_training_gives_per_channel_statistics_and_running_updates():
+    g = half_graph()
+    nhwc = [32 * 5 * 3, 1, 3 * 32, 32]
+    x = g.tensor(name="X", uid=1, dim=[4, 32, 5, 3], stride=nhwc)
+    scale, bias, rm, rv = (g.tensor(name=n, uid=2 + i, dim=[1, 32, 1, 1],
+                                    data_type=DataType.Float)
+                           for i, n in enumerate(["scale", "bias", "rm", "rv"]))
+    y, mean, inv_var, next_mean, next_var = g.batchnorm(
+        x, scale, bias, epsilon=1e-5, prev_running_mean=rm, prev_running_var=rv, momentum=0.1,
+        name="bn")
+    for t in (y, mean, inv_var, next_mean, next_var):
+        t.set_output(True)
+    assert g.lower().operations == ["batchnorm 'bn'"]
+    assert mean.dim == [1, 32, 1, 1] and next_var.data_type is DataType.Float
+    dy = g.tensor(name="dY", uid=6, dim=[4, 32, 5, 3], stride=nhwc)
+    dx, dscale, dbias = g.batchnorm_backward(dy, x, scale, mean, inv_var, name="bn_bwd")
+    for t in (dx, dscale, dbias):
+        t.set_output(True)
+    assert g.lower().operations == ["batchnorm 'bn'", "batchnorm_backward 'bn_bwd'"]
+    assert dbias.dim == [1, 32, 1, 1]
+
+    plain = half_graph()
+    px = plain.tensor(name="X", uid=1, dim=[4, 32, 5, 3], stride=nhwc)
+    ps, pb = (plain.tensor(name=n, uid=2 + i, dim=[1, 32, 1, 1], data_type=DataType.Float)
+              for i, n in enumerate(["scale", "bias"]))
+    outs = plain.batchnorm(px, ps, pb, epsilon=1e-5, momentum=2.0)
+    assert outs[3] is not None  # a momentum alone asks for running statistics
+    outs[0].set_output(True)
+    e = error_of(plain.validate)
+    assert e.code is ErrorCode.ForeignTensor and "previous running mean is null" in e.message
 
 
 def test_ragged_tensors_lower_and_need_the_padding_mask():

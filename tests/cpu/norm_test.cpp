@@ -2,8 +2,10 @@
 // phase, epsilon, parameter shapes, data types and compute type with Errors that name the node,
 // the tensor, the expected and the given values; infer Y (X's dims and layout) and, in training,
 // the Float statistics [N, 1, ...]; and lower to finalized descriptors. batchnorm_inference
-// lowers to four pointwise operations. Scalars from Graph::tensor(float) take the rank of the
-// node that reads them, stay Float, and are refused where they cannot be.
+// lowers to four pointwise operations; batchnorm (training) gives per-channel statistics and, when
+// given previous running statistics, the next ones; the backward nodes check their statistics.
+// Scalars from Graph::tensor(float) take the rank of the node that reads them, stay Float, and are
+// refused where they cannot be.
 #define BOOST_TEST_MODULE norm
 #include <boost/test/unit_test.hpp>
 
@@ -19,6 +21,7 @@ import dnngraph;
 #include "support/graph_checks.hpp"
 #include "support/printing.hpp"
 
+using dnngraph::BatchnormAttributes;
 using dnngraph::DataType;
 using dnngraph::Error;
 using dnngraph::ErrorCode;
@@ -393,7 +396,7 @@ struct Backward {
   NormGraph n = norm_graph();
   TensorPtr dy, mean, inv_var;
 
-  explicit Backward(Dims statistic_dims = {6, 1, 1, 1}) {
+  explicit Backward(const Dims& statistic_dims = {6, 1, 1, 1}) {
     dy = n.g.tensor(tensor("dY", 4, n.x->dim()).set_stride(n.x->stride()));
     mean = n.g.tensor(tensor("mean", 5, statistic_dims).set_data_type(DataType::Float));
     inv_var = n.g.tensor(tensor("inv_var", 6, statistic_dims).set_data_type(DataType::Float));
@@ -468,6 +471,167 @@ BOOST_AUTO_TEST_CASE(a_null_mean_is_a_foreign_tensor_error) {
   const Error error = validation_error(b.n.g);
   BOOST_TEST(error.code == ErrorCode::ForeignTensor);
   BOOST_TEST(mentions(error, "input mean is null"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(batchnorm_training)
+
+namespace {
+
+// X [4, 32, 5, 3] channels-last (Half), scale and bias [1, 32, 1, 1] Float (uids 2 and 3).
+struct Batch {
+  Graph g;
+  TensorPtr x, scale, bias;
+
+  Batch() {
+    g.set_io_data_type(DataType::Half).set_compute_data_type(DataType::Float);
+    const Dims dims{4, 32, 5, 3};
+    x = g.tensor(tensor("X", 1, dims).set_stride(dnngraph::channels_last_strides(dims)));
+    scale = g.tensor(tensor("scale", 2, {1, 32, 1, 1}).set_data_type(DataType::Float));
+    bias = g.tensor(tensor("bias", 3, {1, 32, 1, 1}).set_data_type(DataType::Float));
+  }
+  TensorPtr running(const char* name, std::int64_t uid) {
+    return g.tensor(tensor(name, uid, {1, 32, 1, 1}).set_data_type(DataType::Float));
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(batchnorm_gives_per_channel_float_statistics_and_no_running_ones_unasked) {
+  Batch b;
+  auto [y, mean, inv_var, next_mean, next_var] = b.g.batchnorm(
+      b.x, b.scale, b.bias, BatchnormAttributes().set_name("bn").set_epsilon(b.g.tensor(1e-5F)));
+  BOOST_TEST_REQUIRE(mean != nullptr);
+  BOOST_TEST_REQUIRE(inv_var != nullptr);
+  BOOST_TEST(next_mean == nullptr);
+  BOOST_TEST(next_var == nullptr);
+  for (const TensorPtr& t : {y, mean, inv_var}) {
+    t->set_output(true);
+  }
+  const LoweringSummary s = require_lowered(b.g);
+  BOOST_TEST(s.all_finalized);
+  BOOST_TEST(s.operations == (std::vector<std::string>{"batchnorm 'bn'"}));
+  BOOST_TEST(y->dim() == b.x->dim());
+  BOOST_TEST(y->stride() == b.x->stride());
+  BOOST_TEST(mean->dim() == (Dims{1, 32, 1, 1}));
+  BOOST_TEST(mean->stride() == dnngraph::channels_last_strides({1, 32, 1, 1}));
+  BOOST_TEST((inv_var->data_type() == DataType::Float));
+}
+
+BOOST_AUTO_TEST_CASE(previous_running_statistics_give_next_ones_of_their_dims) {
+  Batch b;
+  auto [y, mean, inv_var, next_mean, next_var] = b.g.batchnorm(
+      b.x, b.scale, b.bias,
+      BatchnormAttributes()
+          .set_epsilon(b.g.tensor(1e-5F))
+          .set_previous_running_stats(b.running("rm", 4), b.running("rv", 5), b.g.tensor(0.1F)));
+  BOOST_TEST_REQUIRE(next_mean != nullptr);
+  BOOST_TEST_REQUIRE(next_var != nullptr);
+  for (const TensorPtr& t : {y, mean, inv_var, next_mean, next_var}) {
+    t->set_output(true);
+  }
+  const LoweringSummary s = require_lowered(b.g);
+  BOOST_TEST(s.all_finalized);
+  BOOST_TEST(next_var->dim() == (Dims{1, 32, 1, 1}));
+  BOOST_TEST((next_var->data_type() == DataType::Float));
+}
+
+BOOST_AUTO_TEST_CASE(running_statistics_without_momentum_are_an_error) {
+  Batch b;
+  auto outs = b.g.batchnorm(
+      b.x, b.scale, b.bias,
+      BatchnormAttributes()
+          .set_epsilon(b.g.tensor(1e-5F))
+          .set_previous_running_stats(b.running("rm", 4), b.running("rv", 5), nullptr));
+  outs[0]->set_output(true);
+  const Error error = validation_error(b.g);
+  BOOST_TEST(error.code == ErrorCode::ForeignTensor);
+  BOOST_TEST(mentions(error, "input momentum is null"));
+}
+
+BOOST_AUTO_TEST_CASE(a_momentum_above_one_is_refused_with_its_value) {
+  Batch b;
+  auto outs = b.g.batchnorm(
+      b.x, b.scale, b.bias,
+      BatchnormAttributes()
+          .set_epsilon(b.g.tensor(1e-5F))
+          .set_previous_running_stats(b.running("rm", 4), b.running("rv", 5), b.g.tensor(1.5F)));
+  outs[0]->set_output(true);
+  const Error error = validation_error(b.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error, "batchnorm 'batchnorm_0': momentum"));
+  BOOST_TEST(mentions(error, "has value 1.500000; it must be finite, not negative and at most 1"));
+}
+
+BOOST_AUTO_TEST_CASE(a_running_mean_of_the_wrong_dims_names_both_shapes) {
+  Batch b;
+  auto rm = b.g.tensor(tensor("rm", 4, {1, 16, 1, 1}).set_data_type(DataType::Float));
+  auto outs =
+      b.g.batchnorm(b.x, b.scale, b.bias,
+                    BatchnormAttributes()
+                        .set_epsilon(b.g.tensor(1e-5F))
+                        .set_previous_running_stats(rm, b.running("rv", 5), b.g.tensor(0.1F)));
+  outs[0]->set_output(true);
+  const Error error = validation_error(b.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error,
+                      "previous running mean 'rm' (uid 4) has dims [1, 16, 1, 1], "
+                      "expected [1, 32, 1, 1]"));
+}
+
+BOOST_AUTO_TEST_CASE(a_scale_of_layernorm_dims_is_refused_naming_the_channel_dims) {
+  Batch b;
+  b.scale->set_dim({1, 32, 5, 3}).set_stride({480, 15, 3, 1});
+  auto outs =
+      b.g.batchnorm(b.x, b.scale, b.bias, BatchnormAttributes().set_epsilon(b.g.tensor(1e-5F)));
+  outs[0]->set_output(true);
+  const Error error = validation_error(b.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(
+      mentions(error, "scale 'scale' (uid 2) has dims [1, 32, 5, 3], expected [1, 32, 1, 1]"));
+}
+
+BOOST_AUTO_TEST_CASE(a_rank_3_input_is_refused) {
+  Graph g;
+  g.set_io_data_type(DataType::Half);
+  auto x = g.tensor(tensor("X", 1, {4, 32, 7}));
+  auto scale = g.tensor(tensor("scale", 2, {1, 32, 1}).set_data_type(DataType::Float));
+  auto bias = g.tensor(tensor("bias", 3, {1, 32, 1}).set_data_type(DataType::Float));
+  auto outs = g.batchnorm(x, scale, bias, BatchnormAttributes().set_epsilon(g.tensor(1e-5F)));
+  outs[0]->set_output(true);
+  const Error error = validation_error(g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error, "(rank 3); it takes rank 4 to 5"));
+}
+
+BOOST_AUTO_TEST_CASE(batchnorm_backward_reads_per_channel_statistics_and_gives_dbias) {
+  Batch b;
+  auto dy = b.g.tensor(tensor("dY", 6, b.x->dim()).set_stride(b.x->stride()));
+  auto [dx, dscale, dbias] =
+      b.g.batchnorm_backward(dy, b.x, b.scale, b.running("mean", 7), b.running("inv_var", 8));
+  BOOST_TEST_REQUIRE(dbias != nullptr);
+  for (const TensorPtr& t : {dx, dscale, dbias}) {
+    t->set_output(true);
+  }
+  const LoweringSummary s = require_lowered(b.g);
+  BOOST_TEST(s.all_finalized);
+  BOOST_TEST(s.operations ==
+             (std::vector<std::string>{"batchnorm_backward 'batchnorm_backward_0'"}));
+  BOOST_TEST(dx->stride() == b.x->stride());
+  BOOST_TEST(dbias->dim() == (Dims{1, 32, 1, 1}));
+}
+
+BOOST_AUTO_TEST_CASE(batchnorm_backward_refuses_layernorm_statistics) {
+  Batch b;
+  auto dy = b.g.tensor(tensor("dY", 6, b.x->dim()).set_stride(b.x->stride()));
+  auto mean = b.g.tensor(tensor("mean", 7, {4, 1, 1, 1}).set_data_type(DataType::Float));
+  auto [dx, dscale, dbias] =
+      b.g.batchnorm_backward(dy, b.x, b.scale, mean, b.running("inv_var", 8));
+  dx->set_output(true);
+  const Error error = validation_error(b.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error, "mean 'mean' (uid 7) has dims [4, 1, 1, 1], expected [1, 32, 1, 1]"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

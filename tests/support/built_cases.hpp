@@ -6,6 +6,7 @@
 
 #include "support/gpu_checks.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -48,6 +49,23 @@ inline std::unique_ptr<BuiltCase> take_case(const std::string& key,
   build_case(key, make);
   auto node = built_cases().extract(key);
   return std::move(node.mapped());
+}
+
+// The built case for a body that runs it: requires that it built and has a plan, logs the plan,
+// and gives the plan's workspace size.
+struct TakenCase {
+  std::unique_ptr<BuiltCase> built;
+  std::int64_t workspace_size = 0;
+};
+inline TakenCase take_built_case(const std::string& key, const std::function<Graph()>& make) {
+  TakenCase taken{take_case(key, make), 0};
+  BOOST_REQUIRE_MESSAGE(taken.built->built.has_value(),
+                        key << ": build failed: " << describe(taken.built->built));
+  const auto info = taken.built->graph.plan_info();
+  BOOST_REQUIRE_MESSAGE(info.has_value(), key << ": plan_info: " << describe(info));
+  BOOST_TEST_MESSAGE(key << ": plan: " << info->describe());
+  taken.workspace_size = info->workspace_size;
+  return taken;
 }
 
 // Skips the case when build() says NoEngine (or `refused` says so for another Error); any other
