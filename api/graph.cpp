@@ -402,6 +402,31 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
   return outputs;
 }
 
+namespace {
+
+// A norm node's name: the attributes' or "<kind>_<index>".
+std::string norm_name(const std::string& given, detail::NodeKind kind, std::size_t index) {
+  return given.empty() ? std::string(detail::name_of(kind)) + "_" + std::to_string(index) : given;
+}
+
+// The ports of a norm backward node before it has outputs (add_norm_backward makes them).
+detail::NormBackwardPorts backward_inputs(const std::shared_ptr<TensorAttributes>& dy,
+                                          const std::shared_ptr<TensorAttributes>& x,
+                                          const std::shared_ptr<TensorAttributes>& scale,
+                                          const std::shared_ptr<TensorAttributes>& mean,
+                                          const std::shared_ptr<TensorAttributes>& inv_variance) {
+  return {.dy = dy,
+          .x = x,
+          .scale = scale,
+          .mean = mean,
+          .inv_variance = inv_variance,
+          .dx = nullptr,
+          .dscale = nullptr,
+          .dbias = nullptr};
+}
+
+}  // namespace
+
 detail::NormPorts Graph::add_norm(const NormRequest& r) {
   invalidate();
   const std::string node =
@@ -449,10 +474,7 @@ detail::NormPorts Graph::add_norm(const NormRequest& r) {
 std::array<std::shared_ptr<TensorAttributes>, 3> Graph::layernorm(
     const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
     const std::shared_ptr<TensorAttributes>& bias, const LayernormAttributes& attributes) {
-  const std::string name = attributes.name().empty()
-                               ? std::string(detail::name_of(detail::NodeKind::LayerNorm)) + "_" +
-                                     std::to_string(nodes_.size())
-                               : attributes.name();
+  const std::string name = norm_name(attributes.name(), detail::NodeKind::LayerNorm, nodes_.size());
   const detail::NormPorts ports =
       add_norm({detail::NormKind::Layer, name, attributes.forward_phase(), attributes.epsilon(),
                 attributes.compute_data_type(), x, scale, bias, nullptr, nullptr, nullptr});
@@ -462,35 +484,12 @@ std::array<std::shared_ptr<TensorAttributes>, 3> Graph::layernorm(
 std::array<std::shared_ptr<TensorAttributes>, 2> Graph::rmsnorm(
     const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
     const RmsnormAttributes& attributes) {
-  const std::string name = attributes.name().empty()
-                               ? std::string(detail::name_of(detail::NodeKind::RmsNorm)) + "_" +
-                                     std::to_string(nodes_.size())
-                               : attributes.name();
+  const std::string name = norm_name(attributes.name(), detail::NodeKind::RmsNorm, nodes_.size());
   const detail::NormPorts ports = add_norm({detail::NormKind::Rms, name, attributes.forward_phase(),
                                             attributes.epsilon(), attributes.compute_data_type(), x,
                                             scale, attributes.bias(), nullptr, nullptr, nullptr});
   return {ports.y, ports.inv_variance_out};
 }
-
-namespace {
-
-// The ports of a norm backward node before it has outputs (add_norm_backward makes them).
-detail::NormBackwardPorts backward_inputs(const std::shared_ptr<TensorAttributes>& dy,
-                                          const std::shared_ptr<TensorAttributes>& x,
-                                          const std::shared_ptr<TensorAttributes>& scale,
-                                          const std::shared_ptr<TensorAttributes>& mean,
-                                          const std::shared_ptr<TensorAttributes>& inv_variance) {
-  return {.dy = dy,
-          .x = x,
-          .scale = scale,
-          .mean = mean,
-          .inv_variance = inv_variance,
-          .dx = nullptr,
-          .dscale = nullptr,
-          .dbias = nullptr};
-}
-
-}  // namespace
 
 detail::NormBackwardPorts Graph::add_norm_backward(detail::NormKind kind,
                                                    NormBackwardAttributes attributes,
@@ -535,10 +534,7 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::rmsnorm_backward(
 std::array<std::shared_ptr<TensorAttributes>, 5> Graph::batchnorm(
     const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
     const std::shared_ptr<TensorAttributes>& bias, const BatchnormAttributes& attributes) {
-  const std::string name = attributes.name().empty()
-                               ? std::string(detail::name_of(detail::NodeKind::BatchNorm)) + "_" +
-                                     std::to_string(nodes_.size())
-                               : attributes.name();
+  const std::string name = norm_name(attributes.name(), detail::NodeKind::BatchNorm, nodes_.size());
   const detail::NormPorts ports = add_norm({.kind = detail::NormKind::Batch,
                                             .name = name,
                                             .phase = NormFwdPhase::Training,
@@ -559,6 +555,33 @@ std::array<std::shared_ptr<TensorAttributes>, 3> Graph::batchnorm_backward(
     const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
     const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
   const auto p = add_norm_backward(detail::NormKind::Batch, std::move(attributes),
+                                   backward_inputs(dy, x, scale, mean, inv_variance));
+  return {p.dx, p.dscale, p.dbias};
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 3> Graph::instancenorm(
+    const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
+    const std::shared_ptr<TensorAttributes>& bias, const InstancenormAttributes& attributes) {
+  const detail::NormPorts ports =
+      add_norm({.kind = detail::NormKind::Instance,
+                .name = norm_name(attributes.name(), detail::NodeKind::InstanceNorm, nodes_.size()),
+                .phase = attributes.forward_phase(),
+                .epsilon = attributes.epsilon(),
+                .compute = attributes.compute_data_type(),
+                .x = x,
+                .scale = scale,
+                .bias = bias,
+                .momentum = nullptr,
+                .prev_running_mean = nullptr,
+                .prev_running_var = nullptr});
+  return {ports.y, ports.mean_out, ports.inv_variance_out};
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 3> Graph::instancenorm_backward(
+    const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
+    const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
+    const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
+  const auto p = add_norm_backward(detail::NormKind::Instance, std::move(attributes),
                                    backward_inputs(dy, x, scale, mean, inv_variance));
   return {p.dx, p.dscale, p.dbias};
 }

@@ -170,6 +170,20 @@ class Graph {
       const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
       const std::shared_ptr<TensorAttributes>& inv_variance,
       NormBackwardAttributes attributes = {});
+  // Instance normalization over the spatial dims of X [N, C, (D,) H, W] per sample and channel
+  // (channels-last strides, as batchnorm): scale and bias [1, C, 1, ...]. Returns {Y, mean,
+  // inv_variance}; the statistics ([N, C, 1, ...], Float) in the Training phase only (null in
+  // Inference). Set the phase and epsilon in the attributes.
+  std::array<std::shared_ptr<TensorAttributes>, 3> instancenorm(
+      const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
+      const std::shared_ptr<TensorAttributes>& bias, const InstancenormAttributes& attributes);
+  // Instance normalization backward: {dX, dScale, dBias} from dY, X, the scale and the saved
+  // statistics instancenorm() returned in Training ([N, C, 1, ...] Float).
+  std::array<std::shared_ptr<TensorAttributes>, 3> instancenorm_backward(
+      const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
+      const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
+      const std::shared_ptr<TensorAttributes>& inv_variance,
+      NormBackwardAttributes attributes = {});
   // Batch normalization for inference with the caller's statistics:
   // Y = (X - mean) * inv_variance * scale + bias, the parameters [1, C, 1, 1] for X [N, C, H, W]
   // (they broadcast like pointwise operands). Made of four pointwise nodes named

@@ -296,6 +296,13 @@ class RmsnormAttributes final : public NormAttributes<RmsnormAttributes> {
   std::shared_ptr<TensorAttributes> bias_;
 };
 
+// Y = (X - mean) * inv_variance * scale + bias, the statistics per sample and channel (over the
+// spatial dims of X [N, C, (D,) H, W]), scale and bias per channel.
+class InstancenormAttributes final : public NormAttributes<InstancenormAttributes> {
+ public:
+  InstancenormAttributes() = default;  // user-declared: `{}` value-initializes
+};
+
 // layernorm_backward and rmsnorm_backward: a name and a compute type (Float) only; the forward's
 // epsilon is in the saved statistics.
 class NormBackwardAttributes final : public NodeAttributes<NormBackwardAttributes> {

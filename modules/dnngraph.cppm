@@ -31,6 +31,7 @@ using dnngraph::ErrorCode;
 using dnngraph::Graph;
 using dnngraph::Handle;
 using dnngraph::HeuristicMode;
+using dnngraph::InstancenormAttributes;
 using dnngraph::KernelCache;
 using dnngraph::KernelCacheKey;
 using dnngraph::KernelCacheStore;

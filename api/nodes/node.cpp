@@ -28,8 +28,10 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::BatchNorm, std::string_view("batchnorm")},
     std::pair{NodeKind::BatchNormBackward, std::string_view("batchnorm_backward")},
     std::pair{NodeKind::Rng, std::string_view("rng")},
+    std::pair{NodeKind::InstanceNorm, std::string_view("instancenorm")},
+    std::pair{NodeKind::InstanceNormBackward, std::string_view("instancenorm_backward")},
 };
-static_assert(node_kinds.back().first == NodeKind::Rng);
+static_assert(node_kinds.back().first == NodeKind::InstanceNormBackward);
 
 }  // namespace
 

@@ -38,6 +38,7 @@ cudnnBackendNormMode_t to_cudnn(NormKind kind) noexcept {
     case NormKind::Layer: return CUDNN_LAYER_NORM;
     case NormKind::Rms: return CUDNN_RMS_NORM;
     case NormKind::Batch: return CUDNN_BATCH_NORM;
+    case NormKind::Instance: return CUDNN_INSTANCE_NORM;
   }
   return CUDNN_LAYER_NORM;  // not reached
 }
@@ -47,6 +48,8 @@ NodeKind norm_node_kind(NormKind kind, bool backward) noexcept {
     case NormKind::Layer: return backward ? NodeKind::LayerNormBackward : NodeKind::LayerNorm;
     case NormKind::Rms: return backward ? NodeKind::RmsNormBackward : NodeKind::RmsNorm;
     case NormKind::Batch: return backward ? NodeKind::BatchNormBackward : NodeKind::BatchNorm;
+    case NormKind::Instance:
+      return backward ? NodeKind::InstanceNormBackward : NodeKind::InstanceNorm;
   }
   return NodeKind::LayerNorm;  // not reached
 }
@@ -54,7 +57,7 @@ NodeKind norm_node_kind(NormKind kind, bool backward) noexcept {
 std::vector<std::int64_t> norm_parameter_dims(NormKind kind,
                                               const std::vector<std::int64_t>& x_dims) {
   std::vector<std::int64_t> dims(x_dims.size(), 1);
-  if (kind == NormKind::Batch) {
+  if (per_channel(kind)) {
     dims[1] = x_dims[1];
   } else {
     std::copy(x_dims.begin() + 1, x_dims.end(), dims.begin() + 1);
@@ -65,13 +68,20 @@ std::vector<std::int64_t> norm_parameter_dims(NormKind kind,
 std::vector<std::int64_t> norm_statistic_dims(NormKind kind,
                                               const std::vector<std::int64_t>& x_dims) {
   std::vector<std::int64_t> dims(x_dims.size(), 1);
-  if (kind == NormKind::Batch) {
-    dims[1] = x_dims[1];
-  } else {
+  if (kind != NormKind::Batch) {
     dims[0] = x_dims[0];
+  }
+  if (per_channel(kind)) {
+    dims[1] = x_dims[1];
   }
   return dims;
 }
+
+bool per_channel(NormKind kind) noexcept {
+  return kind == NormKind::Batch || kind == NormKind::Instance;
+}
+
+std::size_t norm_min_rank(NormKind kind) noexcept { return per_channel(kind) ? 4 : 2; }
 
 NormForwardNode::NormForwardNode(NormSettings settings, NormPorts ports)
     : Node(settings.name,
@@ -183,8 +193,7 @@ Result<void> NormForwardNode::infer(const GraphContext& context) {
                                                           "; it takes Half, BFloat16 or Float");
   }
   const std::size_t rank = x.dim().size();
-  // Batch norm: N, C, (D,) H, W, as cuDNN's batch normalization takes them.
-  const std::size_t min_rank = settings_.kind == NormKind::Batch ? 4 : 2;
+  const std::size_t min_rank = norm_min_rank(settings_.kind);
   if (rank < min_rank || rank > 5) {
     return make_error(ErrorCode::ShapeMismatch, describe() + ": input X " + x.describe() +
                                                     " has dims " + to_string(x.dim()) + " (rank " +

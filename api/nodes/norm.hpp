@@ -13,14 +13,19 @@
 
 namespace dnngraph::detail {
 
-enum class NormKind : std::uint8_t { Layer, Rms, Batch };
+enum class NormKind : std::uint8_t { Layer, Rms, Batch, Instance };
 
 // cuDNN's norm mode.
 [[nodiscard]] cudnnBackendNormMode_t to_cudnn(NormKind kind) noexcept;
 // The node kind of a normalization, forward or backward.
 [[nodiscard]] NodeKind norm_node_kind(NormKind kind, bool backward) noexcept;
 // The dims of the parameters (scale, bias) and of the statistics for an X of `x_dims`: layer and
-// RMS norm [1, X dims but the first] and [N, 1, ...]; batch norm [1, C, 1, ...] for both.
+// RMS norm [1, X dims but the first] and [N, 1, ...]; batch norm [1, C, 1, ...] for both;
+// instance norm [1, C, 1, ...] and [N, C, 1, ...].
+// Batch and instance norm: parameters per channel (X is N, C, (D,) H, W).
+[[nodiscard]] bool per_channel(NormKind kind) noexcept;
+// The least rank of X: 4 for the per-channel norms (as cuDNN takes them), else 2.
+[[nodiscard]] std::size_t norm_min_rank(NormKind kind) noexcept;
 [[nodiscard]] std::vector<std::int64_t> norm_parameter_dims(
     NormKind kind, const std::vector<std::int64_t>& x_dims);
 [[nodiscard]] std::vector<std::int64_t> norm_statistic_dims(

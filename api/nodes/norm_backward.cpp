@@ -92,7 +92,7 @@ Result<void> NormBackwardNode::infer(const GraphContext& context) {
   }
   const TensorAttributes& x = *ports_.x;
   const std::size_t rank = x.dim().size();
-  const std::size_t min_rank = norm_ == NormKind::Batch ? 4 : 2;  // as the forward
+  const std::size_t min_rank = norm_min_rank(norm_);  // as the forward
   if (rank < min_rank || rank > 5) {
     return make_error(ErrorCode::ShapeMismatch, describe() + ": X " + x.describe() + " has dims " +
                                                     to_string(x.dim()) + " (rank " +

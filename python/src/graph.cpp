@@ -174,6 +174,22 @@ void def_conv(nb::class_<PyGraph>& cls, const char* name, const char* first, con
       "compute_data_type"_a = nb::none(), "name"_a = nb::none(), doc);
 }
 
+// The binding of a forward norm taking (X, scale, bias, phase, epsilon) and returning (Y, mean,
+// inv_variance), the statistics None in Inference: layernorm, instancenorm.
+template <class Attributes, auto node>
+auto mean_norm() {
+  return [](PyGraph& g, const Tensor& x, const Tensor& scale, const Tensor& bias,
+            NormFwdPhase phase, const Operand& epsilon, std::optional<DataType> compute,
+            const std::optional<std::string>& name) {
+    const auto locked = lock(g);
+    Attributes attributes;
+    attributes.set_forward_phase(phase).set_epsilon(operand(g, epsilon));
+    const auto [y, mean, inv_variance] =
+        (g.graph.*node)(x, scale, bias, named(attributes, name, compute));
+    return std::make_tuple(y, present(mean), present(inv_variance));
+  };
+}
+
 // The binding of a backward node taking (dY, X, scale, mean, inv_variance) and returning
 // (dX, dScale, dBias): layernorm_backward, batchnorm_backward.
 template <auto node>
@@ -351,22 +367,17 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "Y = X under other dims and strides, a view of X's memory: set Y's dims on the\n"
           "returned tensor (X's element count), or permutation= for a transpose (Y's dims and\n"
           "strides are X's in that order). Y's data type, unless set, is X's.")
-      .def(
-          "layernorm",
-          [](PyGraph& g, const Tensor& x, const Tensor& scale, const Tensor& bias,
-             NormFwdPhase phase, const Operand& epsilon, std::optional<DataType> compute,
-             const std::optional<std::string>& name) {
-            const auto locked = lock(g);
-            LayernormAttributes attributes;
-            attributes.set_forward_phase(phase).set_epsilon(operand(g, epsilon));
-            const auto [y, mean, inv_variance] =
-                g.graph.layernorm(x, scale, bias, named(attributes, name, compute));
-            return std::make_tuple(y, present(mean), present(inv_variance));
-          },
-          "x"_a, "scale"_a, "bias"_a, nb::kw_only(), "phase"_a, "epsilon"_a,
-          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
-          "Layer normalization over every dim but the first. Returns (Y, mean, inv_variance);\n"
-          "the statistics are None in the Inference phase. epsilon: a number or a tensor.")
+      .def("layernorm", mean_norm<LayernormAttributes, &Graph::layernorm>(), "x"_a, "scale"_a,
+           "bias"_a, nb::kw_only(), "phase"_a, "epsilon"_a, "compute_data_type"_a = nb::none(),
+           "name"_a = nb::none(),
+           "Layer normalization over every dim but the first. Returns (Y, mean, inv_variance);\n"
+           "the statistics are None in the Inference phase. epsilon: a number or a tensor.")
+      .def("instancenorm", mean_norm<InstancenormAttributes, &Graph::instancenorm>(), "x"_a,
+           "scale"_a, "bias"_a, nb::kw_only(), "phase"_a, "epsilon"_a,
+           "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+           "Instance normalization of X [N, C, (D,) H, W] per sample and channel (channels-last).\n"
+           "Returns (Y, mean, inv_variance); the statistics ([N, C, 1, ...] Float) are None in\n"
+           "the Inference phase. epsilon: a number or a tensor.")
       .def(
           "rmsnorm",
           [](PyGraph& g, const Tensor& x, const Tensor& scale, NormFwdPhase phase,
@@ -431,6 +442,11 @@ void def_nodes(nb::class_<PyGraph>& cls) {
            "scale"_a, "mean"_a, "inv_variance"_a, nb::kw_only(), "compute_data_type"_a = nb::none(),
            "name"_a = nb::none(),
            "Batch normalization backward from batchnorm's saved per-channel statistics. Returns\n"
+           "(dX, dScale, dBias).")
+      .def("instancenorm_backward", mean_norm_backward<&Graph::instancenorm_backward>(), "dy"_a,
+           "x"_a, "scale"_a, "mean"_a, "inv_variance"_a, nb::kw_only(),
+           "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+           "Instance normalization backward from instancenorm's saved statistics. Returns\n"
            "(dX, dScale, dBias).")
       .def(
           "batchnorm_inference",

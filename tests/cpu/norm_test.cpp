@@ -3,7 +3,8 @@
 // the tensor, the expected and the given values; infer Y (X's dims and layout) and, in training,
 // the Float statistics [N, 1, ...]; and lower to finalized descriptors. batchnorm_inference
 // lowers to four pointwise operations; batchnorm (training) gives per-channel statistics and, when
-// given previous running statistics, the next ones; the backward nodes check their statistics.
+// given previous running statistics, the next ones; instancenorm gives statistics per sample and
+// channel; the backward nodes check their statistics.
 // Scalars from Graph::tensor(float) take the rank of the node that reads them, stay Float, and are
 // refused where they cannot be.
 #define BOOST_TEST_MODULE norm
@@ -26,6 +27,7 @@ using dnngraph::DataType;
 using dnngraph::Error;
 using dnngraph::ErrorCode;
 using dnngraph::Graph;
+using dnngraph::InstancenormAttributes;
 using dnngraph::LayernormAttributes;
 using dnngraph::LoweringSummary;
 using dnngraph::NormFwdPhase;
@@ -632,6 +634,113 @@ BOOST_AUTO_TEST_CASE(batchnorm_backward_refuses_layernorm_statistics) {
   const Error error = validation_error(b.g);
   BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
   BOOST_TEST(mentions(error, "mean 'mean' (uid 7) has dims [4, 1, 1, 1], expected [1, 32, 1, 1]"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(instancenorm)
+
+namespace {
+
+// Batch's X, scale and bias under instancenorm (statistics per sample and channel).
+struct Instance : batchnorm_training::Batch {
+  TensorPtr statistic(const char* name, std::int64_t uid) {
+    return g.tensor(tensor(name, uid, {4, 32, 1, 1})
+                        .set_stride(dnngraph::channels_last_strides({4, 32, 1, 1}))
+                        .set_data_type(DataType::Float));
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(training_gives_statistics_per_sample_and_channel) {
+  Instance b;
+  auto [y, mean, inv_var] = b.g.instancenorm(b.x, b.scale, b.bias,
+                                             InstancenormAttributes()
+                                                 .set_name("in")
+                                                 .set_forward_phase(NormFwdPhase::Training)
+                                                 .set_epsilon(b.g.tensor(1e-5F)));
+  BOOST_TEST_REQUIRE(mean != nullptr);
+  BOOST_TEST_REQUIRE(inv_var != nullptr);
+  for (const TensorPtr& t : {y, mean, inv_var}) {
+    t->set_output(true);
+  }
+  const LoweringSummary s = require_lowered(b.g);
+  BOOST_TEST(s.all_finalized);
+  BOOST_TEST(s.operations == (std::vector<std::string>{"instancenorm 'in'"}));
+  BOOST_TEST(y->stride() == b.x->stride());
+  BOOST_TEST(mean->dim() == (Dims{4, 32, 1, 1}));
+  BOOST_TEST(mean->stride() == dnngraph::channels_last_strides({4, 32, 1, 1}));
+  BOOST_TEST((inv_var->data_type() == DataType::Float));
+}
+
+BOOST_AUTO_TEST_CASE(inference_gives_no_statistics) {
+  Instance b;
+  auto [y, mean, inv_var] = b.g.instancenorm(b.x, b.scale, b.bias,
+                                             InstancenormAttributes()
+                                                 .set_forward_phase(NormFwdPhase::Inference)
+                                                 .set_epsilon(b.g.tensor(1e-5F)));
+  BOOST_TEST(mean == nullptr);
+  BOOST_TEST(inv_var == nullptr);
+  y->set_output(true);
+  BOOST_TEST(require_lowered(b.g).all_finalized);
+}
+
+BOOST_AUTO_TEST_CASE(a_scale_of_layernorm_dims_is_refused_naming_the_channel_dims) {
+  Instance b;
+  b.scale->set_dim({1, 32, 5, 3}).set_stride({480, 15, 3, 1});
+  auto outs = b.g.instancenorm(b.x, b.scale, b.bias,
+                               InstancenormAttributes()
+                                   .set_forward_phase(NormFwdPhase::Training)
+                                   .set_epsilon(b.g.tensor(1e-5F)));
+  outs[0]->set_output(true);
+  const Error error = validation_error(b.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error,
+                      "instancenorm 'instancenorm_0': scale 'scale' (uid 2) has dims "
+                      "[1, 32, 5, 3], expected [1, 32, 1, 1]"));
+}
+
+BOOST_AUTO_TEST_CASE(a_rank_3_input_is_refused) {
+  Graph g;
+  g.set_io_data_type(DataType::Half);
+  auto x = g.tensor(tensor("X", 1, {4, 32, 7}));
+  auto scale = g.tensor(tensor("scale", 2, {1, 32, 1}).set_data_type(DataType::Float));
+  auto bias = g.tensor(tensor("bias", 3, {1, 32, 1}).set_data_type(DataType::Float));
+  auto outs = g.instancenorm(x, scale, bias,
+                             InstancenormAttributes()
+                                 .set_forward_phase(NormFwdPhase::Training)
+                                 .set_epsilon(g.tensor(1e-5F)));
+  outs[0]->set_output(true);
+  const Error error = validation_error(g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error, "(rank 3); it takes rank 4 to 5"));
+}
+
+BOOST_AUTO_TEST_CASE(backward_reads_statistics_per_sample_and_channel) {
+  Instance b;
+  auto dy = b.g.tensor(tensor("dY", 6, b.x->dim()).set_stride(b.x->stride()));
+  auto [dx, dscale, dbias] = b.g.instancenorm_backward(dy, b.x, b.scale, b.statistic("mean", 7),
+                                                       b.statistic("inv_var", 8));
+  for (const TensorPtr& t : {dx, dscale, dbias}) {
+    t->set_output(true);
+  }
+  const LoweringSummary s = require_lowered(b.g);
+  BOOST_TEST(s.all_finalized);
+  BOOST_TEST(s.operations ==
+             (std::vector<std::string>{"instancenorm_backward 'instancenorm_backward_0'"}));
+  BOOST_TEST(dscale->dim() == (Dims{1, 32, 1, 1}));
+}
+
+BOOST_AUTO_TEST_CASE(backward_refuses_batchnorm_statistics) {
+  Instance b;
+  auto dy = b.g.tensor(tensor("dY", 6, b.x->dim()).set_stride(b.x->stride()));
+  auto [dx, dscale, dbias] =
+      b.g.instancenorm_backward(dy, b.x, b.scale, b.running("mean", 7), b.statistic("inv_var", 8));
+  dx->set_output(true);
+  const Error error = validation_error(b.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error, "mean 'mean' (uid 7) has dims [1, 32, 1, 1], expected [4, 32, 1, 1]"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

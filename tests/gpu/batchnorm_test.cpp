@@ -1,7 +1,8 @@
 // Batch normalization in training on the GPU against a CPU reference in double: batchnorm (Y,
 // the saved per-channel mean and inverse standard deviation, and the running statistics'
 // update) and batchnorm_backward (dX, dScale, dBias), Half, BFloat16 and Float, channels-last X
-// with odd spatial sizes. The backward reads the statistics computed here in double from X and
+// with odd spatial sizes; instancenorm and instancenorm_backward the same way, the statistics
+// per sample and channel. The backward reads the statistics computed here in double from X and
 // rounded to Float, so the reference and the GPU read the same inputs. A graph cuDNN has no
 // engine for is a finding: skipped with the Error.
 #include <boost/test/unit_test.hpp>
@@ -55,6 +56,7 @@ struct BatchCase {
   DataType type;  // X, Y (dY, dX); the scale, bias and statistics are Float
   Dims x_dims;    // [N, C, H, W], channels-last
   std::uint32_t seed;
+  bool instance = false;  // instance norm: statistics per sample and channel
 
   [[nodiscard]] std::string text() const {
     std::string dims;
@@ -64,11 +66,22 @@ struct BatchCase {
     return name + " (" + std::string(dnngraph::to_string(type)) + " X [" + dims + "])";
   }
   [[nodiscard]] std::size_t channels() const { return static_cast<std::size_t>(x_dims[1]); }
-  // Elements per channel: N * H * W.
-  [[nodiscard]] std::size_t per_channel() const {
-    return static_cast<std::size_t>(x_dims[0] * x_dims[2] * x_dims[3]);
+  [[nodiscard]] std::size_t count() const {
+    return static_cast<std::size_t>(x_dims[0] * x_dims[1] * x_dims[2] * x_dims[3]);
+  }
+  // The statistics' groups: channels (batch norm) or (sample, channel) pairs (instance norm),
+  // and how many elements each holds: N * H * W or H * W.
+  [[nodiscard]] std::size_t groups() const { return instance ? channels() * n() : channels(); }
+  [[nodiscard]] std::size_t per_group() const { return count() / groups(); }
+  // The group of element i of channels-last X: channel i % C, of sample i / (C * H * W).
+  [[nodiscard]] std::size_t group(std::size_t i) const {
+    return (instance ? i / (count() / n()) * channels() : 0) + i % channels();
   }
   [[nodiscard]] Dims channel_dims() const { return {1, x_dims[1], 1, 1}; }
+  [[nodiscard]] Dims statistic_dims() const { return {instance ? x_dims[0] : 1, x_dims[1], 1, 1}; }
+
+ private:
+  [[nodiscard]] std::size_t n() const { return static_cast<std::size_t>(x_dims[0]); }
 };
 
 Graph make_graph(const BatchCase& c) {
@@ -83,7 +96,20 @@ Graph make_graph(const BatchCase& c) {
     }
     return g.tensor(t);
   };
-  if (!c.backward) {
+  if (!c.backward && c.instance) {
+    auto x = input("X", uid_x, c.x_dims, std::nullopt);
+    auto scale = input("scale", uid_scale, c.channel_dims(), DataType::Float);
+    auto bias = input("bias", uid_bias, c.channel_dims(), DataType::Float);
+    auto [y, mean, inv_var] =
+        g.instancenorm(x, scale, bias,
+                       dnngraph::InstancenormAttributes()
+                           .set_name("in")
+                           .set_forward_phase(dnngraph::NormFwdPhase::Training)
+                           .set_epsilon(g.tensor(epsilon)));
+    y->set_output(true).set_uid(uid_y);
+    mean->set_output(true).set_uid(uid_mean);
+    inv_var->set_output(true).set_uid(uid_inv_var);
+  } else if (!c.backward) {
     auto x = input("X", uid_x, c.x_dims, std::nullopt);
     auto scale = input("scale", uid_scale, c.channel_dims(), DataType::Float);
     auto bias = input("bias", uid_bias, c.channel_dims(), DataType::Float);
@@ -104,10 +130,12 @@ Graph make_graph(const BatchCase& c) {
     auto dy = input("dY", uid_dy, c.x_dims, std::nullopt);
     auto x = input("X", uid_bwd_x, c.x_dims, std::nullopt);
     auto scale = input("scale", uid_bwd_scale, c.channel_dims(), DataType::Float);
-    auto mean = input("mean", uid_saved_mean, c.channel_dims(), DataType::Float);
-    auto inv_var = input("inv_variance", uid_saved_inv_var, c.channel_dims(), DataType::Float);
-    auto [dx, dscale, dbias] = g.batchnorm_backward(
-        dy, x, scale, mean, inv_var, dnngraph::NormBackwardAttributes().set_name("bn_bwd"));
+    auto mean = input("mean", uid_saved_mean, c.statistic_dims(), DataType::Float);
+    auto inv_var = input("inv_variance", uid_saved_inv_var, c.statistic_dims(), DataType::Float);
+    const auto attributes = dnngraph::NormBackwardAttributes().set_name("bwd");
+    auto [dx, dscale, dbias] =
+        c.instance ? g.instancenorm_backward(dy, x, scale, mean, inv_var, attributes)
+                   : g.batchnorm_backward(dy, x, scale, mean, inv_var, attributes);
     dx->set_output(true).set_uid(uid_dx);
     dscale->set_output(true).set_uid(uid_dscale);
     dbias->set_output(true).set_uid(uid_dbias);
@@ -117,22 +145,21 @@ Graph make_graph(const BatchCase& c) {
 
 // Per-channel statistics of X in double (channels-last: element i is channel i % C).
 struct Statistics {
-  std::vector<double> mean, variance;  // variance biased (over N * H * W)
+  std::vector<double> mean, variance;  // per group; variance biased (over the group)
 };
 
 Statistics statistics(const BatchCase& c, std::span<const float> x) {
-  const std::size_t ch = c.channels();
-  const auto m = static_cast<double>(c.per_channel());
-  Statistics s{std::vector<double>(ch, 0.0), std::vector<double>(ch, 0.0)};
+  const auto m = static_cast<double>(c.per_group());
+  Statistics s{std::vector<double>(c.groups(), 0.0), std::vector<double>(c.groups(), 0.0)};
   for (std::size_t i = 0; i < x.size(); ++i) {
-    s.mean[i % ch] += x[i];
+    s.mean[c.group(i)] += x[i];
   }
   for (double& v : s.mean) {
     v /= m;
   }
   for (std::size_t i = 0; i < x.size(); ++i) {
-    const double d = x[i] - s.mean[i % ch];
-    s.variance[i % ch] += d * d;
+    const double d = x[i] - s.mean[c.group(i)];
+    s.variance[c.group(i)] += d * d;
   }
   for (double& v : s.variance) {
     v /= m;
@@ -194,8 +221,7 @@ void check(const std::string& what, DeviceBuffer& buffer, DataType type,
 
 // X with a per-channel offset, so that the means differ from 0 and from each other.
 std::vector<float> draw_x(const BatchCase& c, std::mt19937& rng) {
-  std::vector<float> x =
-      dnngraph::test::draw(c.type, {.lo = -1, .hi = 1}, c.per_channel() * c.channels(), rng);
+  std::vector<float> x = dnngraph::test::draw(c.type, {.lo = -1, .hi = 1}, c.count(), rng);
   for (std::size_t i = 0; i < x.size(); ++i) {
     x[i] = dnngraph::test::round_to(c.type, x[i] + 0.03 * static_cast<double>(i % c.channels()));
   }
@@ -216,31 +242,40 @@ void check_forward(const BatchCase& c, dnngraph::test::BuiltCase& b, std::int64_
       dnngraph::test::draw(DataType::Float, {.lo = 0.5, .hi = 2}, ch, rng);
 
   const Statistics s = statistics(c, x);
-  const auto m = static_cast<double>(c.per_channel());
-  std::vector<double> y(x.size()), mean(ch), inv_var(ch), next_mean(ch), next_var(ch),
-      next_var_biased(ch);
-  for (std::size_t k = 0; k < ch; ++k) {
-    mean[k] = s.mean[k];
+  const auto m = static_cast<double>(c.per_group());
+  const std::vector<double>& mean = s.mean;
+  std::vector<double> y(x.size()), inv_var(c.groups());
+  for (std::size_t k = 0; k < c.groups(); ++k) {
     inv_var[k] = 1.0 / std::sqrt(s.variance[k] + epsilon);
-    next_mean[k] = (1.0 - momentum) * prev_mean[k] + momentum * s.mean[k];
-    next_var[k] = (1.0 - momentum) * prev_var[k] + momentum * s.variance[k] * m / (m - 1.0);
-    next_var_biased[k] = (1.0 - momentum) * prev_var[k] + momentum * s.variance[k];
   }
   for (std::size_t i = 0; i < x.size(); ++i) {
-    const std::size_t k = i % ch;
-    y[i] = (x[i] - mean[k]) * inv_var[k] * scale[k] + bias[k];
+    const std::size_t k = c.group(i);
+    y[i] = (x[i] - mean[k]) * inv_var[k] * scale[i % ch] + bias[i % ch];
   }
 
   Run run;
   run.upload(uid_x, c.type, x, "X");
   run.upload(uid_scale, DataType::Float, scale, "scale");
   run.upload(uid_bias, DataType::Float, bias, "bias");
-  run.upload(uid_prev_mean, DataType::Float, prev_mean, "prev_running_mean");
-  run.upload(uid_prev_var, DataType::Float, prev_var, "prev_running_var");
   DeviceBuffer* y_out =
       run.output(uid_y, x.size() * static_cast<std::size_t>(dnngraph::size_of(c.type)), "Y");
-  DeviceBuffer* mean_out = run.output(uid_mean, ch * 4, "mean");
-  DeviceBuffer* inv_var_out = run.output(uid_inv_var, ch * 4, "inv_variance");
+  DeviceBuffer* mean_out = run.output(uid_mean, c.groups() * 4, "mean");
+  DeviceBuffer* inv_var_out = run.output(uid_inv_var, c.groups() * 4, "inv_variance");
+  if (c.instance) {
+    run.execute(b, workspace_size, c.text());
+    check(c.text() + " Y", *y_out, c.type, y, y_tolerance(c.type));
+    check(c.text() + " mean", *mean_out, DataType::Float, mean, statistic_tolerance);
+    check(c.text() + " inv_variance", *inv_var_out, DataType::Float, inv_var, statistic_tolerance);
+    return;
+  }
+  std::vector<double> next_mean(ch), next_var(ch), next_var_biased(ch);
+  for (std::size_t k = 0; k < ch; ++k) {
+    next_mean[k] = (1.0 - momentum) * prev_mean[k] + momentum * s.mean[k];
+    next_var[k] = (1.0 - momentum) * prev_var[k] + momentum * s.variance[k] * m / (m - 1.0);
+    next_var_biased[k] = (1.0 - momentum) * prev_var[k] + momentum * s.variance[k];
+  }
+  run.upload(uid_prev_mean, DataType::Float, prev_mean, "prev_running_mean");
+  run.upload(uid_prev_var, DataType::Float, prev_var, "prev_running_var");
   DeviceBuffer* next_mean_out = run.output(uid_next_mean, ch * 4, "next_running_mean");
   DeviceBuffer* next_var_out = run.output(uid_next_var, ch * 4, "next_running_var");
   run.execute(b, workspace_size, c.text());
@@ -262,8 +297,10 @@ void check_forward(const BatchCase& c, dnngraph::test::BuiltCase& b, std::int64_
                       .describe());
 }
 
-// x_hat = (x - mean) * inv, g = dY * scale, over the M = N * H * W elements of a channel:
-//   dX = inv * (g - mean(g) - x_hat * mean(g * x_hat)), dScale = sum dY * x_hat, dBias = sum dY.
+// x_hat = (x - mean) * inv, g = dY * scale, over the M elements of a group (N * H * W of a
+// channel; instance norm: H * W of a sample's channel):
+//   dX = inv * (g - mean(g) - x_hat * mean(g * x_hat)); per channel, dScale = sum dY * x_hat and
+//   dBias = sum dY.
 void check_backward(const BatchCase& c, dnngraph::test::BuiltCase& b, std::int64_t workspace_size) {
   std::mt19937 rng(c.seed);
   const std::size_t ch = c.channels();
@@ -272,27 +309,29 @@ void check_backward(const BatchCase& c, dnngraph::test::BuiltCase& b, std::int64
   const std::vector<float> scale =
       dnngraph::test::draw(DataType::Float, {.lo = 0.5, .hi = 1.5}, ch, rng);
   const Statistics s = statistics(c, x);
-  std::vector<float> mean(ch), inv_var(ch);
-  for (std::size_t k = 0; k < ch; ++k) {
+  std::vector<float> mean(c.groups()), inv_var(c.groups());
+  for (std::size_t k = 0; k < c.groups(); ++k) {
     mean[k] = static_cast<float>(s.mean[k]);
     inv_var[k] = static_cast<float>(1.0 / std::sqrt(s.variance[k] + epsilon));
   }
-  const auto m = static_cast<double>(c.per_channel());
-  std::vector<double> mean_g(ch, 0.0), mean_gx(ch, 0.0), dscale(ch, 0.0), dbias(ch, 0.0);
+  const auto m = static_cast<double>(c.per_group());
+  std::vector<double> mean_g(c.groups(), 0.0), mean_gx(c.groups(), 0.0), dscale(ch, 0.0),
+      dbias(ch, 0.0);
+  const auto x_hat = [&](std::size_t i) {
+    return (x[i] - static_cast<double>(mean[c.group(i)])) * inv_var[c.group(i)];
+  };
   for (std::size_t i = 0; i < x.size(); ++i) {
-    const std::size_t k = i % ch;
-    const double x_hat = (x[i] - static_cast<double>(mean[k])) * inv_var[k];
-    const double g = static_cast<double>(dy[i]) * scale[k];
-    mean_g[k] += g / m;
-    mean_gx[k] += g * x_hat / m;
-    dscale[k] += static_cast<double>(dy[i]) * x_hat;
-    dbias[k] += dy[i];
+    const double g = static_cast<double>(dy[i]) * scale[i % ch];
+    mean_g[c.group(i)] += g / m;
+    mean_gx[c.group(i)] += g * x_hat(i) / m;
+    dscale[i % ch] += static_cast<double>(dy[i]) * x_hat(i);
+    dbias[i % ch] += dy[i];
   }
   std::vector<double> dx(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
-    const std::size_t k = i % ch;
-    const double x_hat = (x[i] - static_cast<double>(mean[k])) * inv_var[k];
-    dx[i] = inv_var[k] * (static_cast<double>(dy[i]) * scale[k] - mean_g[k] - x_hat * mean_gx[k]);
+    const std::size_t k = c.group(i);
+    dx[i] = inv_var[k] *
+            (static_cast<double>(dy[i]) * scale[i % ch] - mean_g[k] - x_hat(i) * mean_gx[k]);
   }
 
   Run run;
@@ -333,6 +372,13 @@ const BatchCase fwd_float{"batchnorm", false, DataType::Float, {2, 16, 11, 3}, 5
 const BatchCase bwd_half{"batchnorm_backward", true, DataType::Half, {4, 32, 9, 7}, 504};
 const BatchCase bwd_bf16{"batchnorm_backward", true, DataType::BFloat16, {8, 64, 5, 5}, 505};
 const BatchCase bwd_float{"batchnorm_backward", true, DataType::Float, {2, 16, 11, 3}, 506};
+const BatchCase in_half{"instancenorm", false, DataType::Half, {4, 32, 9, 7}, 507, true};
+const BatchCase in_bf16{"instancenorm", false, DataType::BFloat16, {3, 64, 13, 11}, 508, true};
+const BatchCase in_float{"instancenorm", false, DataType::Float, {2, 16, 11, 3}, 509, true};
+const BatchCase in_bwd_half{"instancenorm_backward", true, DataType::Half,
+                            {4, 32, 9, 7},           510,  true};
+const BatchCase in_bwd_float{"instancenorm_backward", true, DataType::Float,
+                             {2, 16, 11, 3},          511,  true};
 }  // namespace cases
 
 }  // namespace
@@ -344,4 +390,9 @@ DNNGRAPH_REFERENCE_CASE(float_batchnorm_training_matches_reference, cases::fwd_f
 DNNGRAPH_REFERENCE_CASE(half_batchnorm_backward_matches_reference, cases::bwd_half)
 DNNGRAPH_REFERENCE_CASE(bfloat16_batchnorm_backward_matches_reference, cases::bwd_bf16)
 DNNGRAPH_REFERENCE_CASE(float_batchnorm_backward_matches_reference, cases::bwd_float)
+DNNGRAPH_REFERENCE_CASE(half_instancenorm_training_matches_reference, cases::in_half)
+DNNGRAPH_REFERENCE_CASE(bfloat16_instancenorm_training_matches_reference, cases::in_bf16)
+DNNGRAPH_REFERENCE_CASE(float_instancenorm_training_matches_reference, cases::in_float)
+DNNGRAPH_REFERENCE_CASE(half_instancenorm_backward_matches_reference, cases::in_bwd_half)
+DNNGRAPH_REFERENCE_CASE(float_instancenorm_backward_matches_reference, cases::in_bwd_float)
 BOOST_AUTO_TEST_SUITE_END()
