@@ -1,7 +1,8 @@
 // docs/operations.md's normalization example: layer normalization of X [rows, d, 1, 1] (Float,
 // channels-last as cuDNN's own examples), training phase, so it also writes the mean and the
 // inverse standard deviation of each row; epsilon is a scalar passed by value. Then an RMS norm
-// and a batch norm for inference and the layer norm's backward, lowered (and built on a GPU).
+// and a batch norm for inference, the layer norm's backward, and batch norm in training with its
+// backward, lowered (and built on a GPU).
 // Without a CUDA device it validates and lowers the graphs and says that execution needs a device;
 // with one it runs the layer norm and checks Y and the statistics against a CPU reference.
 import dnngraph;
@@ -67,6 +68,52 @@ dnngraph::Graph layernorm_backward() {
   dX->set_output(true).set_uid(6);      // X's dims and layout
   dScale->set_output(true).set_uid(7);  // the scale's dims, Float
   dBias->set_output(true).set_uid(8);
+  return g;
+}
+
+// Batch normalization in training over NHWC images: the batch's per-channel statistics (saved for
+// the backward) and the running statistics' update, next = (1 - momentum) * previous + momentum *
+// batch statistic (the variance unbiased). And its backward from the saved statistics.
+dnngraph::Graph batchnorm_training(bool backward) {
+  using namespace dnngraph;
+  Graph g;
+  g.set_io_data_type(DataType::Half).set_compute_data_type(DataType::Float);
+  const std::vector<std::int64_t> image{8, 64, 7, 7};
+  const std::vector<std::int64_t> channel{1, 64, 1, 1};  // per-channel parameters and statistics
+  const auto tensor = [&](const char* name, std::int64_t uid, const std::vector<std::int64_t>& dims,
+                          DataType type) {
+    return g.tensor(TensorAttributes()
+                        .set_name(name)
+                        .set_uid(uid)
+                        .set_dim(dims)
+                        .set_stride(channels_last_strides(dims))
+                        .set_data_type(type));
+  };
+  if (backward) {
+    auto [dX, dScale, dBias] = g.batchnorm_backward(
+        tensor("dY", 1, image, DataType::Half), tensor("X", 2, image, DataType::Half),
+        tensor("scale", 3, channel, DataType::Float), tensor("mean", 4, channel, DataType::Float),
+        tensor("inv_variance", 5, channel, DataType::Float),
+        NormBackwardAttributes().set_name("bn_bwd"));
+    dX->set_output(true).set_uid(6);
+    dScale->set_output(true).set_uid(7);
+    dBias->set_output(true).set_uid(8);
+    return g;
+  }
+  auto [Y, mean, inv_variance, next_mean, next_var] = g.batchnorm(
+      tensor("X", 1, image, DataType::Half), tensor("scale", 2, channel, DataType::Float),
+      tensor("bias", 3, channel, DataType::Float),
+      BatchnormAttributes()
+          .set_name("bn_train")
+          .set_epsilon(g.tensor(1e-5F))
+          .set_previous_running_stats(tensor("running_mean", 4, channel, DataType::Float),
+                                      tensor("running_var", 5, channel, DataType::Float),
+                                      g.tensor(0.1F)));  // momentum, by value
+  Y->set_output(true).set_uid(6);
+  mean->set_output(true).set_uid(7);  // [1, 64, 1, 1] Float, for batchnorm_backward
+  inv_variance->set_output(true).set_uid(8);
+  next_mean->set_output(true).set_uid(9);  // the updated running statistics
+  next_var->set_output(true).set_uid(10);
   return g;
 }
 
@@ -190,7 +237,9 @@ int main() {
   Graph rms = rmsnorm_and_batchnorm(true);
   Graph bn = rmsnorm_and_batchnorm(false);
   Graph ln_bwd = layernorm_backward();
-  for (Graph* g : {&ln, &rms, &bn, &ln_bwd}) {
+  Graph bn_train = batchnorm_training(false);
+  Graph bn_bwd = batchnorm_training(true);
+  for (Graph* g : {&ln, &rms, &bn, &ln_bwd, &bn_train, &bn_bwd}) {
     auto lowered = g->lower();
     if (!lowered) {
       std::printf("lower failed: %s\n", lowered.error().message.c_str());
@@ -208,7 +257,7 @@ int main() {
     std::printf("execution needs a CUDA device; none here (%s)\n", handle.error().message.c_str());
     return 0;
   }
-  for (Graph* g : {&ln, &rms, &bn, &ln_bwd}) {
+  for (Graph* g : {&ln, &rms, &bn, &ln_bwd, &bn_train, &bn_bwd}) {
     if (auto built = g->build(*handle, {HeuristicMode::A, HeuristicMode::Fallback}); !built) {
       std::printf("build failed: %s\n", built.error().message.c_str());
       return 1;

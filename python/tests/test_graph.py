@@ -408,6 +408,27 @@ def test_batchnorm_training_gives_per_channel_statistics_and_running_updates():
     assert e.code is ErrorCode.ForeignTensor and "previous running mean is null" in e.message
 
 
+def test_instancenorm_gives_statistics_per_sample_and_channel():
+    g = half_graph()
+    nhwc = [32 * 5 * 3, 1, 3 * 32, 32]
+    x = g.tensor(name="X", uid=1, dim=[4, 32, 5, 3], stride=nhwc)
+    scale, bias = (g.tensor(name=n, uid=2 + i, dim=[1, 32, 1, 1], data_type=DataType.Float)
+                   for i, n in enumerate(["scale", "bias"]))
+    y, mean, inv_var = g.instancenorm(x, scale, bias, phase=dnngraph.NormFwdPhase.Training,
+                                      epsilon=1e-5, name="in")
+    for t in (y, mean, inv_var):
+        t.set_output(True)
+    dy = g.tensor(name="dY", uid=6, dim=[4, 32, 5, 3], stride=nhwc)
+    dx, dscale, dbias = g.instancenorm_backward(dy, x, scale, mean, inv_var, name="in_bwd")
+    for t in (dx, dscale, dbias):
+        t.set_output(True)
+    assert g.lower().operations == ["instancenorm 'in'", "instancenorm_backward 'in_bwd'"]
+    assert mean.dim == [4, 32, 1, 1] and dscale.dim == [1, 32, 1, 1]
+    _, none_mean, none_inv = half_graph().instancenorm(
+        x, scale, bias, phase=dnngraph.NormFwdPhase.Inference, epsilon=1e-5)
+    assert none_mean is None and none_inv is None
+
+
 def test_ragged_tensors_lower_and_need_the_padding_mask():
     def graph(padding):
         g = dnngraph.Graph(io_data_type=DataType.Half)
