@@ -98,7 +98,7 @@ void probe(cudnnHandle_t handle, bool dropout, fe::HeurMode_t mode, const char* 
   cudaMemcpy(seed, &seed_value, 8, cudaMemcpyHostToDevice);
   cudaMemcpy(offset, &offset_value, 8, cudaMemcpyHostToDevice);
   std::unordered_map<std::int64_t, void*> pack{{kUidSeed, seed}, {kUidOffset, offset}, {kUidY, y}};
-  const auto ran = graph->execute(handle, pack, workspace);
+  auto ran = graph->execute(handle, pack, workspace);
   std::vector<float> host(count);
   cudaMemcpy(host.data(), y, count * 4, cudaMemcpyDeviceToHost);
   std::size_t ones = 0;
