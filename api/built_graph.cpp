@@ -219,6 +219,13 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
                             "without set_override_shape_enabled, or per shape with a kernel "
                             "cache)");
     }
+    if (traits.rng && !traits.sdpa && chosen.error().code == ErrorCode::NoEngine) {
+      return make_error(ErrorCode::NoEngine,
+                        chosen.error().message + "\n  (known issue rng-outside-attention: cuDNN " +
+                            backend::version_string(backend::loaded_version()) +
+                            " serves the RNG operation inside attention only; measured without an "
+                            "engine alone and as a matmul's dropout)");
+    }
     return std::unexpected(chosen.error());
   }
   auto built = std::make_unique<BuiltGraph>(std::move(*lowered), std::move(*op_graph),

@@ -42,7 +42,7 @@ bool sdpa_override_shapes(const GraphTraits& graph, const Candidate& /*candidate
   return graph.sdpa && graph.override_shapes;
 }
 
-constexpr std::array<KnownIssue, 12> table{{
+constexpr std::array<KnownIssue, 13> table{{
     {Defect::Engine7ChannelsFirstConvFprop, "engine7-channels-first-conv-fprop", 0, 0, 92700, 92700,
      "conv_fprop with a channels-first (NCHW/NCDHW) input through engine 7 with a workspace "
      "returns success and wrong numbers (measured on cuDNN 9.27.0, H200; channels-last is exact)",
@@ -133,6 +133,14 @@ constexpr std::array<KnownIssue, 12> table{{
      "at the longest length with a padding mask and pass each request's lengths as seq_len "
      "tensors, or a static graph per length",
      sdpa_override_shapes},
+    {Defect::RngOutsideAttention, "rng-outside-attention", 0, 0, 91900, 91900,
+     "the RNG operation gets no engine config outside the attention pattern: a Bernoulli mask "
+     "alone or as a matmul's dropout (NoEngine, heuristics A and Fallback offer none; measured on "
+     "cuDNN 9.19.0, H200, tests/gpu/rng_test.cpp, and the same with cudnn-frontend 1.32's own rng "
+     "node, bench/rng_frontend_probe.cpp)",
+     "build() answers NoEngine naming this entry when a graph with an rng node has no plan "
+     "(api/built_graph.cpp); the node lowers and validates, for the graphs cuDNN serves",
+     nullptr},
 }};
 
 constexpr bool table_in_defect_order() {

@@ -22,6 +22,7 @@ struct GraphTraits {
   bool override_shapes = false;  // set_override_shape_enabled: shapes (and workspaces) vary
   bool dynamic_shape = false;    // the operation graph is built with dynamic shapes
   bool sdpa = false;             // an attention (sdpa) node
+  bool rng = false;              // a random-number (rng) node
 };
 
 // A candidate as plan choice sees it: the engine config, and the workspace its plan needs
@@ -45,6 +46,7 @@ enum class Defect {
   KernelCacheHostileDocument,
   SdpaDynamicShape,
   SdpaOverrideShapes,
+  RngOutsideAttention,
 };
 
 // Versions in the cudnnGetVersion() encoding, e.g. 92700 for 9.27.0.

@@ -16,6 +16,7 @@ class RngNode final : public Node {
         attributes_(std::move(attributes)) {}
 
   [[nodiscard]] NodeKind kind() const noexcept override { return NodeKind::Rng; }
+  void note_traits(GraphTraits& traits) const override { traits.rng = true; }
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
   [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
                                                const GraphContext& context) const override;
