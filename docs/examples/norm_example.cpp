@@ -2,7 +2,7 @@
 // channels-last as cuDNN's own examples), training phase, so it also writes the mean and the
 // inverse standard deviation of each row; epsilon is a scalar passed by value. Then an RMS norm
 // and a batch norm for inference, the layer norm's backward, and batch norm in training with its
-// backward, lowered (and built on a GPU).
+// backward, and an instance norm, lowered (and built on a GPU).
 // Without a CUDA device it validates and lowers the graphs and says that execution needs a device;
 // with one it runs the layer norm and checks Y and the statistics against a CPU reference.
 import dnngraph;
@@ -114,6 +114,30 @@ dnngraph::Graph batchnorm_training(bool backward) {
   inv_variance->set_output(true).set_uid(8);
   next_mean->set_output(true).set_uid(9);  // the updated running statistics
   next_var->set_output(true).set_uid(10);
+  return g;
+}
+
+// Instance normalization in training: statistics per image and channel ([8, 64, 1, 1] Float).
+dnngraph::Graph instancenorm_training() {
+  using namespace dnngraph;
+  Graph g;
+  g.set_io_data_type(DataType::Half).set_compute_data_type(DataType::Float);
+  const std::vector<std::int64_t> image{8, 64, 7, 7};
+  const std::vector<std::int64_t> channel{1, 64, 1, 1};
+  auto X = g.tensor(TensorAttributes().set_name("X").set_uid(1).set_dim(image).set_stride(
+      channels_last_strides(image)));
+  const auto parameter = [&](const char* name, std::int64_t uid) {
+    return g.tensor(TensorAttributes().set_name(name).set_uid(uid).set_dim(channel).set_data_type(
+        DataType::Float));
+  };
+  auto [Y, mean, inv_variance] = g.instancenorm(X, parameter("scale", 2), parameter("bias", 3),
+                                                InstancenormAttributes()
+                                                    .set_name("in")
+                                                    .set_forward_phase(NormFwdPhase::Training)
+                                                    .set_epsilon(g.tensor(1e-5F)));
+  Y->set_output(true).set_uid(4);
+  mean->set_output(true).set_uid(5);
+  inv_variance->set_output(true).set_uid(6);
   return g;
 }
 
@@ -239,7 +263,8 @@ int main() {
   Graph ln_bwd = layernorm_backward();
   Graph bn_train = batchnorm_training(false);
   Graph bn_bwd = batchnorm_training(true);
-  for (Graph* g : {&ln, &rms, &bn, &ln_bwd, &bn_train, &bn_bwd}) {
+  Graph in = instancenorm_training();
+  for (Graph* g : {&ln, &rms, &bn, &ln_bwd, &bn_train, &bn_bwd, &in}) {
     auto lowered = g->lower();
     if (!lowered) {
       std::printf("lower failed: %s\n", lowered.error().message.c_str());
@@ -257,7 +282,7 @@ int main() {
     std::printf("execution needs a CUDA device; none here (%s)\n", handle.error().message.c_str());
     return 0;
   }
-  for (Graph* g : {&ln, &rms, &bn, &ln_bwd, &bn_train, &bn_bwd}) {
+  for (Graph* g : {&ln, &rms, &bn, &ln_bwd, &bn_train, &bn_bwd, &in}) {
     if (auto built = g->build(*handle, {HeuristicMode::A, HeuristicMode::Fallback}); !built) {
       std::printf("build failed: %s\n", built.error().message.c_str());
       return 1;
