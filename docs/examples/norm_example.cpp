@@ -57,7 +57,8 @@ dnngraph::Graph layernorm_backward() {
   using namespace dnngraph;
   Graph g;
   g.set_io_data_type(DataType::Float).set_compute_data_type(DataType::Float);
-  const auto tensor = [&](const char* name, std::int64_t uid, std::vector<std::int64_t> dims) {
+  const auto tensor = [&](const char* name, std::int64_t uid,
+                          const std::vector<std::int64_t>& dims) {
     return g.tensor(TensorAttributes().set_name(name).set_uid(uid).set_dim(dims).set_stride(
         channels_last_strides(dims)));
   };
