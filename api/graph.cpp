@@ -7,6 +7,7 @@
 #include "api/nodes/conv_dgrad.hpp"
 #include "api/nodes/conv_fprop.hpp"
 #include "api/nodes/conv_wgrad.hpp"
+#include "api/nodes/gen_stats.hpp"
 #include "api/nodes/matmul.hpp"
 #include "api/nodes/norm.hpp"
 #include "api/nodes/norm_backward.hpp"
@@ -267,6 +268,20 @@ std::shared_ptr<TensorAttributes> Graph::rng(const std::shared_ptr<TensorAttribu
       "Y", [&](const detail::TensorPtr& y) {
         return std::make_unique<detail::RngNode>(std::move(attributes), seed, offset, y);
       });
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 2> Graph::genstats(
+    const std::shared_ptr<TensorAttributes>& x, GenstatsAttributes attributes) {
+  invalidate();
+  name_node(attributes, detail::NodeKind::GenStats, nodes_.size());
+  const std::string& name = attributes.name();
+  auto sum = add_output(name, "sum");
+  auto sq_sum = add_output(name, "sq_sum");
+  if (check_inputs(std::string(detail::name_of(detail::NodeKind::GenStats)) + " '" + name + "'",
+                   {{"X", x.get()}})) {
+    nodes_.push_back(std::make_unique<detail::GenStatsNode>(std::move(attributes), x, sum, sq_sum));
+  }
+  return {sum, sq_sum};
 }
 
 std::shared_ptr<TensorAttributes> Graph::reshape(const std::shared_ptr<TensorAttributes>& x,

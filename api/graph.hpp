@@ -170,6 +170,11 @@ class Graph {
       const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
       const std::shared_ptr<TensorAttributes>& inv_variance,
       NormBackwardAttributes attributes = {});
+  // Per-channel statistics of X [N, C, (D,) H, W]: {sum, sq_sum}, the sum and the sum of squares
+  // over N and the spatial dims ([1, C, 1, ...] Float, X's memory order). Behind a convolution
+  // (conv_fprop -> genstats) cuDNN computes them in the convolution's pass.
+  std::array<std::shared_ptr<TensorAttributes>, 2> genstats(
+      const std::shared_ptr<TensorAttributes>& x, GenstatsAttributes attributes = {});
   // Instance normalization over the spatial dims of X [N, C, (D,) H, W] per sample and channel
   // (channels-last strides, as batchnorm): scale and bias [1, C, 1, ...]. Returns {Y, mean,
   // inv_variance}; the statistics ([N, C, 1, ...], Float) in the Training phase only (null in

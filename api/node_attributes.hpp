@@ -303,6 +303,14 @@ class InstancenormAttributes final : public NormAttributes<InstancenormAttribute
   InstancenormAttributes() = default;  // user-declared: `{}` value-initializes
 };
 
+// Per-channel statistics of X [N, C, (D,) H, W] (Graph::genstats): the sum and the sum of squares
+// over N and the spatial dims, what a batch norm fused behind a convolution is finalized from. A
+// name and a compute type (Float) only.
+class GenstatsAttributes final : public NodeAttributes<GenstatsAttributes> {
+ public:
+  GenstatsAttributes() = default;  // user-declared: `{}` value-initializes
+};
+
 // layernorm_backward and rmsnorm_backward: a name and a compute type (Float) only; the forward's
 // epsilon is in the saved statistics.
 class NormBackwardAttributes final : public NodeAttributes<NormBackwardAttributes> {

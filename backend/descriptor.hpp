@@ -87,6 +87,10 @@ struct AttributeType<cudnnRngDistribution_t> {
   static constexpr auto value = CUDNN_TYPE_RNG_DISTRIBUTION;
 };
 template <>
+struct AttributeType<cudnnGenStatsMode_t> {
+  static constexpr auto value = CUDNN_TYPE_GENSTATS_MODE;
+};
+template <>
 struct AttributeType<cudnnNanPropagation_t> {
   static constexpr auto value = CUDNN_TYPE_NAN_PROPOGATION;
 };

@@ -29,6 +29,7 @@ using dnngraph::EngineChoice;
 using dnngraph::Error;
 using dnngraph::ErrorCode;
 using dnngraph::Graph;
+using dnngraph::GenstatsAttributes;
 using dnngraph::Handle;
 using dnngraph::HeuristicMode;
 using dnngraph::InstancenormAttributes;

@@ -2,6 +2,7 @@
 #include "api/nodes/node.hpp"
 
 #include "api/cudnn_error.hpp"
+#include "api/layout.hpp"
 
 #include <algorithm>
 #include <array>
@@ -30,8 +31,9 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::Rng, std::string_view("rng")},
     std::pair{NodeKind::InstanceNorm, std::string_view("instancenorm")},
     std::pair{NodeKind::InstanceNormBackward, std::string_view("instancenorm_backward")},
+    std::pair{NodeKind::GenStats, std::string_view("genstats")},
 };
-static_assert(node_kinds.back().first == NodeKind::InstanceNormBackward);
+static_assert(node_kinds.back().first == NodeKind::GenStats);
 
 }  // namespace
 
@@ -74,6 +76,29 @@ Result<std::vector<LoweredOperation>> Node::lower_all(const TensorTable& tensors
   std::vector<LoweredOperation> ops;
   ops.push_back(std::move(*op));
   return ops;
+}
+
+Result<void> Node::settle_statistic_output(const char* role, TensorAttributes& t,
+                                           const std::vector<std::int64_t>& dims,
+                                           const TensorAttributes& like,
+                                           const GraphContext& context) const {
+  if (!t.data_type()) {
+    t.set_data_type(DataType::Float);
+  }
+  if (t.stride().empty() && t.dim().empty()) {
+    t.set_stride(strides_like(dims, like));
+  }
+  if (auto ok = settle_output(t, dims, context); !ok) {
+    return ok;
+  }
+  if (t.data_type() != DataType::Float) {
+    const auto type = t.data_type();
+    return make_error(ErrorCode::UnsupportedDataType,
+                      describe() + ": " + role + " " + t.describe() + " has data type " +
+                          (type ? std::string(to_string(*type)) : std::string("none")) +
+                          "; statistics are Float");
+  }
+  return {};
 }
 
 Result<void> Node::settle_output(TensorAttributes& out,

@@ -46,6 +46,7 @@ enum class NodeKind : std::uint8_t {
   Rng,
   InstanceNorm,
   InstanceNormBackward,
+  GenStats,
 };
 [[nodiscard]] std::string_view name_of(NodeKind kind) noexcept;
 
@@ -115,6 +116,12 @@ class Node {
   [[nodiscard]] Result<void> settle_output(TensorAttributes& out,
                                            const std::vector<std::int64_t>& inferred_dims,
                                            const GraphContext& context) const;
+  // A Float statistic output (a norm's mean, genstats' sums): Float unless set, laid out like
+  // `like` unless the user set dims or strides, then settle_output; any other type is an error.
+  [[nodiscard]] Result<void> settle_statistic_output(const char* role, TensorAttributes& t,
+                                                     const std::vector<std::int64_t>& dims,
+                                                     const TensorAttributes& like,
+                                                     const GraphContext& context) const;
   // Gives each by-value input without dims (Graph::tensor(float)) all-1 dims of `rank` (and
   // all-1 strides unless the user set some), so it broadcasts against the node's other
   // operands. User strides of another rank are an error, never replaced.

@@ -159,23 +159,8 @@ Result<void> NormForwardNode::check_running_statistics() const {
 
 Result<void> NormForwardNode::settle_statistic(const char* role, TensorAttributes& t,
                                                const GraphContext& context) const {
-  const TensorAttributes& x = *ports_.x;
-  const std::vector<std::int64_t> dims = norm_statistic_dims(settings_.kind, x.dim());
-  if (!t.data_type()) {
-    t.set_data_type(DataType::Float);
-  }
-  if (t.stride().empty() && t.dim().empty()) {
-    t.set_stride(strides_like(dims, x));
-  }
-  if (auto ok = settle_output(t, dims, context); !ok) {
-    return ok;
-  }
-  if (t.data_type() != DataType::Float) {
-    return make_error(ErrorCode::UnsupportedDataType, describe() + ": " + role + " " +
-                                                          t.describe() + " has data type " +
-                                                          type_name(t) + "; statistics are Float");
-  }
-  return {};
+  return settle_statistic_output(role, t, norm_statistic_dims(settings_.kind, ports_.x->dim()),
+                                 *ports_.x, context);
 }
 
 Result<void> NormForwardNode::infer(const GraphContext& context) {

@@ -372,6 +372,18 @@ void def_nodes(nb::class_<PyGraph>& cls) {
            "name"_a = nb::none(),
            "Layer normalization over every dim but the first. Returns (Y, mean, inv_variance);\n"
            "the statistics are None in the Inference phase. epsilon: a number or a tensor.")
+      .def(
+          "genstats",
+          [](PyGraph& g, const Tensor& x, std::optional<DataType> compute,
+             const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            GenstatsAttributes attributes;
+            const auto [sum, sq_sum] = g.graph.genstats(x, named(attributes, name, compute));
+            return std::make_tuple(sum, sq_sum);
+          },
+          "x"_a, nb::kw_only(), "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "Per-channel statistics of X [N, C, (D,) H, W]: (sum, sq_sum), [1, C, 1, ...] Float.\n"
+          "Behind a convolution cuDNN computes them in the convolution's pass.")
       .def("instancenorm", mean_norm<InstancenormAttributes, &Graph::instancenorm>(), "x"_a,
            "scale"_a, "bias"_a, nb::kw_only(), "phase"_a, "epsilon"_a,
            "compute_data_type"_a = nb::none(), "name"_a = nb::none(),

@@ -408,6 +408,16 @@ def test_batchnorm_training_gives_per_channel_statistics_and_running_updates():
     assert e.code is ErrorCode.ForeignTensor and "previous running mean is null" in e.message
 
 
+def test_genstats_gives_per_channel_sums():
+    g = half_graph()
+    x = g.tensor(name="X", uid=1, dim=[4, 32, 5, 3], stride=[32 * 5 * 3, 1, 3 * 32, 32])
+    total, squares = g.genstats(x, name="stats")
+    total.set_output(True)
+    squares.set_output(True)
+    assert g.lower().operations == ["genstats 'stats'"]
+    assert total.dim == [1, 32, 1, 1] and squares.data_type is DataType.Float
+
+
 def test_instancenorm_gives_statistics_per_sample_and_channel():
     g = half_graph()
     nhwc = [32 * 5 * 3, 1, 3 * 32, 32]

@@ -26,6 +26,7 @@ using dnngraph::BatchnormAttributes;
 using dnngraph::DataType;
 using dnngraph::Error;
 using dnngraph::ErrorCode;
+using dnngraph::GenstatsAttributes;
 using dnngraph::Graph;
 using dnngraph::InstancenormAttributes;
 using dnngraph::LayernormAttributes;
@@ -741,6 +742,54 @@ BOOST_AUTO_TEST_CASE(backward_refuses_batchnorm_statistics) {
   const Error error = validation_error(b.g);
   BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
   BOOST_TEST(mentions(error, "mean 'mean' (uid 7) has dims [1, 32, 1, 1], expected [4, 32, 1, 1]"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(genstats)
+
+BOOST_AUTO_TEST_CASE(gives_float_per_channel_sums_in_x_memory_order) {
+  batchnorm_training::Batch b;
+  auto [sum, sq_sum] = b.g.genstats(b.x, GenstatsAttributes().set_name("stats"));
+  sum->set_output(true);
+  sq_sum->set_output(true);
+  const LoweringSummary s = require_lowered(b.g);
+  BOOST_TEST(s.all_finalized);
+  BOOST_TEST(s.operations == (std::vector<std::string>{"genstats 'stats'"}));
+  BOOST_TEST(sum->dim() == (Dims{1, 32, 1, 1}));
+  BOOST_TEST(sq_sum->stride() == dnngraph::channels_last_strides({1, 32, 1, 1}));
+  BOOST_TEST((sum->data_type() == DataType::Float));
+}
+
+BOOST_AUTO_TEST_CASE(a_rank_3_input_is_refused) {
+  Graph g;
+  g.set_io_data_type(DataType::Half);
+  auto [sum, sq_sum] = g.genstats(g.tensor(tensor("X", 1, {4, 32, 7})));
+  sum->set_output(true);
+  const Error error = validation_error(g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error,
+                      "genstats 'genstats_0': input X 'X' (uid 1) has dims [4, 32, 7] (rank "
+                      "3); it takes rank 4 to 5"));
+}
+
+BOOST_AUTO_TEST_CASE(half_statistics_are_refused) {
+  batchnorm_training::Batch b;
+  auto [sum, sq_sum] = b.g.genstats(b.x);
+  sum->set_output(true).set_data_type(DataType::Half);
+  const Error error = validation_error(b.g);
+  BOOST_TEST(error.code == ErrorCode::UnsupportedDataType);
+  BOOST_TEST(mentions(error, "has data type Half; statistics are Float"));
+}
+
+BOOST_AUTO_TEST_CASE(an_integer_input_is_refused) {
+  Graph g;
+  auto [sum, sq_sum] =
+      g.genstats(g.tensor(tensor("X", 1, {4, 32, 7, 7}).set_data_type(DataType::Int32)));
+  sum->set_output(true);
+  const Error error = validation_error(g);
+  BOOST_TEST(error.code == ErrorCode::UnsupportedDataType);
+  BOOST_TEST(mentions(error, "has data type Int32; it takes Half, BFloat16 or Float"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
