@@ -87,6 +87,20 @@ struct AttributeType<cudnnRngDistribution_t> {
   static constexpr auto value = CUDNN_TYPE_RNG_DISTRIBUTION;
 };
 template <>
+struct AttributeType<cudnnResampleMode_t> {
+  static constexpr auto value = CUDNN_TYPE_RESAMPLE_MODE;
+};
+template <>
+struct AttributeType<cudnnPaddingMode_t> {
+  static constexpr auto value = CUDNN_TYPE_PADDING_MODE;
+};
+// A rational number {numerator, denominator}: the resample descriptor's window, stride and
+// paddings.
+template <>
+struct AttributeType<cudnnFraction_t> {
+  static constexpr auto value = CUDNN_TYPE_FRACTION;
+};
+template <>
 struct AttributeType<cudnnNanPropagation_t> {
   static constexpr auto value = CUDNN_TYPE_NAN_PROPOGATION;
 };
