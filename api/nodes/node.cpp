@@ -28,8 +28,10 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::BatchNorm, std::string_view("batchnorm")},
     std::pair{NodeKind::BatchNormBackward, std::string_view("batchnorm_backward")},
     std::pair{NodeKind::Rng, std::string_view("rng")},
+    std::pair{NodeKind::Resample, std::string_view("resample")},
+    std::pair{NodeKind::ResampleBackward, std::string_view("resample_backward")},
 };
-static_assert(node_kinds.back().first == NodeKind::Rng);
+static_assert(node_kinds.back().first == NodeKind::ResampleBackward);
 
 }  // namespace
 

@@ -44,6 +44,8 @@ enum class NodeKind : std::uint8_t {
   BatchNorm,
   BatchNormBackward,
   Rng,
+  Resample,
+  ResampleBackward,
 };
 [[nodiscard]] std::string_view name_of(NodeKind kind) noexcept;
 
