@@ -174,6 +174,17 @@ constexpr std::array norm_phases{
 static_assert(in_declaration_order(norm_phases) &&
               norm_phases.back().value == NormFwdPhase::Training);
 
+using ResampleRow = Row<ResampleMode, cudnnResampleMode_t>;
+constexpr std::array resample_modes{
+    ResampleRow{ResampleMode::MaxPool, "MaxPool", CUDNN_RESAMPLE_MAXPOOL},
+    ResampleRow{ResampleMode::AvgPoolIncludePadding, "AvgPoolIncludePadding",
+                CUDNN_RESAMPLE_AVGPOOL_INCLUDE_PADDING},
+    ResampleRow{ResampleMode::AvgPoolExcludePadding, "AvgPoolExcludePadding",
+                CUDNN_RESAMPLE_AVGPOOL_EXCLUDE_PADDING},
+};
+static_assert(in_declaration_order(resample_modes) &&
+              resample_modes.back().value == ResampleMode::AvgPoolExcludePadding);
+
 template <class Table, class E>
 std::string_view name_in(const Table& table, E v) noexcept {
   const auto* r = row(table, v);
@@ -197,6 +208,7 @@ std::string_view to_string(ConvolutionMode mode) noexcept {
 }
 std::string_view to_string(ReductionMode mode) noexcept { return name_in(reduction_modes, mode); }
 std::string_view to_string(NormFwdPhase phase) noexcept { return name_in(norm_phases, phase); }
+std::string_view to_string(ResampleMode mode) noexcept { return name_in(resample_modes, mode); }
 
 bool is_known(DataType type) noexcept { return row(data_types, type) != nullptr; }
 bool is_known(HeuristicMode mode) noexcept { return row(heuristic_modes, mode) != nullptr; }
@@ -204,6 +216,7 @@ bool is_known(PointwiseMode mode) noexcept { return row(pointwise_modes, mode) !
 bool is_known(ConvolutionMode mode) noexcept { return row(convolution_modes, mode) != nullptr; }
 bool is_known(ReductionMode mode) noexcept { return row(reduction_modes, mode) != nullptr; }
 bool is_known(NormFwdPhase phase) noexcept { return row(norm_phases, phase) != nullptr; }
+bool is_known(ResampleMode mode) noexcept { return row(resample_modes, mode) != nullptr; }
 
 std::int64_t size_of(DataType type) noexcept {
   const auto* r = row(data_types, type);
@@ -233,6 +246,7 @@ cudnnReduceTensorOp_t to_cudnn(ReductionMode mode) noexcept {
 cudnnBackendNormFwdPhase_t to_cudnn(NormFwdPhase phase) noexcept {
   return cudnn_in(norm_phases, phase);
 }
+cudnnResampleMode_t to_cudnn(ResampleMode mode) noexcept { return cudnn_in(resample_modes, mode); }
 
 bool is_numeric(DataType type) noexcept {
   const auto* r = row(data_types, type);

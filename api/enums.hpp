@@ -16,6 +16,7 @@ namespace dnngraph::detail {
 [[nodiscard]] cudnnConvolutionMode_t to_cudnn(ConvolutionMode mode) noexcept;
 [[nodiscard]] cudnnReduceTensorOp_t to_cudnn(ReductionMode mode) noexcept;
 [[nodiscard]] cudnnBackendNormFwdPhase_t to_cudnn(NormFwdPhase phase) noexcept;
+[[nodiscard]] cudnnResampleMode_t to_cudnn(ResampleMode mode) noexcept;
 
 // Types a numeric operand may have (Boolean is for logical operands and predicates; Double and
 // Int64 are index and host types no fused engine takes).

@@ -13,6 +13,8 @@
 #include "api/nodes/norm_backward.hpp"
 #include "api/nodes/pointwise.hpp"
 #include "api/nodes/reduction.hpp"
+#include "api/nodes/resample.hpp"
+#include "api/nodes/resample_backward.hpp"
 #include "api/nodes/reshape.hpp"
 #include "api/nodes/rng.hpp"
 #include "api/nodes/sdpa.hpp"
@@ -282,6 +284,43 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::genstats(
     nodes_.push_back(std::make_unique<detail::GenStatsNode>(std::move(attributes), x, sum, sq_sum));
   }
   return {sum, sq_sum};
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 2> Graph::resample(
+    const std::shared_ptr<TensorAttributes>& x, ResampleAttributes attributes) {
+  invalidate();
+  name_node(attributes, detail::NodeKind::Resample, nodes_.size());
+  const std::string& name = attributes.name();
+  auto y = add_output(name, "Y");
+  // Index exists when asked for, whatever the mode: infer() refuses it for average pooling.
+  auto index = attributes.generate_index() ? add_output(name, "Index") : nullptr;
+  if (check_inputs(std::string(detail::name_of(detail::NodeKind::Resample)) + " '" + name + "'",
+                   {{"X", x.get()}})) {
+    nodes_.push_back(std::make_unique<detail::ResampleNode>(attributes, x, y, index));
+  }
+  return {y, index};
+}
+
+std::shared_ptr<TensorAttributes> Graph::resample_backward(
+    const std::shared_ptr<TensorAttributes>& dy, ResampleBackwardAttributes attributes) {
+  invalidate();
+  name_node(attributes, detail::NodeKind::ResampleBackward, nodes_.size());
+  const std::string& name = attributes.name();
+  detail::ResampleBackwardPorts p{.dy = dy,
+                                  .x = attributes.x(),
+                                  .y = attributes.y(),
+                                  .index = attributes.index(),
+                                  .dx = add_output(name, "dX")};
+  const std::string node =
+      std::string(detail::name_of(detail::NodeKind::ResampleBackward)) + " '" + name + "'";
+  const auto given = [&](const char* port, const std::shared_ptr<TensorAttributes>& t) {
+    return !t || check_inputs(node, {{port, t.get()}});
+  };
+  if (check_inputs(node, {{"dY", dy.get()}}) && given("X", p.x) && given("Y", p.y) &&
+      given("Index", p.index)) {
+    nodes_.push_back(std::make_unique<detail::ResampleBackwardNode>(attributes, p));
+  }
+  return p.dx;
 }
 
 std::shared_ptr<TensorAttributes> Graph::reshape(const std::shared_ptr<TensorAttributes>& x,

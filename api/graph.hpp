@@ -121,6 +121,20 @@ class Graph {
   std::shared_ptr<TensorAttributes> rng(const std::shared_ptr<TensorAttributes>& seed,
                                         const std::shared_ptr<TensorAttributes>& offset,
                                         RngAttributes attributes);
+  // Pooling over the spatial dims of X [N, C, spatial...] (2 or 3 spatial dims; Half, BFloat16
+  // or Float): Y [N, C, out...], out = floor((in + pre + post - window) / stride) + 1, following
+  // X's layout (channels-last, as cuDNN's pooling samples use, when X is). Set the mode, window
+  // and stride in the attributes. Returns {Y, Index}: Index (Int8, Y's dims and layout: where each
+  // maximum was in its window, for resample_backward) with MaxPool and set_generate_index(true)
+  // only, else null.
+  std::array<std::shared_ptr<TensorAttributes>, 2> resample(
+      const std::shared_ptr<TensorAttributes>& x, ResampleAttributes attributes);
+  // The gradient of resample(): dX from dY with the forward's mode, window and stride. Max
+  // pooling also reads the forward's Index (attributes.set_index) or its X and Y (set_x,
+  // set_y). dX has X's dims, or without X the dims set on the returned tensor; they must pool to
+  // dY's. Its strides, unless set, follow X's (else dY's) layout.
+  std::shared_ptr<TensorAttributes> resample_backward(const std::shared_ptr<TensorAttributes>& dy,
+                                                      ResampleBackwardAttributes attributes);
   // Y = X under other dims and strides, a view of X's memory. Either set Y's dims on the returned
   // tensor (X's element count; X without gaps; Y's strides, unless set, packed), or a permutation
   // in the attributes for a transpose (Y's dims and strides are X's in that order). Y's data

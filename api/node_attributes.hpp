@@ -19,6 +19,8 @@ template <class Self>
 class NormAttributes;
 template <class Self>
 class AttentionAttributes;
+template <class Self>
+class ResampleWindowAttributes;
 
 // What every node's attributes have: a name (in errors and LoweringSummary; a default from the
 // node kind and index when empty) and a compute type (the math or accumulation type; unset, the
@@ -47,6 +49,7 @@ class NodeAttributes {
   friend class ConvolutionAttributes<Self>;
   friend class NormAttributes<Self>;
   friend class AttentionAttributes<Self>;
+  friend class ResampleWindowAttributes<Self>;
   Self& self() noexcept { return static_cast<Self&>(*this); }
 
   std::string name_;
@@ -220,6 +223,120 @@ class RngAttributes final : public NodeAttributes<RngAttributes> {
 
  private:
   std::optional<double> probability_;
+};
+
+// What a resample node computes over each window (cuDNN's cudnnResampleMode_t, its pooling
+// modes).
+enum class ResampleMode : std::uint8_t {
+  MaxPool,                // the window's maximum; padding reads as -infinity
+  AvgPoolIncludePadding,  // the window's sum over its size; padding reads as 0
+  AvgPoolExcludePadding,  // the sum over the window's input elements over their count
+};
+
+[[nodiscard]] std::string_view to_string(ResampleMode mode) noexcept;
+// Whether the value is one of the enumerators (see is_known(DataType)).
+[[nodiscard]] bool is_known(ResampleMode mode) noexcept;
+
+// What resample and resample_backward share: the mode and the window geometry, one value per
+// spatial dim each. The mode, window and stride have no default; the paddings are 0 unless set.
+template <class Self>
+class ResampleWindowAttributes : public NodeAttributes<Self> {
+ public:
+  Self& set_mode(ResampleMode mode) {
+    mode_ = mode;
+    return this->self();
+  }
+  Self& set_window(std::vector<std::int64_t> window) {
+    window_ = std::move(window);
+    return this->self();
+  }
+  Self& set_stride(std::vector<std::int64_t> stride) {
+    stride_ = std::move(stride);
+    return this->self();
+  }
+  // The same padding before and after each spatial dim.
+  Self& set_padding(std::vector<std::int64_t> padding) {
+    pre_padding_ = padding;
+    post_padding_ = std::move(padding);
+    return this->self();
+  }
+  // Padding before (top, left, ...) each spatial dim.
+  Self& set_pre_padding(std::vector<std::int64_t> padding) {
+    pre_padding_ = std::move(padding);
+    return this->self();
+  }
+  // Padding after (bottom, right, ...) each spatial dim.
+  Self& set_post_padding(std::vector<std::int64_t> padding) {
+    post_padding_ = std::move(padding);
+    return this->self();
+  }
+  [[nodiscard]] std::optional<ResampleMode> mode() const noexcept { return mode_; }
+  [[nodiscard]] const std::optional<std::vector<std::int64_t>>& window() const noexcept {
+    return window_;
+  }
+  [[nodiscard]] const std::optional<std::vector<std::int64_t>>& stride() const noexcept {
+    return stride_;
+  }
+  [[nodiscard]] const std::optional<std::vector<std::int64_t>>& pre_padding() const noexcept {
+    return pre_padding_;
+  }
+  [[nodiscard]] const std::optional<std::vector<std::int64_t>>& post_padding() const noexcept {
+    return post_padding_;
+  }
+
+ private:
+  ResampleWindowAttributes() = default;  // only ResampleAttributes and its backward derive
+  friend Self;
+
+  std::optional<ResampleMode> mode_;
+  std::optional<std::vector<std::int64_t>> window_;
+  std::optional<std::vector<std::int64_t>> stride_;
+  std::optional<std::vector<std::int64_t>> pre_padding_;
+  std::optional<std::vector<std::int64_t>> post_padding_;
+};
+
+// Pooling (Graph::resample): Y [N, C, out...] from X [N, C, spatial...], out = floor((in + pre +
+// post - window) / stride) + 1 per spatial dim.
+class ResampleAttributes final : public ResampleWindowAttributes<ResampleAttributes> {
+ public:
+  ResampleAttributes() = default;  // user-declared: `{}` value-initializes
+  // MaxPool only: also write Index, each maximum's position in its window, for
+  // resample_backward (training). Off unless set.
+  ResampleAttributes& set_generate_index(bool generate) {
+    generate_index_ = generate;
+    return *this;
+  }
+  [[nodiscard]] bool generate_index() const noexcept { return generate_index_; }
+
+ private:
+  bool generate_index_ = false;
+};
+
+// The gradient of pooling (Graph::resample_backward), with the forward's mode and geometry. Max
+// pooling needs to know where each maximum was: the forward's Index (set_index), or its X and Y
+// (set_x, set_y). X also gives dX its dims; without X, set dX's dims on the returned tensor.
+class ResampleBackwardAttributes final
+    : public ResampleWindowAttributes<ResampleBackwardAttributes> {
+ public:
+  ResampleBackwardAttributes() = default;  // user-declared: `{}` value-initializes
+  ResampleBackwardAttributes& set_x(std::shared_ptr<TensorAttributes> x) {
+    x_ = std::move(x);
+    return *this;
+  }
+  ResampleBackwardAttributes& set_y(std::shared_ptr<TensorAttributes> y) {
+    y_ = std::move(y);
+    return *this;
+  }
+  ResampleBackwardAttributes& set_index(std::shared_ptr<TensorAttributes> index) {
+    index_ = std::move(index);
+    return *this;
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& x() const noexcept { return x_; }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& y() const noexcept { return y_; }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& index() const noexcept { return index_; }
+
+ private:
+  std::shared_ptr<TensorAttributes> x_, y_, index_;
 };
 
 // Y = X under other dims and strides, as a view of X's memory (cuDNN's reshape): Y's element at

@@ -91,6 +91,20 @@ struct AttributeType<cudnnGenStatsMode_t> {
   static constexpr auto value = CUDNN_TYPE_GENSTATS_MODE;
 };
 template <>
+struct AttributeType<cudnnResampleMode_t> {
+  static constexpr auto value = CUDNN_TYPE_RESAMPLE_MODE;
+};
+template <>
+struct AttributeType<cudnnPaddingMode_t> {
+  static constexpr auto value = CUDNN_TYPE_PADDING_MODE;
+};
+// A rational number {numerator, denominator}: the resample descriptor's window, stride and
+// paddings.
+template <>
+struct AttributeType<cudnnFraction_t> {
+  static constexpr auto value = CUDNN_TYPE_FRACTION;
+};
+template <>
 struct AttributeType<cudnnNanPropagation_t> {
   static constexpr auto value = CUDNN_TYPE_NAN_PROPOGATION;
 };

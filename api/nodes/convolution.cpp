@@ -44,10 +44,12 @@ std::string geometry_text(const ConvolutionGeometry& g, std::size_t i) {
          ", stride " + std::to_string(g.stride[i]) + ", dilation " + std::to_string(g.dilation[i]);
 }
 
-Result<std::vector<std::int64_t>> resolve_list(std::string_view node, ConvTensor spatial,
-                                               std::string_view what,
-                                               const std::optional<std::vector<std::int64_t>>& set,
-                                               std::int64_t fallback, std::int64_t minimum) {
+}  // namespace
+
+Result<std::vector<std::int64_t>> resolve_spatial_list(
+    std::string_view node, ConvTensor spatial, std::string_view what,
+    const std::optional<std::vector<std::int64_t>>& set, std::int64_t fallback,
+    std::int64_t minimum) {
   const std::size_t count = spatial.dims.size() - 2;
   if (!set) {
     return std::vector<std::int64_t>(count, fallback);
@@ -69,6 +71,8 @@ Result<std::vector<std::int64_t>> resolve_list(std::string_view node, ConvTensor
   }
   return *set;
 }
+
+namespace {
 
 std::string type_list(std::initializer_list<DataType> types) {
   std::string out;
@@ -180,13 +184,13 @@ Result<ConvolutionGeometry> resolve_geometry(
     const std::optional<std::vector<std::int64_t>>& post_padding,
     const std::optional<std::vector<std::int64_t>>& stride,
     const std::optional<std::vector<std::int64_t>>& dilation) {
-  auto pre = resolve_list(node, spatial, "pre-padding", pre_padding, 0, 0);
+  auto pre = resolve_spatial_list(node, spatial, "pre-padding", pre_padding, 0, 0);
   if (!pre) return std::unexpected(pre.error());
-  auto post = resolve_list(node, spatial, "post-padding", post_padding, 0, 0);
+  auto post = resolve_spatial_list(node, spatial, "post-padding", post_padding, 0, 0);
   if (!post) return std::unexpected(post.error());
-  auto strides = resolve_list(node, spatial, "stride", stride, 1, 1);
+  auto strides = resolve_spatial_list(node, spatial, "stride", stride, 1, 1);
   if (!strides) return std::unexpected(strides.error());
-  auto dilations = resolve_list(node, spatial, "dilation", dilation, 1, 1);
+  auto dilations = resolve_spatial_list(node, spatial, "dilation", dilation, 1, 1);
   if (!dilations) return std::unexpected(dilations.error());
   return ConvolutionGeometry{std::move(*pre), std::move(*post), std::move(*strides),
                              std::move(*dilations)};

@@ -54,6 +54,13 @@ struct ConvTensor {
 [[nodiscard]] Result<void> check_compute_type(std::string_view node, DataType compute,
                                               std::initializer_list<DataType> allowed);
 
+// One value per spatial dim of `spatial` ([N, C, spatial...]), each at least `minimum`: the
+// user's list `set` (`what` names it in errors: "stride"), or `fallback` in every dim when unset.
+[[nodiscard]] Result<std::vector<std::int64_t>> resolve_spatial_list(
+    std::string_view node, ConvTensor spatial, std::string_view what,
+    const std::optional<std::vector<std::int64_t>>& set, std::int64_t fallback,
+    std::int64_t minimum);
+
 // The user's lists, or the defaults, for the spatial dims of `spatial` ([N, C, spatial...]).
 [[nodiscard]] Result<ConvolutionGeometry> resolve_geometry(
     std::string_view node, ConvTensor spatial,

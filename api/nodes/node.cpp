@@ -32,8 +32,10 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::InstanceNorm, std::string_view("instancenorm")},
     std::pair{NodeKind::InstanceNormBackward, std::string_view("instancenorm_backward")},
     std::pair{NodeKind::GenStats, std::string_view("genstats")},
+    std::pair{NodeKind::Resample, std::string_view("resample")},
+    std::pair{NodeKind::ResampleBackward, std::string_view("resample_backward")},
 };
-static_assert(node_kinds.back().first == NodeKind::GenStats);
+static_assert(node_kinds.back().first == NodeKind::ResampleBackward);
 
 }  // namespace
 

@@ -47,6 +47,8 @@ enum class NodeKind : std::uint8_t {
   InstanceNorm,
   InstanceNormBackward,
   GenStats,
+  Resample,
+  ResampleBackward,
 };
 [[nodiscard]] std::string_view name_of(NodeKind kind) noexcept;
 

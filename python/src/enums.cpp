@@ -40,6 +40,8 @@ void bind_enums(nb::module_& m) {
   bind_enum<ConvolutionMode>(m, "ConvolutionMode",
                              "CrossCorrelation (the default) or Convolution (flipped filter).");
   bind_enum<ReductionMode>(m, "ReductionMode", "What a reduction computes over reduced dims.");
+  bind_enum<ResampleMode>(m, "ResampleMode",
+                          "What a resample (pooling) node computes over each window.");
   bind_enum<NormFwdPhase>(m, "NormFwdPhase",
                           "Training (also writes the statistics) or Inference (Y only).");
   bind_enum<NumericalNote>(m, "NumericalNote",

@@ -190,6 +190,20 @@ auto mean_norm() {
   };
 }
 
+// The attributes of resample() or resample_backward() from the keyword arguments they share.
+template <class A>
+A resample_attributes(ResampleMode mode, Dims window, Dims stride, std::optional<Dims> padding,
+                      std::optional<Dims> pre_padding, std::optional<Dims> post_padding,
+                      std::optional<DataType> compute, const std::optional<std::string>& name) {
+  A a;
+  named(a, name, compute);
+  a.set_mode(mode).set_window(std::move(window)).set_stride(std::move(stride));
+  if (padding) a.set_padding(std::move(*padding));
+  if (pre_padding) a.set_pre_padding(std::move(*pre_padding));
+  if (post_padding) a.set_post_padding(std::move(*post_padding));
+  return a;
+}
+
 // The binding of a backward node taking (dY, X, scale, mean, inv_variance) and returning
 // (dX, dScale, dBias): layernorm_backward, batchnorm_backward.
 template <auto node>
@@ -354,6 +368,50 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "Y drawn from a Bernoulli distribution (1 with bernoulli_probability) by cuDNN's\n"
           "Philox generator keyed by seed and offset (one Int64 or Int32 value each, in device\n"
           "memory): set Y's dims on the returned tensor. The same key gives the same Y.")
+      .def(
+          "resample",
+          [](PyGraph& g, const Tensor& x, ResampleMode mode, Dims window, Dims stride,
+             std::optional<Dims> padding, std::optional<Dims> pre_padding,
+             std::optional<Dims> post_padding, bool generate_index, std::optional<DataType> compute,
+             const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            auto attributes = resample_attributes<ResampleAttributes>(
+                mode, std::move(window), std::move(stride), std::move(padding),
+                std::move(pre_padding), std::move(post_padding), compute, name);
+            attributes.set_generate_index(generate_index);
+            const auto [y, index] = g.graph.resample(x, attributes);
+            return std::make_tuple(y, present(index));
+          },
+          "x"_a, nb::kw_only(), "mode"_a, "window"_a, "stride"_a, "padding"_a = nb::none(),
+          "pre_padding"_a = nb::none(), "post_padding"_a = nb::none(), "generate_index"_a = false,
+          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "Pooling over X [N, C, spatial...] (2 or 3 spatial dims): Y [N, C, out...], out =\n"
+          "floor((in + pre + post - window) / stride) + 1, in X's layout. Returns (Y, Index);\n"
+          "Index (Int8, Y's dims: where each maximum was in its window) only with MaxPool and\n"
+          "generate_index=True, else None.")
+      .def(
+          "resample_backward",
+          [](PyGraph& g, const Tensor& dy, ResampleMode mode, Dims window, Dims stride,
+             std::optional<Dims> padding, std::optional<Dims> pre_padding,
+             std::optional<Dims> post_padding, const std::optional<Tensor>& x,
+             const std::optional<Tensor>& y, const std::optional<Tensor>& index,
+             std::optional<DataType> compute, const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            auto attributes = resample_attributes<ResampleBackwardAttributes>(
+                mode, std::move(window), std::move(stride), std::move(padding),
+                std::move(pre_padding), std::move(post_padding), compute, name);
+            if (x) attributes.set_x(*x);
+            if (y) attributes.set_y(*y);
+            if (index) attributes.set_index(*index);
+            return g.graph.resample_backward(dy, attributes);
+          },
+          "dy"_a, nb::kw_only(), "mode"_a, "window"_a, "stride"_a, "padding"_a = nb::none(),
+          "pre_padding"_a = nb::none(), "post_padding"_a = nb::none(), "x"_a = nb::none(),
+          "y"_a = nb::none(), "index"_a = nb::none(), "compute_data_type"_a = nb::none(),
+          "name"_a = nb::none(),
+          "dX from dY with the forward's mode, window, stride and padding. MaxPool needs the\n"
+          "forward's index, or its x and y. dX has x's dims; without x, set dX's dims on the\n"
+          "returned tensor.")
       .def(
           "reshape",
           [](PyGraph& g, const Tensor& x, std::optional<Dims> permutation,

@@ -202,6 +202,38 @@ def test_rng_feeds_a_dropout_mask_and_checks_its_key():
     assert e.code is ErrorCode.UnsupportedDataType and "it takes Int64 or Int32" in e.message
 
 
+def test_resample_pools_and_its_backward_reads_the_index():
+    g = half_graph()
+    nhwc = [7 * 9 * 8, 1, 9 * 8, 8]
+    x = g.tensor(name="X", uid=1, dim=[2, 8, 7, 9], stride=nhwc)
+    window = dict(mode=dnngraph.ResampleMode.MaxPool, window=[3, 3], stride=[2, 2],
+                  padding=[1, 1])
+    y, index = g.resample(x, generate_index=True, name="pool", **window)
+    y.set_output(True).set_uid(2)
+    index.set_output(True).set_uid(3)
+    dy = g.tensor(name="dY", uid=4, dim=[2, 8, 4, 5], stride=[4 * 5 * 8, 1, 5 * 8, 8])
+    dx = g.resample_backward(dy, index=index, name="pool_bwd", **window)
+    dx.set_output(True).set_uid(5).set_dim([2, 8, 7, 9])
+    assert g.lower().operations == ["resample 'pool'", "resample_backward 'pool_bwd'"]
+    assert y.dim == [2, 8, 4, 5] and index.data_type is DataType.Int8
+    assert dx.stride == nhwc
+
+    avg = half_graph()
+    ax = avg.tensor(name="X", uid=1, dim=[1, 4, 8, 8])
+    ay, no_index = avg.resample(ax, mode=dnngraph.ResampleMode.AvgPoolExcludePadding,
+                                window=[2, 2], stride=[2, 2])
+    assert no_index is None
+    ay.set_output(True)
+    assert avg.lower().all_finalized and ay.dim == [1, 4, 4, 4]
+
+    bad = half_graph()
+    bdy = bad.tensor(name="dY", uid=1, dim=[1, 4, 4, 4])
+    bad.resample_backward(bdy, mode=dnngraph.ResampleMode.MaxPool, window=[2, 2],
+                          stride=[2, 2]).set_output(True).set_dim([1, 4, 8, 8])
+    e = error_of(bad.validate)
+    assert e.code is ErrorCode.InvalidAttribute and "where each maximum was" in e.message
+
+
 def test_reshape_transposes_by_permutation_and_lowers():
     g = dnngraph.Graph(io_data_type=DataType.Half)
     x = g.tensor(name="X", uid=1, dim=[2, 3, 4])
