@@ -17,6 +17,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <unordered_map>
 
@@ -233,12 +234,17 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
   struct Io {
     std::int64_t uid;
     std::string name;
-    std::optional<float> value;
+    bool by_value = false;
+    std::int64_t bits = 0;  // a by-value scalar's bytes: a Float in the first four, or an Int64
   };
   std::vector<Io> io;
   for (const auto& t : graph.tensors) {
     if (const auto uid = t->uid(); uid && !t->is_virtual()) {  // validate() gave every one
-      io.push_back({*uid, t->describe(), t->value()});
+      Io entry{*uid, t->describe(), t->is_pass_by_value(), t->int_value().value_or(0)};
+      if (const auto value = t->value()) {
+        std::memcpy(&entry.bits, &*value, sizeof(float));
+      }
+      io.push_back(std::move(entry));
     }
   }
   // Workspace tensors, each at a 256-byte boundary of the caller's workspace, before cuDNN's.
@@ -254,18 +260,18 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
                                                        " has no uid or no settled layout");
       }
       offsets.emplace(*uid, built->tensor_workspace_);
-      io.push_back({*uid, t->describe(), std::nullopt});
+      io.push_back({*uid, t->describe(), false, 0});
       constexpr std::int64_t alignment = 256;
       built->tensor_workspace_ += (*bytes + alignment - 1) / alignment * alignment;
     }
   }
   std::ranges::sort(io, {}, &Io::uid);
-  built->values_ = std::make_unique<float[]>(io.size());
+  built->values_ = std::make_unique<std::int64_t[]>(io.size());
   for (std::size_t i = 0; i < io.size(); ++i) {
     built->io_uids_.push_back(io[i].uid);
     built->io_names_.push_back(std::move(io[i].name));
-    built->by_value_.push_back(io[i].value.has_value());
-    built->values_[i] = io[i].value.value_or(0.0F);
+    built->by_value_.push_back(io[i].by_value);
+    built->values_[i] = io[i].bits;
     const auto offset = offsets.find(io[i].uid);
     built->workspace_offsets_.push_back(offset == offsets.end() ? -1 : offset->second);
   }

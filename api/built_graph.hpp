@@ -154,7 +154,7 @@ class BuiltGraph {
   std::int64_t tensor_workspace_ = 0;
   // Same order: the by-value tensors' values (0 elsewhere). cuDNN reads them through host
   // pointers into this buffer, which is allocated once and never moves.
-  std::unique_ptr<float[]> values_;
+  std::unique_ptr<std::int64_t[]> values_;  // 8 bytes each: a Float's or an Int64's
   bool override_enabled_ = false;
   bool native_workspace_ = false;       // cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)
   std::shared_ptr<KernelCache> cache_;  // the user's, or the graph's own for override plans

@@ -4,6 +4,7 @@
 #include "api/graph.hpp"
 
 #include "api/built_graph.hpp"
+#include "api/nodes/bn_finalize.hpp"
 #include "api/nodes/conv_dgrad.hpp"
 #include "api/nodes/conv_fprop.hpp"
 #include "api/nodes/conv_wgrad.hpp"
@@ -97,6 +98,13 @@ std::shared_ptr<TensorAttributes> Graph::tensor(float value) {
                     .set_name("scalar " + std::to_string(value))
                     .set_value(value)
                     .set_data_type(DataType::Float));
+}
+
+std::shared_ptr<TensorAttributes> Graph::int64_scalar(std::int64_t value) {
+  return tensor(TensorAttributes()
+                    .set_name("scalar " + std::to_string(value))
+                    .set_int_value(value)
+                    .set_data_type(DataType::Int64));
 }
 
 std::shared_ptr<TensorAttributes> Graph::add_output(const std::string& node_name,
@@ -321,6 +329,44 @@ std::shared_ptr<TensorAttributes> Graph::resample_backward(
     nodes_.push_back(std::make_unique<detail::ResampleBackwardNode>(attributes, p));
   }
   return p.dx;
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 6> Graph::bn_finalize(
+    const std::shared_ptr<TensorAttributes>& sum, const std::shared_ptr<TensorAttributes>& sq_sum,
+    const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& bias,
+    const BnFinalizeAttributes& attributes) {
+  invalidate();
+  BnFinalizeAttributes named = attributes;
+  name_node(named, detail::NodeKind::BnFinalize, nodes_.size());
+  const std::string& name = named.name();
+  const detail::BnFinalizePorts p{.sum = sum,
+                                  .sq_sum = sq_sum,
+                                  .scale = scale,
+                                  .bias = bias,
+                                  .epsilon = named.epsilon(),
+                                  .accumulation_count = named.accumulation_count(),
+                                  .prev_running_mean = named.prev_running_mean(),
+                                  .prev_running_var = named.prev_running_var(),
+                                  .momentum = named.momentum(),
+                                  .eq_scale = add_output(name, "eq_scale"),
+                                  .eq_bias = add_output(name, "eq_bias"),
+                                  .mean = add_output(name, "mean"),
+                                  .inv_variance = add_output(name, "inv_variance"),
+                                  .next_running_mean = add_output(name, "next_running_mean"),
+                                  .next_running_var = add_output(name, "next_running_var")};
+  if (check_inputs(std::string(detail::name_of(detail::NodeKind::BnFinalize)) + " '" + name + "'",
+                   {{"sum", sum.get()},
+                    {"sq_sum", sq_sum.get()},
+                    {"scale", scale.get()},
+                    {"bias", bias.get()},
+                    {"epsilon", p.epsilon.get()},
+                    {"accumulation count", p.accumulation_count.get()},
+                    {"previous running mean", p.prev_running_mean.get()},
+                    {"previous running variance", p.prev_running_var.get()},
+                    {"momentum", p.momentum.get()}})) {
+    nodes_.push_back(std::make_unique<detail::BnFinalizeNode>(named, p));
+  }
+  return {p.eq_scale, p.eq_bias, p.mean, p.inv_variance, p.next_running_mean, p.next_running_var};
 }
 
 std::shared_ptr<TensorAttributes> Graph::reshape(const std::shared_ptr<TensorAttributes>& x,

@@ -79,6 +79,9 @@ class Graph {
   // Adds a Float scalar passed by value (TensorAttributes::set_value): an epsilon, a scale, a
   // constant operand of a pointwise node. Not in the variant pack.
   std::shared_ptr<TensorAttributes> tensor(float value);
+  // Adds an Int64 scalar passed by value (TensorAttributes::set_int_value), e.g. bn_finalize's
+  // accumulation count. Not in the variant pack.
+  std::shared_ptr<TensorAttributes> int64_scalar(std::int64_t value);
   // C = A x B. The result is virtual until set_output(true).
   std::shared_ptr<TensorAttributes> matmul(const std::shared_ptr<TensorAttributes>& a,
                                            const std::shared_ptr<TensorAttributes>& b,
@@ -189,6 +192,16 @@ class Graph {
   // (conv_fprop -> genstats) cuDNN computes them in the convolution's pass.
   std::array<std::shared_ptr<TensorAttributes>, 2> genstats(
       const std::shared_ptr<TensorAttributes>& x, GenstatsAttributes attributes = {});
+  // A batch norm in training finalized from genstats' sums of M elements per channel (M, the
+  // accumulation count, in the attributes with epsilon and the previous running statistics):
+  // {eq_scale, eq_bias, mean, inv_variance, next_running_mean, next_running_var}, each
+  // [1, C, 1, ...] Float. mean = sum / M; inv_variance = 1 / sqrt(sq_sum / M - mean^2 +
+  // epsilon); eq_scale = scale * inv_variance and eq_bias = bias - mean * eq_scale, so the batch
+  // norm is Y = X * eq_scale + eq_bias (two pointwise nodes, fusable behind the next conv).
+  std::array<std::shared_ptr<TensorAttributes>, 6> bn_finalize(
+      const std::shared_ptr<TensorAttributes>& sum, const std::shared_ptr<TensorAttributes>& sq_sum,
+      const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& bias,
+      const BnFinalizeAttributes& attributes);
   // Instance normalization over the spatial dims of X [N, C, (D,) H, W] per sample and channel
   // (channels-last strides, as batchnorm): scale and bias [1, C, 1, ...]. Returns {Y, mean,
   // inv_variance}; the statistics ([N, C, 1, ...], Float) in the Training phase only (null in

@@ -75,10 +75,13 @@ Result<void> check_known(const std::string& what, std::optional<DataType> type) 
 
 // A by-value tensor is one Float value in host memory.
 Result<void> check_by_value(const TensorAttributes& t) {
-  if (const auto type = t.data_type(); type && *type != DataType::Float) {
+  const DataType by_value_type = t.int_value() ? DataType::Int64 : DataType::Float;
+  if (const auto type = t.data_type(); type && *type != by_value_type) {
     return make_error(ErrorCode::UnsupportedDataType,
-                      "tensor " + t.describe() + " is passed by value (set_value) with data type " +
-                          std::string(to_string(*type)) + "; by-value tensors are Float");
+                      "tensor " + t.describe() + " is passed by value (" +
+                          (t.int_value() ? "set_int_value" : "set_value") + ") with data type " +
+                          std::string(to_string(*type)) + "; it is " +
+                          std::string(to_string(by_value_type)));
   }
   if (t.dim().empty()) {
     return {};
@@ -257,7 +260,7 @@ Result<void> settle_graph_inputs(const Tensors& tensors, const Produced& produce
       continue;
     }
     if (!t->data_type() && t->is_pass_by_value()) {
-      t->set_data_type(DataType::Float);
+      t->set_data_type(t->int_value() ? DataType::Int64 : DataType::Float);
     } else if (!t->data_type() && io_type) {  // check_graph_inputs refused the other case
       t->set_data_type(*io_type);
     }

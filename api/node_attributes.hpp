@@ -21,6 +21,8 @@ template <class Self>
 class AttentionAttributes;
 template <class Self>
 class ResampleWindowAttributes;
+template <class Self>
+class BatchStatisticsAttributes;
 
 // What every node's attributes have: a name (in errors and LoweringSummary; a default from the
 // node kind and index when empty) and a compute type (the math or accumulation type; unset, the
@@ -50,6 +52,7 @@ class NodeAttributes {
   friend class NormAttributes<Self>;
   friend class AttentionAttributes<Self>;
   friend class ResampleWindowAttributes<Self>;
+  friend class BatchStatisticsAttributes<Self>;
   Self& self() noexcept { return static_cast<Self&>(*this); }
 
   std::string name_;
@@ -428,6 +431,61 @@ class GenstatsAttributes final : public NodeAttributes<GenstatsAttributes> {
   GenstatsAttributes() = default;  // user-declared: `{}` value-initializes
 };
 
+// What batchnorm and bn_finalize share: epsilon and the previous running statistics with the
+// momentum.
+template <class Self>
+class BatchStatisticsAttributes : public NodeAttributes<Self> {
+ public:
+  Self& set_epsilon(std::shared_ptr<TensorAttributes> epsilon) {
+    epsilon_ = std::move(epsilon);
+    return static_cast<Self&>(*this);
+  }
+  Self& set_previous_running_stats(std::shared_ptr<TensorAttributes> mean,
+                                   std::shared_ptr<TensorAttributes> variance,
+                                   std::shared_ptr<TensorAttributes> momentum) {
+    prev_running_mean_ = std::move(mean);
+    prev_running_var_ = std::move(variance);
+    momentum_ = std::move(momentum);
+    return static_cast<Self&>(*this);
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& epsilon() const noexcept {
+    return epsilon_;
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& prev_running_mean() const noexcept {
+    return prev_running_mean_;
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& prev_running_var() const noexcept {
+    return prev_running_var_;
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& momentum() const noexcept {
+    return momentum_;
+  }
+
+ private:
+  BatchStatisticsAttributes() = default;
+  friend Self;
+
+  std::shared_ptr<TensorAttributes> epsilon_, prev_running_mean_, prev_running_var_, momentum_;
+};
+
+// A batch norm finalized from genstats' sums (Graph::bn_finalize): epsilon, the number of
+// elements each channel's sums hold (N * H * W: one Int64 value in device memory), and the
+// previous running statistics with the momentum (all required, as cuDNN's operation takes them).
+class BnFinalizeAttributes final : public BatchStatisticsAttributes<BnFinalizeAttributes> {
+ public:
+  BnFinalizeAttributes() = default;  // user-declared: `{}` value-initializes
+  BnFinalizeAttributes& set_accumulation_count(std::shared_ptr<TensorAttributes> count) {
+    accumulation_count_ = std::move(count);
+    return *this;
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& accumulation_count() const noexcept {
+    return accumulation_count_;
+  }
+
+ private:
+  std::shared_ptr<TensorAttributes> accumulation_count_;
+};
+
 // layernorm_backward and rmsnorm_backward: a name and a compute type (Float) only; the forward's
 // epsilon is in the saved statistics.
 class NormBackwardAttributes final : public NodeAttributes<NormBackwardAttributes> {
@@ -526,36 +584,9 @@ class BatchnormInferenceAttributes final : public NodeAttributes<BatchnormInfere
 // Graph::tensor(1e-5F)) and, to update running statistics, the previous ones ([1, C, 1, ...]
 // Float, graph inputs) with the momentum (one Float value in [0, 1]): next = (1 - momentum) *
 // previous + momentum * batch statistic, the variance's batch statistic unbiased (N / (N - 1)).
-class BatchnormAttributes final : public NodeAttributes<BatchnormAttributes> {
+class BatchnormAttributes final : public BatchStatisticsAttributes<BatchnormAttributes> {
  public:
   BatchnormAttributes() = default;  // user-declared: `{}` value-initializes
-  BatchnormAttributes& set_epsilon(std::shared_ptr<TensorAttributes> epsilon) {
-    epsilon_ = std::move(epsilon);
-    return *this;
-  }
-  BatchnormAttributes& set_previous_running_stats(std::shared_ptr<TensorAttributes> mean,
-                                                  std::shared_ptr<TensorAttributes> variance,
-                                                  std::shared_ptr<TensorAttributes> momentum) {
-    prev_running_mean_ = std::move(mean);
-    prev_running_var_ = std::move(variance);
-    momentum_ = std::move(momentum);
-    return *this;
-  }
-  [[nodiscard]] const std::shared_ptr<TensorAttributes>& epsilon() const noexcept {
-    return epsilon_;
-  }
-  [[nodiscard]] const std::shared_ptr<TensorAttributes>& prev_running_mean() const noexcept {
-    return prev_running_mean_;
-  }
-  [[nodiscard]] const std::shared_ptr<TensorAttributes>& prev_running_var() const noexcept {
-    return prev_running_var_;
-  }
-  [[nodiscard]] const std::shared_ptr<TensorAttributes>& momentum() const noexcept {
-    return momentum_;
-  }
-
- private:
-  std::shared_ptr<TensorAttributes> epsilon_, prev_running_mean_, prev_running_var_, momentum_;
 };
 
 }  // namespace dnngraph

@@ -62,6 +62,15 @@ class TensorAttributes : public std::enable_shared_from_this<TensorAttributes> {
   // value is taken at build(): change it, build again. Graph::tensor(float) makes one.
   TensorAttributes& set_value(float value) {
     value_ = value;
+    int_value_.reset();
+    ++revision_;
+    return *this;
+  }
+  // An Int64 scalar passed by value, as set_value (e.g. bn_finalize's accumulation count).
+  // Graph::int64_scalar(value) makes one.
+  TensorAttributes& set_int_value(std::int64_t value) {
+    int_value_ = value;
+    value_.reset();
     ++revision_;
     return *this;
   }
@@ -87,7 +96,10 @@ class TensorAttributes : public std::enable_shared_from_this<TensorAttributes> {
   [[nodiscard]] std::optional<DataType> data_type() const noexcept { return data_type_; }
   [[nodiscard]] bool is_virtual() const noexcept { return is_virtual_; }
   [[nodiscard]] std::optional<float> value() const noexcept { return value_; }
-  [[nodiscard]] bool is_pass_by_value() const noexcept { return value_.has_value(); }
+  [[nodiscard]] std::optional<std::int64_t> int_value() const noexcept { return int_value_; }
+  [[nodiscard]] bool is_pass_by_value() const noexcept {
+    return value_.has_value() || int_value_.has_value();
+  }
   // The offsets, or null (not ragged, or the offsets were destroyed: see is_ragged()).
   [[nodiscard]] std::shared_ptr<TensorAttributes> ragged_offset() const noexcept {
     return ragged_offset_.lock();
@@ -110,6 +122,7 @@ class TensorAttributes : public std::enable_shared_from_this<TensorAttributes> {
   std::optional<DataType> data_type_;
   bool is_virtual_ = false;
   std::optional<float> value_;
+  std::optional<std::int64_t> int_value_;
   std::weak_ptr<TensorAttributes> ragged_offset_;
   bool is_ragged_ = false;
   // Set by the Graph, not the user: where the graph uses this tensor, for describe() when the

@@ -91,6 +91,10 @@ struct AttributeType<cudnnGenStatsMode_t> {
   static constexpr auto value = CUDNN_TYPE_GENSTATS_MODE;
 };
 template <>
+struct AttributeType<cudnnBnFinalizeStatsMode_t> {
+  static constexpr auto value = CUDNN_TYPE_BN_FINALIZE_STATS_MODE;
+};
+template <>
 struct AttributeType<cudnnResampleMode_t> {
   static constexpr auto value = CUDNN_TYPE_RESAMPLE_MODE;
 };

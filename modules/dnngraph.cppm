@@ -12,6 +12,7 @@ using dnngraph::AutotuneOptions;
 using dnngraph::AutotuneReport;
 using dnngraph::AutotuneRow;
 using dnngraph::BatchnormAttributes;
+using dnngraph::BnFinalizeAttributes;
 using dnngraph::BatchnormInferenceAttributes;
 using dnngraph::BehaviorNote;
 using dnngraph::channels_last_strides;

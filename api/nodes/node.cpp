@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <utility>
 
 namespace dnngraph::detail {
@@ -32,6 +33,7 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::InstanceNorm, std::string_view("instancenorm")},
     std::pair{NodeKind::InstanceNormBackward, std::string_view("instancenorm_backward")},
     std::pair{NodeKind::GenStats, std::string_view("genstats")},
+    std::pair{NodeKind::BnFinalize, std::string_view("bn_finalize")},
     std::pair{NodeKind::Resample, std::string_view("resample")},
     std::pair{NodeKind::ResampleBackward, std::string_view("resample_backward")},
 };
@@ -78,6 +80,34 @@ Result<std::vector<LoweredOperation>> Node::lower_all(const TensorTable& tensors
   std::vector<LoweredOperation> ops;
   ops.push_back(std::move(*op));
   return ops;
+}
+
+Result<void> Node::check_scalar_input(const char* role, const TensorAttributes& t, std::size_t rank,
+                                      float max) const {
+  if (element_count(t.dim()) != 1 || t.dim().size() != rank) {
+    return make_error(ErrorCode::ShapeMismatch,
+                      describe() + ": " + role + " " + t.describe() + " has dims " +
+                          to_string(t.dim()) + "; it holds one value: " + std::to_string(rank) +
+                          " dims of 1 (or make it with Graph::tensor(a float))");
+  }
+  if (t.data_type() != DataType::Float) {
+    return make_error(
+        ErrorCode::UnsupportedDataType,
+        describe() + ": " + role + " " + t.describe() + " has data type " +
+            (t.data_type() ? std::string(to_string(*t.data_type())) : std::string("none")) +
+            "; it takes Float");
+  }
+  // epsilon is added to a variance before its inverse square root: a negative, NaN or infinite
+  // one gives NaN or 0 for every output; a momentum outside [0, 1] makes the running statistics
+  // diverge. A device-memory value is the caller's to check.
+  if (const auto value = t.value();
+      value && !(std::isfinite(*value) && *value >= 0.0F && *value <= max)) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      describe() + ": " + role + " " + t.describe() + " has value " +
+                          std::to_string(*value) + "; it must be finite, not negative" +
+                          (max < 1e30F ? " and at most " + std::to_string(max) : std::string()));
+  }
+  return {};
 }
 
 Result<void> Node::settle_statistic_output(const char* role, TensorAttributes& t,

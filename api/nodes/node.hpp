@@ -47,6 +47,7 @@ enum class NodeKind : std::uint8_t {
   InstanceNorm,
   InstanceNormBackward,
   GenStats,
+  BnFinalize,
   Resample,
   ResampleBackward,
 };
@@ -118,6 +119,10 @@ class Node {
   [[nodiscard]] Result<void> settle_output(TensorAttributes& out,
                                            const std::vector<std::int64_t>& inferred_dims,
                                            const GraphContext& context) const;
+  // A scalar input (a norm's epsilon or momentum): one Float value in `rank` dims of 1; a
+  // by-value one finite and within [0, max].
+  [[nodiscard]] Result<void> check_scalar_input(const char* role, const TensorAttributes& t,
+                                                std::size_t rank, float max) const;
   // A Float statistic output (a norm's mean, genstats' sums): Float unless set, laid out like
   // `like` unless the user set dims or strides, then settle_output; any other type is an error.
   [[nodiscard]] Result<void> settle_statistic_output(const char* role, TensorAttributes& t,

@@ -111,32 +111,6 @@ Result<void> NormForwardNode::check_parameter(const char* role, const TensorAttr
   return {};
 }
 
-Result<void> NormForwardNode::check_scalar(const char* role, const TensorAttributes& t,
-                                           std::size_t rank, float max) const {
-  if (element_count(t.dim()) != 1 || t.dim().size() != rank) {
-    return make_error(ErrorCode::ShapeMismatch,
-                      describe() + ": " + role + " " + t.describe() + " has dims " +
-                          to_string(t.dim()) + "; it holds one value: " + std::to_string(rank) +
-                          " dims of 1 (or make it with Graph::tensor(a float))");
-  }
-  if (t.data_type() != DataType::Float) {
-    return make_error(ErrorCode::UnsupportedDataType, describe() + ": " + role + " " +
-                                                          t.describe() + " has data type " +
-                                                          type_name(t) + "; it takes Float");
-  }
-  // epsilon is added to a variance before its inverse square root: a negative, NaN or infinite
-  // one gives NaN or 0 for every output; a momentum outside [0, 1] makes the running statistics
-  // diverge. A device-memory value is the caller's to check.
-  if (const auto value = t.value();
-      value && !(std::isfinite(*value) && *value >= 0.0F && *value <= max)) {
-    return make_error(ErrorCode::InvalidAttribute,
-                      describe() + ": " + role + " " + t.describe() + " has value " +
-                          std::to_string(*value) + "; it must be finite, not negative" +
-                          (max < 1e30F ? " and at most " + std::to_string(max) : std::string()));
-  }
-  return {};
-}
-
 Result<void> NormForwardNode::check_running_statistics() const {
   const TensorAttributes& x = *ports_.x;
   const std::vector<std::int64_t> dims = norm_statistic_dims(settings_.kind, x.dim());
@@ -154,7 +128,7 @@ Result<void> NormForwardNode::check_running_statistics() const {
                             type_name(*t) + "; running statistics are Float");
     }
   }
-  return check_scalar("momentum", *ports_.momentum, x.dim().size(), 1.0F);
+  return check_scalar_input("momentum", *ports_.momentum, x.dim().size(), 1.0F);
 }
 
 Result<void> NormForwardNode::settle_statistic(const char* role, TensorAttributes& t,
@@ -210,7 +184,7 @@ Result<void> NormForwardNode::infer(const GraphContext& context) {
     if (auto ok = settle_scalar_inputs(rank); !ok) {
       return ok;
     }
-    if (auto ok = check_scalar("epsilon", *ports_.epsilon, rank, 1e38F); !ok) {
+    if (auto ok = check_scalar_input("epsilon", *ports_.epsilon, rank, 1e38F); !ok) {
       return ok;
     }
     if (ports_.momentum) {

@@ -59,9 +59,6 @@ class NormForwardNode final : public Node {
  private:
   [[nodiscard]] Result<void> check_parameter(const char* role, const TensorAttributes& t,
                                              const std::vector<std::int64_t>& dims) const;
-  // epsilon or momentum: one Float value; a by-value one within [0, max].
-  [[nodiscard]] Result<void> check_scalar(const char* role, const TensorAttributes& t,
-                                          std::size_t rank, float max) const;
   [[nodiscard]] Result<void> check_running_statistics() const;
   [[nodiscard]] Result<void> settle_statistic(const char* role, TensorAttributes& t,
                                               const GraphContext& context) const;

@@ -442,6 +442,28 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "x"_a, nb::kw_only(), "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
           "Per-channel statistics of X [N, C, (D,) H, W]: (sum, sq_sum), [1, C, 1, ...] Float.\n"
           "Behind a convolution cuDNN computes them in the convolution's pass.")
+      .def(
+          "bn_finalize",
+          [](PyGraph& g, const Tensor& sum, const Tensor& sq_sum, const Tensor& scale,
+             const Tensor& bias, const Tensor& prev_running_mean, const Tensor& prev_running_var,
+             float epsilon, float momentum, std::int64_t accumulation_count,
+             std::optional<DataType> compute, const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            BnFinalizeAttributes attributes;
+            attributes.set_epsilon(g.graph.tensor(epsilon))
+                .set_accumulation_count(g.graph.int64_scalar(accumulation_count))
+                .set_previous_running_stats(prev_running_mean, prev_running_var,
+                                            g.graph.tensor(momentum));
+            const auto outs =
+                g.graph.bn_finalize(sum, sq_sum, scale, bias, named(attributes, name, compute));
+            return std::make_tuple(outs[0], outs[1], outs[2], outs[3], outs[4], outs[5]);
+          },
+          "sum"_a, "sq_sum"_a, "scale"_a, "bias"_a, nb::kw_only(), "prev_running_mean"_a,
+          "prev_running_var"_a, "epsilon"_a, "momentum"_a, "accumulation_count"_a,
+          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "A batch norm finalized from genstats' sums of accumulation_count (N * H * W) values\n"
+          "per channel. Returns (eq_scale, eq_bias, mean, inv_variance, next_running_mean,\n"
+          "next_running_var); epsilon, momentum and the count are passed by value.")
       .def("instancenorm", mean_norm<InstancenormAttributes, &Graph::instancenorm>(), "x"_a,
            "scale"_a, "bias"_a, nb::kw_only(), "phase"_a, "epsilon"_a,
            "compute_data_type"_a = nb::none(), "name"_a = nb::none(),

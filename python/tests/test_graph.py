@@ -450,6 +450,19 @@ def test_genstats_gives_per_channel_sums():
     assert total.dim == [1, 32, 1, 1] and squares.data_type is DataType.Float
 
 
+def test_bn_finalize_takes_genstats_sums_and_gives_six_channel_tensors():
+    g = dnngraph.Graph(compute_data_type=DataType.Float)
+    total, squares, scale, bias, rm, rv = (
+        g.tensor(name=n, uid=1 + i, dim=[1, 32, 1, 1], data_type=DataType.Float)
+        for i, n in enumerate(["sum", "sq_sum", "scale", "bias", "rm", "rv"]))
+    outs = g.bn_finalize(total, squares, scale, bias, prev_running_mean=rm, prev_running_var=rv,
+                         epsilon=1e-5, momentum=0.1, accumulation_count=64, name="fin")
+    for t in outs:
+        t.set_output(True)
+    assert g.lower().operations == ["bn_finalize 'fin'"]
+    assert all(t.dim == [1, 32, 1, 1] for t in outs)
+
+
 def test_instancenorm_gives_statistics_per_sample_and_channel():
     g = half_graph()
     nhwc = [32 * 5 * 3, 1, 3 * 32, 32]

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@ import dnngraph;
 #include "support/printing.hpp"
 
 using dnngraph::BatchnormAttributes;
+using dnngraph::BnFinalizeAttributes;
 using dnngraph::DataType;
 using dnngraph::Error;
 using dnngraph::ErrorCode;
@@ -790,6 +792,143 @@ BOOST_AUTO_TEST_CASE(an_integer_input_is_refused) {
   const Error error = validation_error(g);
   BOOST_TEST(error.code == ErrorCode::UnsupportedDataType);
   BOOST_TEST(mentions(error, "has data type Int32; it takes Half, BFloat16 or Float"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(bn_finalize)
+
+namespace {
+
+// The sums genstats would give for 32 channels, and the rest of bn_finalize's inputs.
+struct Finalize {
+  Graph g;
+  TensorPtr sum, sq_sum, scale, bias, mean, var, count;
+
+  Finalize() {
+    g.set_compute_data_type(DataType::Float);
+    const auto channel = [&](const char* name, std::int64_t uid) {
+      return g.tensor(tensor(name, uid, {1, 32, 1, 1})
+                          .set_stride(dnngraph::channels_last_strides({1, 32, 1, 1}))
+                          .set_data_type(DataType::Float));
+    };
+    sum = channel("sum", 1);
+    sq_sum = channel("sq_sum", 2);
+    scale = channel("scale", 3);
+    bias = channel("bias", 4);
+    mean = channel("running_mean", 5);
+    var = channel("running_var", 6);
+    count = g.int64_scalar(64);  // by value, as cudnn-frontend's samples pass it
+  }
+  // epsilon and momentum in device memory (uids 8 and 9), as cuDNN's BN_FINALIZE takes them.
+  BnFinalizeAttributes attributes() {
+    return BnFinalizeAttributes()
+        .set_name("fin")
+        .set_epsilon(g.tensor(1e-5F))
+        .set_accumulation_count(count)
+        .set_previous_running_stats(mean, var, g.tensor(0.1F));
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(gives_six_per_channel_float_outputs_and_lowers) {
+  Finalize f;
+  const auto outs = f.g.bn_finalize(f.sum, f.sq_sum, f.scale, f.bias, f.attributes());
+  for (const TensorPtr& t : outs) {
+    t->set_output(true);
+  }
+  const LoweringSummary s = require_lowered(f.g);
+  BOOST_TEST(s.all_finalized);
+  BOOST_TEST(s.operations == (std::vector<std::string>{"bn_finalize 'fin'"}));
+  for (const TensorPtr& t : outs) {
+    BOOST_TEST(t->dim() == (Dims{1, 32, 1, 1}));
+    BOOST_TEST((t->data_type() == DataType::Float));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_sum_of_image_dims_is_refused) {
+  Finalize f;
+  f.sum->set_dim({4, 32, 1, 1});
+  auto outs = f.g.bn_finalize(f.sum, f.sq_sum, f.scale, f.bias, f.attributes());
+  outs[0]->set_output(true);
+  const Error error = validation_error(f.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error,
+                      "bn_finalize 'fin': sum 'sum' (uid 1) has dims [4, 32, 1, 1]; it "
+                      "takes per-channel dims"));
+}
+
+BOOST_AUTO_TEST_CASE(a_scale_of_other_channels_names_both_dims) {
+  Finalize f;
+  f.scale->set_dim({1, 16, 1, 1});
+  auto outs = f.g.bn_finalize(f.sum, f.sq_sum, f.scale, f.bias, f.attributes());
+  outs[0]->set_output(true);
+  const Error error = validation_error(f.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(
+      mentions(error, "scale 'scale' (uid 3) has dims [1, 16, 1, 1], expected [1, 32, 1, 1]"));
+}
+
+BOOST_AUTO_TEST_CASE(a_float_count_is_refused) {
+  Finalize f;
+  auto outs = f.g.bn_finalize(f.sum, f.sq_sum, f.scale, f.bias,
+                              f.attributes().set_accumulation_count(f.g.tensor(64.0F)));
+  outs[0]->set_output(true);
+  const Error error = validation_error(f.g);
+  BOOST_TEST(error.code == ErrorCode::UnsupportedDataType);
+  BOOST_TEST(
+      mentions(error, "has dims [1, 1, 1, 1] and data type Float; it holds one Int64 value"));
+}
+
+BOOST_AUTO_TEST_CASE(an_int64_scalar_is_int64_by_value_and_refuses_another_type) {
+  Graph g;
+  auto count = g.int64_scalar(64);
+  BOOST_TEST(count->is_pass_by_value());
+  BOOST_TEST(count->int_value().value_or(0) == 64);
+  BOOST_TEST(!count->value().has_value());
+  count->set_data_type(DataType::Float);
+  auto x = g.tensor(tensor("X", 1, {2, 3}).set_data_type(DataType::Float));
+  g.pointwise(x, count, PointwiseAttributes().set_mode(PointwiseMode::Add))->set_output(true);
+  const Error error = validation_error(g);
+  BOOST_TEST(error.code == ErrorCode::UnsupportedDataType);
+  BOOST_TEST(
+      mentions(error, "is passed by value (set_int_value) with data type Float; it is Int64"));
+}
+
+BOOST_AUTO_TEST_CASE(a_momentum_in_device_memory_is_refused) {
+  Finalize f;
+  auto momentum = f.g.tensor(tensor("momentum", 9, {1, 1, 1, 1}).set_data_type(DataType::Float));
+  auto outs = f.g.bn_finalize(f.sum, f.sq_sum, f.scale, f.bias,
+                              f.attributes().set_previous_running_stats(f.mean, f.var, momentum));
+  outs[0]->set_output(true);
+  const Error error = validation_error(f.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error,
+                      "momentum 'momentum' (uid 9) is in device memory; cuDNN's "
+                      "BN_FINALIZE takes it by value"));
+}
+
+BOOST_AUTO_TEST_CASE(a_count_in_device_memory_is_refused) {
+  Finalize f;
+  auto count = f.g.tensor(tensor("count", 7, {1, 1, 1, 1}).set_data_type(DataType::Int64));
+  auto outs = f.g.bn_finalize(f.sum, f.sq_sum, f.scale, f.bias,
+                              f.attributes().set_accumulation_count(count));
+  outs[0]->set_output(true);
+  const Error error = validation_error(f.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error,
+                      "accumulation count 'count' (uid 7) is in device memory; cuDNN's "
+                      "BN_FINALIZE takes it by value"));
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_count_is_a_foreign_tensor_error) {
+  Finalize f;
+  auto outs = f.g.bn_finalize(f.sum, f.sq_sum, f.scale, f.bias,
+                              f.attributes().set_accumulation_count(nullptr));
+  const Error error = validation_error(f.g);
+  BOOST_TEST(error.code == ErrorCode::ForeignTensor);
+  BOOST_TEST(mentions(error, "input accumulation count is null"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,8 +1,8 @@
 // Per-channel statistics on the GPU against a CPU reference in double: genstats alone over an NHWC
 // X (sum and sum of squares per channel), and fused behind conv_fprop, where the convolution's Y
 // (an output too) and its statistics come from one graph: what a batch norm in training is
-// finalized from. Half and Float. A graph cuDNN has no engine for is a finding: skipped with the
-// Error, never passed.
+// finalized from, Half and Float; then bn_finalize from such sums. A graph cuDNN has no engine for
+// is a finding: skipped with the Error, never passed.
 #include <boost/test/unit_test.hpp>
 
 #include <cuda_runtime_api.h>
@@ -180,6 +180,146 @@ void check_against_reference(const StatsCase& c) {
   }
 }
 
+// bn_finalize from per-channel sums of M values each (drawn here, so the sums are exact):
+// mean = sum / M, var = sq_sum / M - mean^2 (biased), inv_std = 1 / sqrt(var + epsilon),
+// eq_scale = scale * inv_std, eq_bias = bias - mean * eq_scale, and the running statistics'
+// update with momentum (the variance's batch statistic checked unbiased, * M / (M - 1), as
+// cuDNN's batch norm in training does, the biased one printed).
+struct FinalizeCase {
+  std::string name;
+  std::int64_t channels;
+  std::int64_t count;  // M
+  std::uint32_t seed;
+
+  [[nodiscard]] std::string text() const {
+    return name + " (C " + std::to_string(channels) + ", M " + std::to_string(count) + ")";
+  }
+};
+
+constexpr float finalize_epsilon = 1e-5F, finalize_momentum = 0.125F;
+// Inputs 1-6, outputs 10-15.
+constexpr std::int64_t uid_f_sum = 1, uid_f_sq_sum = 2, uid_f_scale = 3, uid_f_bias = 4,
+                       uid_f_prev_mean = 5, uid_f_prev_var = 6, uid_f_out = 10;
+
+Graph make_finalize_graph(const FinalizeCase& c) {
+  Graph g;
+  g.set_name(c.name).set_compute_data_type(DataType::Float);
+  const Dims channel{1, c.channels, 1, 1};
+  const auto input = [&](const char* name, std::int64_t uid) {
+    return g.tensor(TensorAttributes()
+                        .set_name(name)
+                        .set_uid(uid)
+                        .set_dim(channel)
+                        .set_stride(dnngraph::channels_last_strides(channel))
+                        .set_data_type(DataType::Float));
+  };
+  const auto outs =
+      g.bn_finalize(input("sum", uid_f_sum), input("sq_sum", uid_f_sq_sum),
+                    input("scale", uid_f_scale), input("bias", uid_f_bias),
+                    dnngraph::BnFinalizeAttributes()
+                        .set_name("finalize")
+                        .set_epsilon(g.tensor(finalize_epsilon))
+                        .set_accumulation_count(g.int64_scalar(c.count))
+                        .set_previous_running_stats(input("prev_running_mean", uid_f_prev_mean),
+                                                    input("prev_running_var", uid_f_prev_var),
+                                                    g.tensor(finalize_momentum)));
+  std::int64_t uid = uid_f_out;
+  for (const auto& t : outs) {
+    t->set_output(true).set_uid(uid++);
+  }
+  return g;
+}
+
+void check_finalize(const FinalizeCase& c) {
+  auto taken = dnngraph::test::take_built_case(c.text(), [c] { return make_finalize_graph(c); });
+  dnngraph::test::BuiltCase& b = *taken.built;
+  std::mt19937 rng(c.seed);
+  const auto ch = static_cast<std::size_t>(c.channels);
+  const auto m = static_cast<double>(c.count);
+  std::vector<float> sum(ch), sq_sum(ch);
+  std::vector<double> mean(ch), var(ch);
+  for (std::size_t k = 0; k < ch; ++k) {
+    const std::vector<float> values = dnngraph::test::draw(DataType::Float, {.lo = -1, .hi = 1},
+                                                           static_cast<std::size_t>(c.count), rng);
+    double s = 0, q = 0;
+    for (const float v : values) {
+      s += v + 0.05 * static_cast<double>(k);
+      q += (v + 0.05 * static_cast<double>(k)) * (v + 0.05 * static_cast<double>(k));
+    }
+    sum[k] = static_cast<float>(s);
+    sq_sum[k] = static_cast<float>(q);
+    mean[k] = static_cast<double>(sum[k]) / m;
+    var[k] = static_cast<double>(sq_sum[k]) / m - mean[k] * mean[k];
+  }
+  const auto draw = [&](double lo, double hi) {
+    return dnngraph::test::draw(DataType::Float, {.lo = lo, .hi = hi}, ch, rng);
+  };
+  const std::vector<float> scale = draw(0.5, 1.5), bias = draw(-1, 1), prev_mean = draw(-1, 1),
+                           prev_var = draw(0.5, 2);
+  // Outputs in bn_finalize's order: eq_scale, eq_bias, mean, inv_variance, next running mean,
+  // next running variance.
+  std::vector<std::vector<double>> expected(6, std::vector<double>(ch));
+  std::vector<double> next_var_biased(ch);
+  for (std::size_t k = 0; k < ch; ++k) {
+    const double inv_std = 1.0 / std::sqrt(var[k] + finalize_epsilon);
+    expected[0][k] = scale[k] * inv_std;
+    expected[1][k] = bias[k] - mean[k] * expected[0][k];
+    expected[2][k] = mean[k];
+    expected[3][k] = inv_std;
+    expected[4][k] = (1.0 - finalize_momentum) * prev_mean[k] + finalize_momentum * mean[k];
+    expected[5][k] =
+        (1.0 - finalize_momentum) * prev_var[k] + finalize_momentum * var[k] * m / (m - 1.0);
+    next_var_biased[k] = (1.0 - finalize_momentum) * prev_var[k] + finalize_momentum * var[k];
+  }
+  std::unordered_map<std::int64_t, void*> pack;
+  std::vector<DeviceBuffer> buffers;
+  buffers.reserve(16);
+  const auto upload = [&](std::int64_t uid, const std::vector<float>& values, const char* what) {
+    buffers.push_back(require_cuda(DeviceBuffer::copy_of(values), what));
+    pack.emplace(uid, buffers.back().get());
+  };
+  upload(uid_f_sum, sum, "sum");
+  upload(uid_f_sq_sum, sq_sum, "sq_sum");
+  upload(uid_f_scale, scale, "scale");
+  upload(uid_f_bias, bias, "bias");
+  upload(uid_f_prev_mean, prev_mean, "prev_running_mean");
+  upload(uid_f_prev_var, prev_var, "prev_running_var");
+  const std::size_t first_output = buffers.size();
+  for (std::int64_t uid = uid_f_out; uid < uid_f_out + 6; ++uid) {
+    buffers.push_back(require_cuda(DeviceBuffer::allocate(ch * 4), "output"));
+    require_cuda(buffers.back().fill_bytes(0xFF), "fill");  // NaN: an unwritten element fails
+    pack.emplace(uid, buffers.back().get());
+  }
+  DeviceBuffer workspace = require_cuda(
+      DeviceBuffer::allocate(static_cast<std::size_t>(taken.workspace_size) + 1), "workspace");
+  const auto ran = b.graph.execute(*b.handle, pack, workspace.get());
+  BOOST_REQUIRE_MESSAGE(ran.has_value(), c.text() << ": execute failed: " << describe(ran));
+  require_cuda(dnngraph::test::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"),
+               c.text() + " after execute");
+  // Float arithmetic on Float sums of M <= 256 terms: the variance E[x^2] - mean^2 loses a few
+  // bits to cancellation (mean^2 / var <= ~6 here), so 1e-4 relative + 2e-5 absolute; a wrong
+  // formula (biased for unbiased: M / (M - 1) >= 1.004) errs by more.
+  const dnngraph::test::Tolerance tolerance{.abs = 2e-5, .rel = 1e-4};
+  const char* names[6] = {
+      "eq_scale",     "eq_bias",           "mean",
+      "inv_variance", "next_running_mean", "next_running_var (unbiased update)"};
+  std::vector<float> next_var_got;
+  for (std::size_t i = 0; i < 6; ++i) {
+    std::vector<float> got(ch);
+    require_cuda(buffers[first_output + i].download(std::span<float>(got)), names[i]);
+    const auto comparison = dnngraph::test::compare(got, expected[i], tolerance);
+    BOOST_TEST_MESSAGE(c.text() << " " << names[i] << ": " << comparison.describe());
+    BOOST_CHECK_MESSAGE(comparison.passed(),
+                        c.text() << " " << names[i] << ": " << comparison.describe());
+    if (i == 5) {
+      next_var_got = got;
+    }
+  }
+  BOOST_TEST_MESSAGE(
+      c.text() << " next_running_var against the biased update: "
+               << dnngraph::test::compare(next_var_got, next_var_biased, tolerance).describe());
+}
+
 boost::unit_test::precondition builds(const StatsCase& c) {
   return dnngraph::test::builds_or_skips(c.text(), [c] { return make_graph(c); });
 }
@@ -189,6 +329,8 @@ const StatsCase alone_half{"genstats", DataType::Half, false, {8, 64, 7, 7}, 601
 const StatsCase alone_float{"genstats", DataType::Float, false, {4, 32, 9, 5}, 602};
 const StatsCase conv_half{"conv_fprop -> genstats", DataType::Half, true, {}, 603};
 const StatsCase conv_float{"conv_fprop -> genstats", DataType::Float, true, {}, 604};
+const FinalizeCase finalize_small{"bn_finalize", 32, 64, 605};
+const FinalizeCase finalize_wide{"bn_finalize", 256, 198, 606};
 }  // namespace cases
 
 }  // namespace
@@ -198,4 +340,19 @@ DNNGRAPH_REFERENCE_CASE(half_genstats_matches_reference, cases::alone_half)
 DNNGRAPH_REFERENCE_CASE(float_genstats_matches_reference, cases::alone_float)
 DNNGRAPH_REFERENCE_CASE(half_conv_genstats_matches_reference, cases::conv_half)
 DNNGRAPH_REFERENCE_CASE(float_conv_genstats_matches_reference, cases::conv_float)
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(bn_finalize_matches_reference)
+BOOST_AUTO_TEST_CASE(bn_finalize_of_32_channels_matches_reference,
+                     *dnngraph::test::builds_or_skips(cases::finalize_small.text(), [] {
+                       return make_finalize_graph(cases::finalize_small);
+                     })) {
+  check_finalize(cases::finalize_small);
+}
+BOOST_AUTO_TEST_CASE(bn_finalize_of_256_channels_matches_reference,
+                     *dnngraph::test::builds_or_skips(cases::finalize_wide.text(), [] {
+                       return make_finalize_graph(cases::finalize_wide);
+                     })) {
+  check_finalize(cases::finalize_wide);
+}
 BOOST_AUTO_TEST_SUITE_END()
