@@ -41,6 +41,9 @@ struct LoweringSummary {
   std::size_t operation_count = 0;
   bool all_finalized = false;           // every backend tensor and operation descriptor finalized
   std::vector<std::string> operations;  // "matmul 'mm'", in graph order
+  // cuDNN's operation descriptors, in lowering order ("OperationMatmul", "OperationRng", ...): a
+  // composite node (sdpa) is several.
+  std::vector<std::string> backend_operations;
 };
 
 class Graph {
