@@ -22,6 +22,8 @@
 #include "api/nodes/sdpa_backward.hpp"
 #include "backend/features.hpp"
 
+#include <algorithm>
+#include <array>
 #include <limits>
 #include <utility>
 
@@ -378,6 +380,46 @@ std::shared_ptr<TensorAttributes> Graph::reshape(const std::shared_ptr<TensorAtt
                   });
 }
 
+bool Graph::check_attention_inputs(const std::string& node,
+                                   const detail::AttentionSettings& settings) {
+  // Seed and offset are read only with dropout (a probability of 0 draws no mask).
+  const bool dropout = settings.has_dropout();
+  const std::array<Input, 4> optional{
+      {{"seq_len_q", settings.seq_len_q.get()},
+       {"seq_len_kv", settings.seq_len_kv.get()},
+       {"dropout seed", dropout ? settings.seed.get() : nullptr},
+       {"dropout offset", dropout ? settings.offset.get() : nullptr}}};
+  return std::ranges::all_of(optional, [&](const Input& input) {
+    return input.second == nullptr || check_inputs(node, {input});
+  });
+}
+
+detail::DropoutPorts Graph::dropout_ports(const std::string& node_name,
+                                          const detail::AttentionSettings& settings) {
+  return detail::DropoutPorts::make(
+      settings,
+      [&](const char* what, float value) { return node_scalar(*this, node_name, what, value); },
+      [&](const char* port) { return add_output(node_name, port); },
+      [&](const char* port) { return add_internal(node_name, port); });
+}
+
+std::shared_ptr<TensorAttributes> Graph::dropout_mask(
+    const std::shared_ptr<TensorAttributes>& output) const {
+  for (const auto& node : nodes_) {
+    if (std::ranges::find(node->outputs(), output) == node->outputs().end()) {
+      continue;
+    }
+    if (const auto* sdpa = dynamic_cast<const detail::SdpaNode*>(node.get())) {
+      return sdpa->dropout_mask_output();
+    }
+    if (const auto* backward = dynamic_cast<const detail::SdpaBackwardNode*>(node.get())) {
+      return backward->dropout_mask_output();
+    }
+    return nullptr;
+  }
+  return nullptr;
+}
+
 std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
     const std::shared_ptr<TensorAttributes>& q, const std::shared_ptr<TensorAttributes>& k,
     const std::shared_ptr<TensorAttributes>& v, SdpaAttributes attributes) {
@@ -398,8 +440,7 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   p.o = add_output(name, "O");
   p.stats = attributes.generate_stats() ? add_output(name, "Stats") : nullptr;
   if (!check_inputs(node, {{"Q", q.get()}, {"K", k.get()}, {"V", v.get()}}) ||
-      (p.seq_len_q && !check_inputs(node, {{"seq_len_q", p.seq_len_q.get()}})) ||
-      (p.seq_len_kv && !check_inputs(node, {{"seq_len_kv", p.seq_len_kv.get()}}))) {
+      !check_attention_inputs(node, settings)) {
     return {p.o, p.stats};
   }
   const auto scalar = [&](const char* what, float value) {
@@ -424,6 +465,9 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   p.log_sum = internal("log_sum", true);
   p.unused_stats = internal("unused_stats", p.stats == nullptr);
   p.probs = internal("probs", true);
+  p.dropout = dropout_ports(name, settings);
+  p.kept = internal("dropout_kept", p.dropout.mask != nullptr);
+  p.dropped = internal("dropped", p.dropout.mask != nullptr);
   nodes_.push_back(std::make_unique<detail::SdpaNode>(std::move(attributes), p));
   return {p.o, p.stats};
 }
@@ -460,8 +504,7 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
                            {"O", o.get()},
                            {"dO", d_o.get()},
                            {"Stats", stats.get()}}) ||
-      (p.seq_len_q && !check_inputs(node, {{"seq_len_q", p.seq_len_q.get()}})) ||
-      (p.seq_len_kv && !check_inputs(node, {{"seq_len_kv", p.seq_len_kv.get()}}))) {
+      !check_attention_inputs(node, settings)) {
     return outputs;
   }
   const auto scalar = [&](const char* what, float value) {
@@ -473,7 +516,9 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
   if (settings.padding || settings.causal) {  // as in sdpa(): only where an operation reads it
     p.neg_inf = scalar("neg_inf", -std::numeric_limits<float>::infinity());
   }
-  p.one = scalar("one", 1.0F);
+  // D's factor: 1 - p, the keep probability (cudnn-frontend's Dropout_scale_inv), or 1.
+  p.d_scale = settings.has_dropout() ? scalar("dropout_keep", static_cast<float>(settings.keep()))
+                                     : scalar("one", 1.0F);
   p.do_o = internal("dO_O");
   p.do_o_sum = internal("dO_O_sum");
   p.scores = internal("scores");
@@ -481,6 +526,10 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
   p.masks = detail::AttentionMaskPorts::make(settings, internal);
   p.centered = internal("centered");
   p.probs = internal("probs");
+  p.dropout = dropout_ports(name, settings);
+  const bool dropout = p.dropout.mask != nullptr;
+  p.probs_kept = dropout ? internal("probs_kept") : nullptr;
+  p.probs_dropped = dropout ? internal("probs_dropped") : nullptr;
   p.probs_t = internal("probs_t");
   // Grouped-query attention: per-query-head gradients, summed over each group after. The head
   // counts are read here only to choose the tensors; infer() checks them.
@@ -489,8 +538,10 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
   };
   p.dv_heads = heads(v) != heads(q) ? internal("dV_heads") : nullptr;
   p.dp = internal("dP");
+  p.dp_kept = dropout ? internal("dP_kept") : nullptr;
   p.dp_centered = internal("dP_centered");
   p.ds_unscaled = internal("dS_unscaled");
+  p.ds_dropped = dropout ? internal("dS_dropped") : nullptr;
   p.ds = p.scale ? internal("dS") : nullptr;
   p.ds_t = internal("dS_t");
   p.dk_heads = heads(k) != heads(q) ? internal("dK_heads") : nullptr;

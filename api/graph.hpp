@@ -31,6 +31,8 @@ class BuiltGraph;
 struct GraphView;
 struct NormPorts;
 struct NormBackwardPorts;
+struct AttentionSettings;
+struct DropoutPorts;
 enum class NormKind : std::uint8_t;
 enum class NodeKind : std::uint8_t;
 }  // namespace detail
@@ -41,6 +43,9 @@ struct LoweringSummary {
   std::size_t operation_count = 0;
   bool all_finalized = false;           // every backend tensor and operation descriptor finalized
   std::vector<std::string> operations;  // "matmul 'mm'", in graph order
+  // cuDNN's operation descriptors, in lowering order ("OperationMatmul", "OperationRng", ...): a
+  // composite node (sdpa) is several.
+  std::vector<std::string> backend_operations;
 };
 
 class Graph {
@@ -231,25 +236,35 @@ class Graph {
   // BSHD strides), h_k and h_v dividing h_q (grouped-query attention). Returns {O, Stats}: O
   // [b, h_q, s_q, d_v] in Q's type (packed BHSD unless its strides are set), Stats (Float
   // [b, h_q, s_q, 1], the log-sum-exp per row) with set_generate_stats(true) only (else null).
-  // Mark them set_output(true). Lowered to the operation pattern cuDNN's fused flash-attention
-  // engines match (docs/attention.md).
+  // Mark them set_output(true). With set_dropout the probabilities are dropped out before they
+  // multiply V (Stats are not); dropout_mask(O) gives the mask with set_dropout_mask_output.
+  // Lowered to the operation pattern cuDNN's fused flash-attention engines match
+  // (docs/attention.md).
   std::array<std::shared_ptr<TensorAttributes>, 2> sdpa(const std::shared_ptr<TensorAttributes>& q,
                                                         const std::shared_ptr<TensorAttributes>& k,
                                                         const std::shared_ptr<TensorAttributes>& v,
                                                         SdpaAttributes attributes);
 
   // The gradients of sdpa(): from Q, K, V, the forward's O and Stats (set_generate_stats) and
-  // dO (O's dims and type), with the forward's scale and masks in the attributes. Returns
+  // dO (O's dims and type), with the forward's scale, masks and dropout in the attributes. Returns
   // {dQ, dK, dV, D}: dQ, dK, dV with Q's, K's, V's dims in Q's type (packed BHSD unless their
   // strides are set; grouped-query attention sums dK and dV over each group of query heads), and
-  // D = rowsum(dO * O) (Float [b, h_q, s_q, 1]), which cuDNN's fused backward engines write and
-  // read back from memory: mark all four set_output(true) and give D device memory too.
-  // Lowered to the composite pattern cudnn-frontend uses for backward (docs/attention.md).
+  // D = rowsum(dO * O) (Float [b, h_q, s_q, 1]; with dropout (1 - p) rowsum(dO * O)), which
+  // cuDNN's fused backward engines write and read back from memory: mark all four
+  // set_output(true) and give D device memory too. The forward's set_dropout (same probability,
+  // seed and offset) draws the forward's mask again. Lowered to the composite pattern
+  // cudnn-frontend uses for backward (docs/attention.md).
   std::array<std::shared_ptr<TensorAttributes>, 4> sdpa_backward(
       const std::shared_ptr<TensorAttributes>& q, const std::shared_ptr<TensorAttributes>& k,
       const std::shared_ptr<TensorAttributes>& v, const std::shared_ptr<TensorAttributes>& o,
       const std::shared_ptr<TensorAttributes>& d_o, const std::shared_ptr<TensorAttributes>& stats,
       SdpaBackwardAttributes attributes);
+  // The dropout mask an attention node writes as an output (set_dropout_mask_output(true) with a
+  // dropout probability above 0): pass any output of the sdpa or sdpa_backward node (O, dQ).
+  // Float [b, h_q, s_q, s_kv], packed, 0 or 1; mark it set_output(true). Null for another node
+  // or one that writes no mask.
+  [[nodiscard]] std::shared_ptr<TensorAttributes> dropout_mask(
+      const std::shared_ptr<TensorAttributes>& output) const;
 
   // Checks every tensor and node, infers node outputs, assigns uids to tensors without one.
   [[nodiscard]] Result<void> validate();
@@ -355,6 +370,12 @@ class Graph {
   // Labels unnamed inputs for messages ("input A of node #3 (matmul 'matmul_3')"); records an
   // error and answers false for a null input or one of another graph.
   bool check_inputs(std::string_view node, std::initializer_list<Input> inputs);
+  // check_inputs for an attention node's optional inputs that are given: the length tensors, and
+  // with dropout the seed and offset.
+  bool check_attention_inputs(const std::string& node, const detail::AttentionSettings& settings);
+  // An attention node's dropout tensors (see detail::DropoutPorts): its by-value scale and mask.
+  detail::DropoutPorts dropout_ports(const std::string& node_name,
+                                     const detail::AttentionSettings& settings);
   // The one path that adds a node of one output: the output tensor (virtual, named
   // "<name>::<output>"), the input checks, and make(output) appended when they pass. The output
   // is returned either way: a mistake surfaces at validate().

@@ -482,6 +482,7 @@ Result<LoweringSummary> Graph::lower() {
   summary.all_finalized = lowered->tensors.all_finalized();
   for (const auto& op : lowered->operations) {
     summary.all_finalized = summary.all_finalized && op.operation.is_finalized();
+    summary.backend_operations.emplace_back(backend::descriptor_type_name(op.operation.type()));
   }
   for (const auto& node : nodes_) {
     summary.operations.push_back(node->describe());

@@ -498,8 +498,8 @@ class NormBackwardAttributes final : public NodeAttributes<NormBackwardAttribute
 // actual lengths when a padding mask is set), as in decoding with a KV cache.
 enum class DiagonalAlignment : std::uint8_t { TopLeft, BottomRight };
 
-// What the attention nodes (sdpa and sdpa_backward) share: the scale and the masks. The backward
-// node takes the forward's settings, so that it recomputes the same probabilities.
+// What the attention nodes (sdpa and sdpa_backward) share: the scale, the masks and dropout. The
+// backward node takes the forward's settings, so that it recomputes the same probabilities.
 template <class Self>
 class AttentionAttributes : public NodeAttributes<Self> {
  public:
@@ -530,7 +530,37 @@ class AttentionAttributes : public NodeAttributes<Self> {
     seq_len_kv_ = std::move(seq_len);
     return this->self();
   }
+  // Dropout on the attention probabilities: each is kept with probability 1 - probability and
+  // then scaled by 1 / (1 - probability), else 0, by a Bernoulli mask [b, h_q, s_q, s_kv] that
+  // cuDNN's Philox generator draws from seed and offset (graph inputs of one Int64 or Int32 value
+  // each, in device memory). probability is in [0, 1); 0 is no dropout (no mask; seed and offset
+  // are not read). The backward node given the forward's probability, seed and offset regenerates
+  // the forward's mask.
+  Self& set_dropout(double probability, std::shared_ptr<TensorAttributes> seed,
+                    std::shared_ptr<TensorAttributes> offset) {
+    dropout_probability_ = probability;
+    dropout_seed_ = std::move(seed);
+    dropout_offset_ = std::move(offset);
+    return this->self();
+  }
+  // Also write the dropout mask (Float [b, h_q, s_q, s_kv], packed, 0 or 1) as an output, for
+  // checks and debugging (cudnn-frontend's RNG_DUMP): Graph::dropout_mask(O) gives the tensor;
+  // mark it set_output(true). Needs a dropout probability above 0.
+  Self& set_dropout_mask_output(bool write) {
+    dropout_mask_output_ = write;
+    return this->self();
+  }
   [[nodiscard]] std::optional<float> attn_scale() const noexcept { return attn_scale_; }
+  [[nodiscard]] std::optional<double> dropout_probability() const noexcept {
+    return dropout_probability_;
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& dropout_seed() const noexcept {
+    return dropout_seed_;
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& dropout_offset() const noexcept {
+    return dropout_offset_;
+  }
+  [[nodiscard]] bool dropout_mask_output() const noexcept { return dropout_mask_output_; }
   [[nodiscard]] std::optional<DiagonalAlignment> causal() const noexcept { return causal_; }
   [[nodiscard]] bool padding_mask() const noexcept { return padding_mask_; }
   [[nodiscard]] const std::shared_ptr<TensorAttributes>& seq_len_q() const noexcept {
@@ -549,6 +579,10 @@ class AttentionAttributes : public NodeAttributes<Self> {
   bool padding_mask_ = false;
   std::shared_ptr<TensorAttributes> seq_len_q_;
   std::shared_ptr<TensorAttributes> seq_len_kv_;
+  std::optional<double> dropout_probability_;
+  std::shared_ptr<TensorAttributes> dropout_seed_;
+  std::shared_ptr<TensorAttributes> dropout_offset_;
+  bool dropout_mask_output_ = false;
 };
 
 // Scaled dot-product attention O = softmax(scale * Q K^T + masks) V (see Graph::sdpa).
@@ -567,8 +601,8 @@ class SdpaAttributes final : public AttentionAttributes<SdpaAttributes> {
   bool generate_stats_ = false;
 };
 
-// The gradients of scaled dot-product attention (see Graph::sdpa_backward): the scale and masks
-// are the forward's.
+// The gradients of scaled dot-product attention (see Graph::sdpa_backward): the scale, masks and
+// dropout (probability, seed and offset) are the forward's.
 class SdpaBackwardAttributes final : public AttentionAttributes<SdpaBackwardAttributes> {
  public:
   SdpaBackwardAttributes() = default;  // user-declared: `{}` value-initializes

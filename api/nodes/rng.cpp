@@ -3,7 +3,6 @@
 // facts).
 #include "api/nodes/rng.hpp"
 
-#include "api/cudnn_error.hpp"
 #include "backend/operation_rng.hpp"
 #include "backend/rng.hpp"
 
@@ -20,20 +19,46 @@ std::string type_name(const TensorAttributes& t) {
 
 }  // namespace
 
-Result<void> RngNode::check_key(const char* role, const TensorAttributes& t) const {
+Result<void> check_rng_key(const std::string& node, const char* role, const TensorAttributes& t) {
   if (element_count(t.dim()) != 1) {
     return make_error(ErrorCode::ShapeMismatch,
-                      describe() + ": " + role + " " + t.describe() + " has dims " +
-                          to_string(t.dim()) +
+                      node + ": " + role + " " + t.describe() + " has dims " + to_string(t.dim()) +
                           "; it holds one value (dims of 1, e.g. [1, 1, 1, 1])");
   }
   const auto type = t.data_type();
   if (type != DataType::Int64 && type != DataType::Int32) {
-    return make_error(ErrorCode::UnsupportedDataType,
-                      describe() + ": " + role + " " + t.describe() + " has data type " +
-                          type_name(t) + "; it takes Int64 or Int32");
+    return make_error(ErrorCode::UnsupportedDataType, node + ": " + role + " " + t.describe() +
+                                                          " has data type " + type_name(t) +
+                                                          "; it takes Int64 or Int32");
   }
   return {};
+}
+
+backend::Expected<LoweredOperation> lower_bernoulli(double probability, const backend::Tensor& seed,
+                                                    const backend::Tensor& offset,
+                                                    const backend::Tensor& y) {
+  auto rng = backend::Rng::create();
+  if (!rng) {
+    return std::unexpected(rng.error());
+  }
+  auto op = backend::OperationRng::create();
+  if (!op) {
+    return std::unexpected(op.error());
+  }
+  auto ok = rng->set_distribution(CUDNN_RNG_DISTRIBUTION_BERNOULLI);
+  if (ok) ok = rng->set_bernoulli_probability(probability);
+  if (ok) ok = rng->finalize();
+  if (ok) ok = op->set_y(y);
+  if (ok) ok = op->set_rng(*rng);
+  if (ok) ok = op->set_seed(seed);
+  if (ok) ok = op->set_offset(offset);
+  if (ok) ok = op->finalize();
+  if (!ok) {
+    return std::unexpected(ok.error());
+  }
+  LoweredOperation lowered_op{std::move(*op), {}};
+  lowered_op.parts.push_back(std::move(*rng));
+  return lowered_op;
 }
 
 Result<void> RngNode::infer(const GraphContext& context) {
@@ -52,10 +77,10 @@ Result<void> RngNode::infer(const GraphContext& context) {
   if (auto ok = check_known_compute(attributes_.compute_data_type()); !ok) {
     return ok;
   }
-  if (auto ok = check_key("seed", *inputs()[0]); !ok) {
+  if (auto ok = check_rng_key(describe(), "seed", *inputs()[0]); !ok) {
     return ok;
   }
-  if (auto ok = check_key("offset", *inputs()[1]); !ok) {
+  if (auto ok = check_rng_key(describe(), "offset", *inputs()[1]); !ok) {
     return ok;
   }
   TensorAttributes& y = *outputs()[0];
@@ -90,25 +115,11 @@ Result<LoweredOperation> RngNode::lower(const TensorTable& tensors,
   if (!probability) {  // infer() refused this graph already
     return make_error(ErrorCode::InvalidState, describe() + ": lowered without a distribution");
   }
-  auto rng = backend::Rng::create();
-  auto op = backend::OperationRng::create();
-  if (!rng || !op) {
-    return std::unexpected(cudnn_error(!rng ? rng.error() : op.error(), "lower " + describe()));
+  auto op = lower_bernoulli(*probability, **seed, **offset, **y);
+  if (!op) {
+    return std::unexpected(lowering_failed(op.error()));
   }
-  auto ok = rng->set_distribution(CUDNN_RNG_DISTRIBUTION_BERNOULLI);
-  if (ok) ok = rng->set_bernoulli_probability(*probability);
-  if (ok) ok = rng->finalize();
-  if (ok) ok = op->set_y(**y);
-  if (ok) ok = op->set_rng(*rng);
-  if (ok) ok = op->set_seed(**seed);
-  if (ok) ok = op->set_offset(**offset);
-  if (ok) ok = op->finalize();
-  if (!ok) {
-    return std::unexpected(lowering_failed(ok.error()));
-  }
-  LoweredOperation lowered_op{std::move(*op), {}};
-  lowered_op.parts.push_back(std::move(*rng));
-  return lowered_op;
+  return std::move(*op);
 }
 
 }  // namespace dnngraph::detail

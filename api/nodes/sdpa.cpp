@@ -12,13 +12,14 @@ namespace dnngraph::detail {
 
 std::vector<TensorPtr> SdpaPorts::inputs() const {
   std::vector<TensorPtr> list;
-  append_present(list, {q, k, v, seq_len_q, seq_len_kv, scale, neg_inf});
+  append_present(list, {q, k, v, seq_len_q, seq_len_kv, scale, neg_inf, dropout.seed,
+                        dropout.offset, dropout.scale});
   return list;
 }
 
 std::vector<TensorPtr> SdpaPorts::outputs() const {
   std::vector<TensorPtr> list;
-  append_present(list, {o, stats});
+  append_present(list, {o, stats, dropout.output_mask()});
   return list;
 }
 
@@ -26,7 +27,8 @@ std::vector<TensorPtr> SdpaPorts::internals() const {
   std::vector<TensorPtr> list;
   append_present(list, {scores, scaled});
   masks.append_to(list);
-  append_present(list, {row_max, centered, exps, row_sum, log_sum, unused_stats, probs});
+  append_present(list, {row_max, centered, exps, row_sum, log_sum, unused_stats, probs,
+                        dropout.internal_mask(), kept, dropped});
   return list;
 }
 
@@ -39,16 +41,19 @@ void SdpaNode::settle_internals() {
       t->set_dim(dims).set_stride(packed_strides(dims)).set_data_type(type);
     }
   };
-  for (const TensorPtr& t : {ports_.scores, ports_.scaled, ports_.centered, ports_.exps}) {
+  for (const TensorPtr& t :
+       {ports_.scores, ports_.scaled, ports_.centered, ports_.exps, ports_.kept}) {
     settle(t, score_dims, DataType::Float);
   }
   ports_.masks.settle(score_dims);
   for (const TensorPtr& t : {ports_.row_max, ports_.row_sum, ports_.log_sum, ports_.unused_stats}) {
     settle(t, row_dims, DataType::Float);
   }
-  // The second matmul reads P in the io type (cuDNN's pattern: its A operand is Q's type).
-  // check_attention_inputs() made sure Q has one (Half or BFloat16).
-  settle(ports_.probs, score_dims, ports_.q->data_type().value_or(DataType::Half));
+  // The second matmul reads P (with dropout: P * mask / (1 - p)) in the io type (cuDNN's pattern:
+  // its A operand is Q's type). check_attention_inputs() made sure Q has one (Half or BFloat16).
+  const DataType io = ports_.q->data_type().value_or(DataType::Half);
+  settle(ports_.probs, score_dims, ports_.dropped ? DataType::Float : io);
+  settle(ports_.dropped, score_dims, io);
 }
 
 Result<void> SdpaNode::infer(const GraphContext& context) {
@@ -96,6 +101,14 @@ Result<void> SdpaNode::infer(const GraphContext& context) {
     if (auto ok = settle_output(*ports_.stats, {q[0], q[1], q[2], 1}, context); !ok) {
       return ok;
     }
+  }
+  const auto settle_mask = [&](TensorAttributes& mask, const std::vector<std::int64_t>& dims) {
+    return settle_output(mask, dims, context);
+  };
+  if (auto ok =
+          ports_.dropout.settle(describe(), {q[0], q[1], q[2], ports_.k->dim()[2]}, settle_mask);
+      !ok) {
+    return ok;
   }
   settle_internals();
   return {};
@@ -159,6 +172,9 @@ Result<std::vector<std::vector<std::int64_t>>> SdpaNode::all_output_dims(
   if (ports_.stats) {
     all.push_back(row_dims);
   }
+  if (ports_.dropout.output_mask()) {
+    all.push_back(score_dims);
+  }
   const std::array row_ports{ports_.row_max.get(), ports_.row_sum.get(), ports_.log_sum.get(),
                              ports_.unused_stats.get()};
   for (const TensorPtr& t : internals()) {
@@ -212,7 +228,20 @@ Result<std::vector<LoweredOperation>> SdpaNode::lower_all(const TensorTable& ten
                 log_sum);
   ops.pointwise("stats", CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, {row_max, log_sum, nullptr}, stats);
   ops.pointwise("softmax", CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, {exps, row_sum, nullptr}, probs);
-  ops.matmul("P V", {probs, v, o}, {seq_q, nullptr, seq_kv});
+  // Dropout after the softmax (Stats are the undropped log-sum-exp) and before P V, as
+  // cudnn-frontend 1.32's composite node places it: P * mask * (1 / (1 - p)).
+  const backend::Tensor* p_for_v = probs;
+  if (p.dropout.mask) {
+    const backend::Tensor* mask = ops.tensor(p.dropout.mask);
+    const backend::Tensor* kept = ops.tensor(p.kept);
+    p_for_v = ops.tensor(p.dropped);
+    ops.rng("dropout mask", AttentionSettings::of(attributes_).keep(), ops.tensor(p.dropout.seed),
+            ops.tensor(p.dropout.offset), mask);
+    ops.pointwise("P * mask", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {probs, mask, nullptr}, kept);
+    ops.pointwise("P * mask / (1 - p)", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
+                  {kept, ops.tensor(p.dropout.scale), nullptr}, p_for_v);
+  }
+  ops.matmul("P V", {p_for_v, v, o}, {seq_q, nullptr, seq_kv});
   return std::move(ops).finish();
 }
 

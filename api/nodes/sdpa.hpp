@@ -1,7 +1,8 @@
-// Scaled dot-product attention node: O = softmax(scale * Q K^T + masks) V, lowered to the
-// composite pattern cuDNN's fused flash-attention engines match (matmul, pointwise masks,
-// softmax as reductions and pointwise steps, matmul), the one route that serves causal masks
-// and dynamic shapes on cuDNN 9.19 (see /docs/attention.md and the facts there).
+// Scaled dot-product attention node: O = dropout(softmax(scale * Q K^T + masks)) V, lowered to
+// the composite pattern cuDNN's fused flash-attention engines match (matmul, pointwise masks,
+// softmax as reductions and pointwise steps, the dropout mask from an rng operation, matmul), the
+// one route that serves causal masks and dynamic shapes on cuDNN 9.19 (see /docs/attention.md and
+// the facts there).
 #pragma once
 
 #include "api/node_attributes.hpp"
@@ -16,7 +17,7 @@ struct SdpaPorts {
   TensorPtr q, k, v, seq_len_q, seq_len_kv;
   TensorPtr scale;    // the attention scale, when the attributes set one
   TensorPtr neg_inf;  // -infinity: what a masked score becomes
-  // Outputs.
+  // Outputs (the dropout mask among them with set_dropout_mask_output).
   TensorPtr o, stats;
   // Internal virtual tensors, in lowering order.
   TensorPtr scores, scaled;  // Q K^T, times scale
@@ -24,6 +25,10 @@ struct SdpaPorts {
   // softmax; unused_stats: inference writes the log-sum-exp to a virtual tensor (cuDNN's
   // engines match no softmax without it: NoEngine on the H200, cuDNN 9.19 and 9.27)
   TensorPtr row_max, centered, exps, row_sum, log_sum, unused_stats, probs;
+  // Dropout (null without): the key, 1 / (1 - p) and the mask; then P * mask (Float) and that
+  // times 1 / (1 - p) in the io type, what P V reads instead of P.
+  DropoutPorts dropout;
+  TensorPtr kept, dropped;
 
   [[nodiscard]] std::vector<TensorPtr> inputs() const;
   [[nodiscard]] std::vector<TensorPtr> outputs() const;
@@ -38,11 +43,14 @@ class SdpaNode final : public Node {
         ports_(ports) {}
 
   [[nodiscard]] NodeKind kind() const noexcept override { return NodeKind::Sdpa; }
+  // The dropout mask as an output (set_dropout_mask_output); null otherwise.
+  [[nodiscard]] TensorPtr dropout_mask_output() const { return ports_.dropout.output_mask(); }
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
   // Known issue sdpa-dynamic-shape: a dynamic-shape graph of this node is refused at plan choice.
   void note_traits(GraphTraits& traits) const override { traits.sdpa = true; }
   // Execute-time overrides may change the batch and the sequence lengths (Q's s_q, K's and V's
-  // s_kv), not the heads or head dims; O, Stats and the internal score and row tensors follow.
+  // s_kv), not the heads or head dims; O, Stats, the dropout mask and the internal score and row
+  // tensors follow.
   [[nodiscard]] Result<std::vector<std::vector<std::int64_t>>> all_output_dims(
       std::span<const ShapedTensor> inputs) const override;
   // Composite: lower_all() makes every operation; lower() alone cannot stand for the node.

@@ -10,13 +10,14 @@ namespace dnngraph::detail {
 
 std::vector<TensorPtr> SdpaBackwardPorts::inputs() const {
   std::vector<TensorPtr> list;
-  append_present(list, {q, k, v, o, d_o, stats, seq_len_q, seq_len_kv, scale, neg_inf, one});
+  append_present(list, {q, k, v, o, d_o, stats, seq_len_q, seq_len_kv, scale, neg_inf, d_scale,
+                        dropout.seed, dropout.offset, dropout.scale});
   return list;
 }
 
 std::vector<TensorPtr> SdpaBackwardPorts::outputs() const {
   std::vector<TensorPtr> list;
-  append_present(list, {dq, dk, dv, d_sum});
+  append_present(list, {dq, dk, dv, d_sum, dropout.output_mask()});
   return list;
 }
 
@@ -24,8 +25,9 @@ std::vector<TensorPtr> SdpaBackwardPorts::internals() const {
   std::vector<TensorPtr> list;
   append_present(list, {do_o, do_o_sum, scores, scaled});
   masks.append_to(list);
-  append_present(list, {centered, probs, probs_t, dv_heads, dp, dp_centered, ds_unscaled, ds, ds_t,
-                        dk_heads, k_view, dq_accum});
+  append_present(list, {centered, probs, dropout.internal_mask(), probs_kept, probs_dropped,
+                        probs_t, dv_heads, dp, dp_kept, dp_centered, ds_unscaled, ds_dropped, ds,
+                        ds_t, dk_heads, k_view, dq_accum});
   return list;
 }
 
@@ -101,7 +103,13 @@ Result<void> SdpaBackwardNode::settle_gradients(const GraphContext& context) con
                           type_name(*ports_.d_sum) + "; rowsum(dO * O) is Float");
   }
   const auto& q = ports_.q->dim();
-  return settle_output(*ports_.d_sum, {q[0], q[1], q[2], 1}, context);
+  if (auto ok = settle_output(*ports_.d_sum, {q[0], q[1], q[2], 1}, context); !ok) {
+    return ok;
+  }
+  return ports_.dropout.settle(describe(), {q[0], q[1], q[2], ports_.k->dim()[2]},
+                               [&](TensorAttributes& mask, const std::vector<std::int64_t>& dims) {
+                                 return settle_output(mask, dims, context);
+                               });
 }
 
 void SdpaBackwardNode::settle_internals() {
@@ -118,8 +126,10 @@ void SdpaBackwardNode::settle_internals() {
   };
   settle(ports_.do_o, {b, h_q, s_q, d_v}, DataType::Float);
   settle(ports_.do_o_sum, {b, h_q, s_q, 1}, DataType::Float);
-  for (const TensorPtr& t : {ports_.scores, ports_.scaled, ports_.centered, ports_.probs, ports_.dp,
-                             ports_.dp_centered, ports_.ds_unscaled, ports_.ds}) {
+  for (const TensorPtr& t :
+       {ports_.scores, ports_.scaled, ports_.centered, ports_.probs, ports_.probs_kept,
+        ports_.probs_dropped, ports_.dp, ports_.dp_kept, ports_.dp_centered, ports_.ds_unscaled,
+        ports_.ds_dropped, ports_.ds}) {
     settle(t, score_dims, DataType::Float);
   }
   ports_.masks.settle(score_dims);
@@ -194,14 +204,24 @@ Result<std::vector<LoweredOperation>> SdpaBackwardNode::lower_all(
     return std::unexpected(vt.error());
   }
 
-  // D = rowsum(dO * O) * 1, written to memory (cuDNN's engines read it back).
+  // The forward's dropout mask, drawn again from its seed and offset: the first operation, where
+  // cudnn-frontend 1.32 puts it.
+  const backend::Tensor* mask = ops.tensor(p.dropout.mask);
+  const backend::Tensor* dropout_scale = ops.tensor(p.dropout.scale);
+  if (mask != nullptr) {
+    ops.rng("dropout mask", AttentionSettings::of(attributes_).keep(), ops.tensor(p.dropout.seed),
+            ops.tensor(p.dropout.offset), mask);
+  }
+
+  // D = rowsum(dO * O) * (1 - p) (* 1 without dropout), written to memory (cuDNN's engines read
+  // it back).
   const backend::Tensor* do_o = ops.tensor(p.do_o);
   const backend::Tensor* do_o_sum = ops.tensor(p.do_o_sum);
   const backend::Tensor* d_sum = ops.tensor(p.d_sum);
   ops.pointwise("dO * O", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {d_o, o, nullptr}, do_o);
   ops.reduction("rowsum(dO * O)", CUDNN_REDUCE_TENSOR_ADD, do_o, do_o_sum);
-  ops.pointwise("D", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {do_o_sum, ops.tensor(p.one), nullptr},
-                d_sum);
+  ops.pointwise("D", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
+                {do_o_sum, ops.tensor(p.d_scale), nullptr}, d_sum);
 
   // P = exp(masks(scale * Q K^T) - Stats), the causal mask after the subtraction as
   // cudnn-frontend orders it.
@@ -225,24 +245,44 @@ Result<std::vector<LoweredOperation>> SdpaBackwardNode::lower_all(
   const backend::Tensor* probs = ops.tensor(p.probs);
   ops.pointwise("P", CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, {current, nullptr, nullptr}, probs);
 
-  // dV = P^T dO (per query head, then summed over each group for grouped-query attention).
+  // dV = P^T dO (per query head, then summed over each group for grouped-query attention); with
+  // dropout P * M / (1 - p), the P the forward's P V read.
+  const backend::Tensor* p_for_dv = probs;
+  if (mask != nullptr) {
+    const backend::Tensor* kept = ops.tensor(p.probs_kept);
+    p_for_dv = ops.tensor(p.probs_dropped);
+    ops.pointwise("P * mask", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {probs, mask, nullptr}, kept);
+    ops.pointwise("P * mask / (1 - p)", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
+                  {kept, dropout_scale, nullptr}, p_for_dv);
+  }
   const backend::Tensor* probs_t = ops.tensor(p.probs_t);
-  ops.reshape("P^T", probs, probs_t);
+  ops.reshape("P^T", p_for_dv, probs_t);
   ops.gradient("P^T dO", probs_t, d_o, p.dv_heads, ops.tensor(p.dv), {seq_kv, seq_q});
 
-  // dS = (dO V^T - D) * P * scale.
+  // dS = (dO V^T - D) * P * scale; with dropout (dO V^T * M - D) * P / (1 - p) * scale.
   const backend::Tensor* dp = ops.tensor(p.dp);
   const backend::Tensor* dp_centered = ops.tensor(p.dp_centered);
   const backend::Tensor* ds_unscaled = ops.tensor(p.ds_unscaled);
   ops.matmul("dO V^T", {d_o, &*vt, dp}, {seq_q, seq_kv, nullptr});
   ops.keep(std::move(*vt));
+  if (mask != nullptr) {
+    const backend::Tensor* kept = ops.tensor(p.dp_kept);
+    ops.pointwise("dP * mask", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {dp, mask, nullptr}, kept);
+    dp = kept;
+  }
   ops.pointwise("dP - D", CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, {dp, d_sum, nullptr}, dp_centered);
   ops.pointwise("(dP - D) * P", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
                 {dp_centered, probs, nullptr}, ds_unscaled);
   const backend::Tensor* ds = ds_unscaled;
+  if (mask != nullptr) {
+    ds = ops.tensor(p.ds_dropped);
+    ops.pointwise("dS / (1 - p)", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
+                  {ds_unscaled, dropout_scale, nullptr}, ds);
+  }
   if (scale != nullptr) {
+    const backend::Tensor* unscaled = ds;
     ds = ops.tensor(p.ds);
-    ops.pointwise("dS", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {ds_unscaled, scale, nullptr}, ds);
+    ops.pointwise("dS", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {unscaled, scale, nullptr}, ds);
   }
 
   // dK = dS^T Q (per query head, then summed over each group).

@@ -1,8 +1,10 @@
-// What the attention nodes share: input and mask checks, mask tensors, the step builder.
+// What the attention nodes share: input, mask and dropout checks, mask and dropout tensors, the
+// step builder.
 #include "api/nodes/sdpa_common.hpp"
 
 #include "api/cudnn_error.hpp"
 #include "api/layout.hpp"
+#include "api/nodes/rng.hpp"
 #include "backend/matmul.hpp"
 #include "backend/operation_matmul.hpp"
 #include "backend/operation_pointwise.hpp"
@@ -84,6 +86,50 @@ void AttentionMaskPorts::settle(const std::vector<std::int64_t>& score_dims) con
   for (const TensorPtr& t : {pad_row_in, pad_col_in, pad_keep, causal_keep}) {
     settle(t, DataType::Boolean);
   }
+}
+
+DropoutPorts DropoutPorts::make(const AttentionSettings& settings,
+                                const std::function<TensorPtr(const char*, float)>& scalar,
+                                const std::function<TensorPtr(const char*)>& output,
+                                const std::function<TensorPtr(const char*)>& internal) {
+  DropoutPorts p;
+  if (!settings.has_dropout()) {
+    return p;
+  }
+  p.seed = settings.seed;
+  p.offset = settings.offset;
+  p.scale = scalar("dropout_scale", static_cast<float>(1.0 / settings.keep()));
+  p.mask_is_output = settings.mask_output;
+  p.mask = settings.mask_output ? output("dropout_mask") : internal("dropout_mask");
+  return p;
+}
+
+Result<void> DropoutPorts::settle(const std::string& node,
+                                  const std::vector<std::int64_t>& score_dims,
+                                  const SettleOutput& settle_output) const {
+  if (!mask) {
+    return {};
+  }
+  if (!mask_is_output) {
+    mask->set_dim(score_dims).set_stride(packed_strides(score_dims)).set_data_type(DataType::Float);
+    return {};
+  }
+  if (!mask->data_type()) {
+    mask->set_data_type(DataType::Float);
+  }
+  if (auto ok = settle_output(*mask, score_dims); !ok) {
+    return ok;
+  }
+  if (mask->data_type() != DataType::Float || mask->stride() != packed_strides(score_dims)) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node + ": the dropout mask " + mask->describe() + " has data type " +
+                          type_name(*mask) + " and strides " + to_string(mask->stride()) +
+                          "; it is written Float with packed strides " +
+                          to_string(packed_strides(score_dims)) +
+                          " (the backward regenerates it packed: other strides would be "
+                          "another mask)");
+  }
+  return {};
 }
 
 Result<void> check_attention_inputs(const std::string& node, const TensorAttributes& q,
@@ -213,6 +259,47 @@ Result<void> check_attention_masks(const std::string& node, const AttentionSetti
   return {};
 }
 
+Result<void> check_attention_dropout(const std::string& node, const AttentionSettings& settings) {
+  if (!settings.has_dropout()) {
+    if (settings.mask_output) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        node + ": set_dropout_mask_output(true) asks for the dropout mask, but " +
+                            (settings.dropout ? "the dropout probability is 0, which draws none"
+                                              : "no dropout is set (set_dropout)"));
+    }
+    return {};
+  }
+  const double p = settings.dropout.value_or(0.0);
+  if (!(std::isfinite(p) && p > 0.0 && p < 1.0)) {
+    return make_error(
+        ErrorCode::InvalidAttribute,
+        node + ": dropout probability " + std::to_string(p) + " is outside [0, 1)" +
+            (p == 1.0 ? "; 1 keeps nothing, and its scale 1 / (1 - p) is infinite" : ""));
+  }
+  if (!settings.seed || !settings.offset) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node +
+                          ": dropout needs a seed and an offset tensor (set_dropout(p, seed, "
+                          "offset): one Int64 or Int32 value each, in device memory)");
+  }
+  if (auto ok = check_rng_key(node, "dropout seed", *settings.seed); !ok) {
+    return ok;
+  }
+  if (auto ok = check_rng_key(node, "dropout offset", *settings.offset); !ok) {
+    return ok;
+  }
+  // cudnn-frontend 1.32 refuses it for every implementation ("Bottom right causal mask is only
+  // supported with ... is_dropout=False").
+  if (settings.causal == DiagonalAlignment::BottomRight) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node +
+                          ": dropout with a bottom-right causal mask: cuDNN's fused attention "
+                          "does not serve the combination (cudnn-frontend refuses it too); use a "
+                          "top-left causal mask, or no dropout");
+  }
+  return {};
+}
+
 Result<void> check_attention(const std::string& node, std::optional<DataType> compute,
                              const AttentionSettings& settings, const TensorAttributes& q,
                              const TensorAttributes& k, const TensorAttributes& v) {
@@ -224,7 +311,10 @@ Result<void> check_attention(const std::string& node, std::optional<DataType> co
   if (auto ok = check_attention_inputs(node, q, k, v); !ok) {
     return ok;
   }
-  return check_attention_masks(node, settings, q, k);
+  if (auto ok = check_attention_masks(node, settings, q, k); !ok) {
+    return ok;
+  }
+  return check_attention_dropout(node, settings);
 }
 
 Result<void> check_ragged_needs_padding(const std::string& node, bool padding,
@@ -363,6 +453,18 @@ void AttentionSteps::reshape(const char* step, const backend::Tensor* x, const b
     return fail(step, ok.error());
   }
   add(std::move(*op), std::nullopt);
+}
+
+void AttentionSteps::rng(const char* step, double keep, const backend::Tensor* seed,
+                         const backend::Tensor* offset, const backend::Tensor* y) {
+  if (!ready(step, {seed, offset, y})) {
+    return;
+  }
+  auto op = lower_bernoulli(keep, *seed, *offset, *y);
+  if (!op) {
+    return fail(step, op.error());
+  }
+  ops_.push_back(std::move(*op));
 }
 
 void AttentionSteps::keep(backend::Descriptor part) {

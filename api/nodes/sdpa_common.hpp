@@ -1,6 +1,7 @@
-// What the attention nodes (sdpa, sdpa_backward) share: the checks of Q, K, V and of the masks,
-// the virtual tensors of the masks, and the builder that appends a composite node's backend
-// operations (pointwise, reduction, matmul, reshape) in order, the masks among them.
+// What the attention nodes (sdpa, sdpa_backward) share: the checks of Q, K, V, of the masks and
+// of dropout, the virtual tensors of the masks and of dropout, and the builder that appends a
+// composite node's backend operations (pointwise, reduction, matmul, reshape, rng) in order, the
+// masks among them.
 #pragma once
 
 #include "api/node_attributes.hpp"
@@ -17,17 +18,27 @@
 
 namespace dnngraph::detail {
 
-// The scale and masks of an attention node's attributes.
+// The scale, masks and dropout of an attention node's attributes.
 struct AttentionSettings {
   std::optional<float> scale;
   std::optional<DiagonalAlignment> causal;
   bool padding = false;
   TensorPtr seq_len_q, seq_len_kv;
+  std::optional<double> dropout;  // the probability as given, 0 included
+  TensorPtr seed, offset;
+  bool mask_output = false;
 
   template <class A>
   [[nodiscard]] static AttentionSettings of(const AttentionAttributes<A>& a) {
-    return {a.attn_scale(), a.causal(), a.padding_mask(), a.seq_len_q(), a.seq_len_kv()};
+    return {a.attn_scale(),   a.causal(),         a.padding_mask(),
+            a.seq_len_q(),    a.seq_len_kv(),     a.dropout_probability(),
+            a.dropout_seed(), a.dropout_offset(), a.dropout_mask_output()};
   }
+  // A probability other than 0 (an invalid one too, which check_attention refuses): the node
+  // draws a mask. 0 is no dropout, as in cudnn-frontend (no RNG operation).
+  [[nodiscard]] bool has_dropout() const noexcept { return dropout && *dropout != 0.0; }
+  // 1 - p, the Bernoulli probability of a 1 in the mask; 1 without dropout.
+  [[nodiscard]] double keep() const noexcept { return 1.0 - dropout.value_or(0.0); }
 };
 
 // The internal virtual tensors of the masks; null where the settings need none.
@@ -41,6 +52,31 @@ struct AttentionMaskPorts {
   void append_to(std::vector<TensorPtr>& list) const;
   // Indices Int32, comparisons Boolean, masked scores Float, all of the scores' dims.
   void settle(const std::vector<std::int64_t>& score_dims) const;
+};
+
+// The tensors of dropout; all null without it (AttentionSettings::has_dropout).
+struct DropoutPorts {
+  TensorPtr seed, offset;  // the user's key: inputs
+  TensorPtr scale;         // 1 / (1 - p), a by-value input
+  TensorPtr mask;          // the RNG's output: a node output with mask_output, else internal
+  bool mask_is_output = false;
+
+  // With dropout: the key from settings, scale from scalar(name, value), the mask from
+  // output(port) or internal(port).
+  [[nodiscard]] static DropoutPorts make(const AttentionSettings& settings,
+                                         const std::function<TensorPtr(const char*, float)>& scalar,
+                                         const std::function<TensorPtr(const char*)>& output,
+                                         const std::function<TensorPtr(const char*)>& internal);
+  [[nodiscard]] TensorPtr internal_mask() const { return mask_is_output ? nullptr : mask; }
+  [[nodiscard]] TensorPtr output_mask() const { return mask_is_output ? mask : nullptr; }
+  // Gives the internal mask Float, packed score_dims; an output mask Float unless set, then
+  // settle_output (the node's) and the check: Float and packed, since the backward draws it
+  // packed.
+  using SettleOutput =
+      std::function<Result<void>(TensorAttributes&, const std::vector<std::int64_t>&)>;
+  [[nodiscard]] Result<void> settle(const std::string& node,
+                                    const std::vector<std::int64_t>& score_dims,
+                                    const SettleOutput& settle_output) const;
 };
 
 // Appends each non-null tensor to list.
@@ -61,8 +97,14 @@ void append_present(std::vector<TensorPtr>& list, std::initializer_list<TensorPt
                                                  const AttentionSettings& settings,
                                                  const TensorAttributes& q,
                                                  const TensorAttributes& k);
-// The node's compute type, if set, is Float; then check_attention_inputs and
-// check_attention_masks.
+// Dropout: a probability in [0, 1) (1 keeps nothing; its scale 1 / (1 - p) is infinite); above
+// 0, a seed and an offset of one Int64 or Int32 value each, and no bottom-right causal mask
+// (cudnn-frontend 1.32 refuses that combination: cuDNN's fused attention does not serve it); the
+// mask as an output only with a probability above 0.
+[[nodiscard]] Result<void> check_attention_dropout(const std::string& node,
+                                                   const AttentionSettings& settings);
+// The node's compute type, if set, is Float; then check_attention_inputs,
+// check_attention_masks and check_attention_dropout.
 [[nodiscard]] Result<void> check_attention(const std::string& node, std::optional<DataType> compute,
                                            const AttentionSettings& settings,
                                            const TensorAttributes& q, const TensorAttributes& k,
@@ -99,6 +141,9 @@ class AttentionSteps {
               std::array<const backend::Tensor*, 3> mnk_overrides);
   // Y = X under other dims and strides (a view: P^T, dS^T, K from K^T).
   void reshape(const char* step, const backend::Tensor* x, const backend::Tensor* y);
+  // The dropout mask: y drawn from Bernoulli(keep) keyed by seed and offset.
+  void rng(const char* step, double keep, const backend::Tensor* seed,
+           const backend::Tensor* offset, const backend::Tensor* y);
   // Keeps a descriptor the operations use alive with them (K^T).
   void keep(backend::Descriptor part);
 

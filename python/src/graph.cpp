@@ -109,6 +109,11 @@ struct AttentionArgs {
   const std::optional<Tensor>& seq_len_kv;
   std::optional<DataType> compute;
   const std::optional<std::string>& name;
+  // dropout= (the probability), seed=, offset=, dropout_mask_output=
+  std::optional<double> dropout;
+  const std::optional<Tensor>& seed;
+  const std::optional<Tensor>& offset;
+  bool dropout_mask_output;
 };
 
 template <class A>
@@ -120,6 +125,10 @@ A& attention_attributes(A& a, const AttentionArgs& args) {
   if (args.causal_bottom_right) a.set_causal_mask_bottom_right(true);
   if (args.seq_len_q) a.set_seq_len_q(*args.seq_len_q);
   if (args.seq_len_kv) a.set_seq_len_kv(*args.seq_len_kv);
+  if (args.dropout) {
+    a.set_dropout(*args.dropout, args.seed.value_or(nullptr), args.offset.value_or(nullptr));
+  }
+  a.set_dropout_mask_output(args.dropout_mask_output);
   return a;
 }
 
@@ -560,38 +569,49 @@ void def_nodes(nb::class_<PyGraph>& cls) {
              std::optional<float> attn_scale, bool generate_stats, bool causal_mask,
              bool causal_mask_bottom_right, bool padding_mask,
              const std::optional<Tensor>& seq_len_q, const std::optional<Tensor>& seq_len_kv,
+             std::optional<double> dropout, const std::optional<Tensor>& seed,
+             const std::optional<Tensor>& offset, bool dropout_mask_output,
              std::optional<DataType> compute, const std::optional<std::string>& name) {
             const auto locked = lock(g);
             SdpaAttributes attributes;
             attributes.set_generate_stats(generate_stats);
             const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
                                      padding_mask, seq_len_q,   seq_len_kv,
-                                     compute,      name};
+                                     compute,      name,        dropout,
+                                     seed,         offset,      dropout_mask_output};
             const auto [o, stats] = g.graph.sdpa(q, k, v, attention_attributes(attributes, args));
             return std::make_tuple(o, present(stats));
           },
           "q"_a, "k"_a, "v"_a, nb::kw_only(), "attn_scale"_a = nb::none(),
           "generate_stats"_a = false, "causal_mask"_a = false, "causal_mask_bottom_right"_a = false,
           "padding_mask"_a = false, "seq_len_q"_a = nb::none(), "seq_len_kv"_a = nb::none(),
-          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "dropout"_a = nb::none(), "seed"_a = nb::none(), "offset"_a = nb::none(),
+          "dropout_mask_output"_a = false, "compute_data_type"_a = nb::none(),
+          "name"_a = nb::none(),
           "Scaled dot-product attention O = softmax(attn_scale * Q K^T + masks) V for Q\n"
           "[b, h_q, s_q, d], K [b, h_k, s_kv, d], V [b, h_v, s_kv, d_v] (Half or BFloat16,\n"
           "h_k and h_v dividing h_q). Returns (O, Stats); Stats (Float [b, h_q, s_q, 1], the\n"
           "log-sum-exp per row) only with generate_stats=True, else None. attn_scale unset is 1.\n"
           "causal_mask: top-left diagonal; causal_mask_bottom_right: the last query sees every\n"
-          "key. padding_mask needs seq_len_q and seq_len_kv (Int32 [b, 1, 1, 1]).")
+          "key. padding_mask needs seq_len_q and seq_len_kv (Int32 [b, 1, 1, 1]).\n"
+          "dropout=p in [0, 1) with seed= and offset= (one Int64 or Int32 value each, in device\n"
+          "memory) drops each probability with p before P V (Stats are not dropped);\n"
+          "dropout_mask_output=True also writes the mask: dropout_mask(O) gives it.")
       .def(
           "sdpa_backward",
           [](PyGraph& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
              const Tensor& d_o, const Tensor& stats, std::optional<float> attn_scale,
              bool causal_mask, bool causal_mask_bottom_right, bool padding_mask,
              const std::optional<Tensor>& seq_len_q, const std::optional<Tensor>& seq_len_kv,
+             std::optional<double> dropout, const std::optional<Tensor>& seed,
+             const std::optional<Tensor>& offset, bool dropout_mask_output,
              std::optional<DataType> compute, const std::optional<std::string>& name) {
             const auto locked = lock(g);
             SdpaBackwardAttributes attributes;
             const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
                                      padding_mask, seq_len_q,   seq_len_kv,
-                                     compute,      name};
+                                     compute,      name,        dropout,
+                                     seed,         offset,      dropout_mask_output};
             const auto [dq, dk, dv, d] = g.graph.sdpa_backward(
                 q, k, v, o, d_o, stats, attention_attributes(attributes, args));
             return std::make_tuple(dq, dk, dv, d);
@@ -599,11 +619,24 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "q"_a, "k"_a, "v"_a, "o"_a, "d_o"_a, "stats"_a, nb::kw_only(),
           "attn_scale"_a = nb::none(), "causal_mask"_a = false,
           "causal_mask_bottom_right"_a = false, "padding_mask"_a = false,
-          "seq_len_q"_a = nb::none(), "seq_len_kv"_a = nb::none(),
+          "seq_len_q"_a = nb::none(), "seq_len_kv"_a = nb::none(), "dropout"_a = nb::none(),
+          "seed"_a = nb::none(), "offset"_a = nb::none(), "dropout_mask_output"_a = false,
           "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
           "The gradients of sdpa() from Q, K, V, the forward's O and Stats, and dO, with the\n"
-          "forward's scale and masks. Returns (dQ, dK, dV, D): D = rowsum(dO * O) (Float\n"
-          "[b, h_q, s_q, 1]) is written to memory for cuDNN's engines; mark all four outputs.");
+          "forward's scale, masks and dropout (the same dropout, seed and offset draw the\n"
+          "forward's mask again). Returns (dQ, dK, dV, D): D = rowsum(dO * O) (with dropout\n"
+          "times 1 - dropout; Float [b, h_q, s_q, 1]) is written to memory for cuDNN's\n"
+          "engines; mark all four outputs.")
+      .def(
+          "dropout_mask",
+          [](PyGraph& g, const Tensor& output) {
+            const auto locked = lock(g);
+            return present(g.graph.dropout_mask(output));
+          },
+          "output"_a,
+          "The dropout mask an sdpa or sdpa_backward node writes (dropout_mask_output=True),\n"
+          "from any output of that node (O, dQ): Float [b, h_q, s_q, s_kv], 0 or 1; mark it\n"
+          "set_output(True). None for a node that writes no mask.");
 }
 
 // The empty handle get_workspace_size() passes when the caller gives none (and no overrides).

@@ -193,6 +193,7 @@ void bind_reports(nb::module_& m) {
       .def_ro("operation_count", &LoweringSummary::operation_count)
       .def_ro("all_finalized", &LoweringSummary::all_finalized)
       .def_ro("operations", &LoweringSummary::operations)
+      .def_ro("backend_operations", &LoweringSummary::backend_operations)
       .def("__repr__", [](const LoweringSummary& s) {
         return "<dnngraph.LoweringSummary " + std::to_string(s.tensor_count) + " tensors, " +
                std::to_string(s.operation_count) + " operations>";

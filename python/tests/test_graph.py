@@ -532,6 +532,68 @@ def test_sdpa_backward_returns_the_gradients_and_d():
     assert (d.dim, d.data_type) == ([2, 4, 33, 1], DataType.Float)
 
 
+def test_sdpa_dropout_draws_a_mask_before_p_v_and_can_write_it():
+    g = dnngraph.Graph(io_data_type=DataType.BFloat16)
+    q = g.tensor(name="Q", uid=1, dim=[2, 8, 17, 64])
+    k, v = (g.tensor(name=n, uid=2 + i, dim=[2, 8, 33, 64]) for i, n in enumerate("KV"))
+    seed, offset = (g.tensor(name=n, uid=8 + i, dim=[1, 1, 1, 1], data_type=DataType.Int64)
+                    for i, n in enumerate(["seed", "offset"]))
+    o, stats = g.sdpa(q, k, v, generate_stats=True, dropout=0.1, seed=seed, offset=offset,
+                      dropout_mask_output=True, name="attn")
+    for uid, t in ((4, o), (5, stats)):
+        t.set_output(True).set_uid(uid)
+    mask = g.dropout_mask(o)
+    mask.set_output(True).set_uid(7)
+    summary = g.lower()
+    # 9 (softmax, Stats, P V) + rng, P * mask, times 1 / (1 - p); the rng right after the softmax.
+    assert summary.operation_count == 12
+    assert summary.backend_operations[-4:] == ["OperationRng", "OperationPointwise",
+                                               "OperationPointwise", "OperationMatmul"]
+    assert (mask.dim, mask.data_type) == ([2, 8, 17, 33], DataType.Float)
+    assert g.dropout_mask(q) is None
+
+
+def test_sdpa_dropout_is_checked_before_cudnn():
+    g, _, _ = attention(dropout=1.0)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.InvalidAttribute
+    assert "sdpa 'attn': dropout probability 1.000000 is outside [0, 1)" in e.message
+    g, _, _ = attention(dropout=0.2)
+    e = error_of(g.validate)
+    assert "dropout needs a seed and an offset tensor" in e.message
+    g, _, _ = attention(dropout=0.0)  # no dropout: lowers as without
+    assert g.lower().operation_count == 9
+
+
+def test_sdpa_backward_dropout_draws_the_mask_again_first():
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    q, k, v, o, d_o = (g.tensor(name=n, uid=i + 1, dim=[2, 4, 33, 64])
+                       for i, n in enumerate(["Q", "K", "V", "O", "dO"]))
+    stats = g.tensor(name="Stats", uid=6, dim=[2, 4, 33, 1], data_type=DataType.Float)
+    seed, offset = (g.tensor(name=n, uid=8 + i, dim=[1, 1, 1, 1], data_type=DataType.Int64)
+                    for i, n in enumerate(["seed", "offset"]))
+    outputs = g.sdpa_backward(q, k, v, o, d_o, stats, attn_scale=0.125, causal_mask=True,
+                              dropout=0.2, seed=seed, offset=offset, name="bwd")
+    for uid, t in enumerate(outputs, start=10):
+        t.set_output(True).set_uid(uid)
+    accumulator_copy = 1 if dnngraph.cudnn_runtime_version() >= 90600 else 0
+    summary = g.lower()
+    # 21 as without dropout + rng, P * mask, times 1 / (1 - p), dP * mask, dS times 1 / (1 - p).
+    assert summary.operation_count == 26 + accumulator_copy
+    assert summary.backend_operations[0] == "OperationRng"
+    bad = dnngraph.Graph(io_data_type=DataType.Half)
+    q, k, v, o, d_o = (bad.tensor(name=n, uid=i + 1, dim=[2, 4, 33, 64])
+                       for i, n in enumerate(["Q", "K", "V", "O", "dO"]))
+    stats = bad.tensor(name="Stats", uid=6, dim=[2, 4, 33, 1], data_type=DataType.Float)
+    seed, offset = (bad.tensor(name=n, uid=8 + i, dim=[1, 1, 1, 1], data_type=DataType.Int64)
+                    for i, n in enumerate(["seed", "offset"]))
+    for t in bad.sdpa_backward(q, k, v, o, d_o, stats, causal_mask_bottom_right=True,
+                               dropout=0.2, seed=seed, offset=offset, name="bwd"):
+        t.set_output(True)
+    e = error_of(bad.validate)
+    assert "sdpa_backward 'bwd': dropout with a bottom-right causal mask" in e.message
+
+
 def test_sdpa_backward_checks_the_forward_tensors():
     g = dnngraph.Graph(io_data_type=DataType.Half)
     q, k, v, o, d_o = (g.tensor(name=n, uid=i + 1, dim=[2, 4, 33, 64])
