@@ -47,6 +47,7 @@ enum class Defect {
   SdpaDynamicShape,
   SdpaOverrideShapes,
   RngOutsideAttention,
+  ResampleMaxBackwardWithoutIndex,
 };
 
 // Versions in the cudnnGetVersion() encoding, e.g. 92700 for 9.27.0.

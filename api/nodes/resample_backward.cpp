@@ -34,12 +34,15 @@ Result<void> ResampleBackwardNode::check_given() const {
                           (ports_.x ? "Y" : "X") +
                           "; give the forward's X and Y together (set_x and set_y), or neither");
   }
-  if (mode == ResampleMode::MaxPool && !ports_.index && !ports_.x) {
+  // Max pooling backward from X and Y without the Index: cuDNN 9.19 crashes the process in
+  // build() (SIGSEGV, Half and Float NHWC, H200; known issue resample-max-backward-without-index).
+  if (mode == ResampleMode::MaxPool && !ports_.index) {
     return make_error(ErrorCode::InvalidAttribute,
                       describe() +
-                          ": max pooling backward needs to know where each maximum was; "
-                          "set_index(the forward's Index), or set_x and set_y (the forward's X "
-                          "and Y)");
+                          ": max pooling backward needs the forward's Index (resample with "
+                          "set_generate_index(true), then set_index here); from X and Y alone "
+                          "cuDNN 9.19 crashes the process while building the plan (known issue "
+                          "resample-max-backward-without-index)");
   }
   return {};
 }

@@ -231,7 +231,7 @@ def test_resample_pools_and_its_backward_reads_the_index():
     bad.resample_backward(bdy, mode=dnngraph.ResampleMode.MaxPool, window=[2, 2],
                           stride=[2, 2]).set_output(True).set_dim([1, 4, 8, 8])
     e = error_of(bad.validate)
-    assert e.code is ErrorCode.InvalidAttribute and "where each maximum was" in e.message
+    assert e.code is ErrorCode.InvalidAttribute and "needs the forward's Index" in e.message
 
 
 def test_reshape_transposes_by_permutation_and_lowers():

@@ -1,0 +1,180 @@
+// dnngraph's finding "BFloat16 pooling returns wrong values on cuDNN 9.19" checked against the
+// reference: cudnn-frontend's own resample node on the same cuDNN and GPU, for the two graphs
+// gpu_resample_test measured wrong through dnngraph (BFloat16 X [2, 16, 9, 11] NHWC max pooling
+// 2x2 stride 2; BFloat16 X [2, 8, 7, 9] NHWC average pooling excluding padding, 3x3, stride 2,
+// padding 1), and their Half twins that dnngraph measured exact. Per graph: built or the
+// frontend's error, and how many of Y's elements differ from a CPU reference by more than the
+// type's rounding. Built only with cudnn-frontend's headers (DNNGRAPH_CUDNN_FRONTEND_INCLUDE).
+#include <cudnn_frontend.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+namespace fe = cudnn_frontend;
+using Dims = std::vector<std::int64_t>;
+
+struct Probe {
+  const char* name;
+  bool bf16;
+  bool max;
+  Dims x;  // N, C, H, W
+  std::int64_t window, stride, padding;
+};
+
+Dims nhwc(const Dims& d) { return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]}; }
+
+float round_trip(bool bf16, float v) {
+  return bf16 ? __bfloat162float(__float2bfloat16(v)) : __half2float(__float2half(v));
+}
+
+void run(cudnnHandle_t handle, const Probe& p) {
+  const std::int64_t n = p.x[0], c = p.x[1], h = p.x[2], w = p.x[3];
+  const std::int64_t oh = (h + 2 * p.padding - p.window) / p.stride + 1;
+  const std::int64_t ow = (w + 2 * p.padding - p.window) / p.stride + 1;
+  const Dims y_dims{n, c, oh, ow};
+  fe::graph::Graph graph;
+  const auto type = p.bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF;
+  graph.set_io_data_type(type).set_compute_data_type(fe::DataType_t::FLOAT);
+  auto x = graph.tensor(
+      fe::graph::Tensor_attributes().set_name("X").set_uid(1).set_dim(p.x).set_stride(nhwc(p.x)));
+  auto [y, index] = graph.resample(
+      x, fe::graph::Resample_attributes()
+             .set_resampling_mode(p.max ? fe::ResampleMode_t::MAXPOOL
+                                        : fe::ResampleMode_t::AVGPOOL_EXCLUDE_PADDING)
+             .set_padding_mode(p.max ? fe::PaddingMode_t::NEG_INF_PAD : fe::PaddingMode_t::ZERO_PAD)
+             .set_window({p.window, p.window})
+             .set_stride({p.stride, p.stride})
+             .set_pre_padding({p.padding, p.padding})
+             .set_post_padding({p.padding, p.padding}));
+  y->set_output(true).set_uid(2).set_dim(y_dims).set_stride(nhwc(y_dims));
+  auto status = graph.validate();
+  if (status.is_good()) status = graph.build_operation_graph(handle);
+  if (status.is_good())
+    status = graph.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
+  if (status.is_good()) status = graph.check_support(handle);
+  if (status.is_good()) status = graph.build_plans(handle);
+  if (!status.is_good()) {
+    std::printf("%s: not built: %s\n", p.name, status.get_message().c_str());
+    return;
+  }
+  const std::size_t x_count = static_cast<std::size_t>(n * c * h * w);
+  const std::size_t y_count = static_cast<std::size_t>(n * c * oh * ow);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
+  std::vector<float> xv(x_count);
+  std::vector<std::uint16_t> x_bits(x_count);
+  for (std::size_t i = 0; i < x_count; ++i) {
+    xv[i] = round_trip(p.bf16, dist(rng));
+    if (p.bf16) {
+      const __nv_bfloat16 b = __float2bfloat16(xv[i]);
+      std::memcpy(&x_bits[i], &b, 2);
+    } else {
+      const __half hv = __float2half(xv[i]);
+      std::memcpy(&x_bits[i], &hv, 2);
+    }
+  }
+  void *xd = nullptr, *yd = nullptr, *ws = nullptr;
+  std::int64_t ws_size = 0;
+  if (!graph.get_workspace_size(ws_size).is_good() || cudaMalloc(&xd, x_count * 2) != cudaSuccess ||
+      cudaMalloc(&yd, y_count * 2) != cudaSuccess ||
+      cudaMalloc(&ws, static_cast<std::size_t>(ws_size) + 1) != cudaSuccess) {
+    std::printf("%s: allocation failed\n", p.name);
+    return;
+  }
+  cudaMemcpy(xd, x_bits.data(), x_count * 2, cudaMemcpyHostToDevice);
+  std::unordered_map<std::int64_t, void*> pack{{1, xd}, {2, yd}};
+  auto ran = graph.execute(handle, pack, ws);
+  std::vector<std::uint16_t> y_bits(y_count);
+  cudaMemcpy(y_bits.data(), yd, y_count * 2, cudaMemcpyDeviceToHost);
+  std::size_t wrong = 0;
+  double worst = 0;
+  // NHWC: element (n, c, i, j) at ((n * H + i) * W + j) * C + c.
+  for (std::int64_t b = 0; b < n; ++b) {
+    for (std::int64_t i = 0; i < oh; ++i) {
+      for (std::int64_t j = 0; j < ow; ++j) {
+        for (std::int64_t k = 0; k < c; ++k) {
+          double acc = p.max ? -std::numeric_limits<double>::infinity() : 0.0;
+          int taps = 0;
+          for (std::int64_t di = 0; di < p.window; ++di) {
+            for (std::int64_t dj = 0; dj < p.window; ++dj) {
+              const std::int64_t r = i * p.stride - p.padding + di;
+              const std::int64_t s = j * p.stride - p.padding + dj;
+              if (r < 0 || r >= h || s < 0 || s >= w) continue;
+              const double v = xv[static_cast<std::size_t>(((b * h + r) * w + s) * c + k)];
+              acc = p.max ? std::max(acc, v) : acc + v;
+              ++taps;
+            }
+          }
+          const double want = p.max ? acc : acc / taps;
+          const std::size_t at = static_cast<std::size_t>(((b * oh + i) * ow + j) * c + k);
+          float got = 0;
+          if (p.bf16) {
+            __nv_bfloat16 bv;
+            std::memcpy(&bv, &y_bits[at], 2);
+            got = __bfloat162float(bv);
+          } else {
+            __half hv;
+            std::memcpy(&hv, &y_bits[at], 2);
+            got = __half2float(hv);
+          }
+          const double error = std::abs(got - want);
+          worst = std::max(worst, error);
+          wrong += error > (p.bf16 ? 8e-3 : 1e-3) * std::abs(want) + 1e-5 ? 1 : 0;
+        }
+      }
+    }
+  }
+  std::printf("%s: built; execute %s; %zu of %zu elements wrong, max |error| %.3g\n", p.name,
+              ran.is_good() ? "ok" : ran.get_message().c_str(), wrong, y_count, worst);
+  cudaFree(xd);
+  cudaFree(yd);
+  cudaFree(ws);
+}
+
+}  // namespace
+
+int main() {
+  cudnnHandle_t handle = nullptr;
+  if (cudnnCreate(&handle) != CUDNN_STATUS_SUCCESS) {
+    std::printf("cudnnCreate failed\n");
+    return 1;
+  }
+  std::printf("cuDNN %zu, cudnn-frontend %d\n", cudnnGetVersion(), CUDNN_FRONTEND_VERSION);
+  const Probe probes[] = {
+      {"BFloat16 max 2x2 stride 2 [2, 16, 9, 11]", true, true, {2, 16, 9, 11}, 2, 2, 0},
+      {"Half max 2x2 stride 2 [2, 16, 9, 11]", false, true, {2, 16, 9, 11}, 2, 2, 0},
+      {"BFloat16 average excluding padding 3x3 stride 2 pad 1 [2, 8, 7, 9]",
+       true,
+       false,
+       {2, 8, 7, 9},
+       3,
+       2,
+       1},
+      {"Half average excluding padding 3x3 stride 2 pad 1 [2, 8, 7, 9]",
+       false,
+       false,
+       {2, 8, 7, 9},
+       3,
+       2,
+       1},
+  };
+  for (const Probe& p : probes) {
+    run(handle, p);
+  }
+  cudnnDestroy(handle);
+  return 0;
+}
