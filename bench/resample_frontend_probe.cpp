@@ -59,7 +59,8 @@ void run(cudnnHandle_t handle, const Probe& p) {
              .set_window({p.window, p.window})
              .set_stride({p.stride, p.stride})
              .set_pre_padding({p.padding, p.padding})
-             .set_post_padding({p.padding, p.padding}));
+             .set_post_padding({p.padding, p.padding})
+             .set_generate_index(false));
   y->set_output(true).set_uid(2).set_dim(y_dims).set_stride(nhwc(y_dims));
   auto status = graph.validate();
   if (status.is_good()) status = graph.build_operation_graph(handle);
