@@ -42,7 +42,7 @@ bool sdpa_override_shapes(const GraphTraits& graph, const Candidate& /*candidate
   return graph.sdpa && graph.override_shapes;
 }
 
-constexpr std::array<KnownIssue, 14> table{{
+constexpr std::array<KnownIssue, 16> table{{
     {Defect::Engine7ChannelsFirstConvFprop, "engine7-channels-first-conv-fprop", 0, 0, 92700, 92700,
      "conv_fprop with a channels-first (NCHW/NCDHW) input through engine 7 with a workspace "
      "returns success and wrong numbers (measured on cuDNN 9.27.0, H200; channels-last is exact)",
@@ -148,6 +148,26 @@ constexpr std::array<KnownIssue, 14> table{{
      "stride 2 padding 1; measured on cuDNN 9.19.0, H200, tests/gpu/resample_test.cpp); from the "
      "Index it runs exact. cudnn-frontend 1.32 has no resample backward node to compare",
      "validate() refuses max-pooling backward without the Index (api/nodes/resample_backward.cpp)",
+     nullptr},
+    {Defect::ResampleBfloat16Wrong, "resample-bfloat16-wrong", 0, 92700, 91900, 92700,
+     "resample (pooling) in BFloat16 returns success and wrong values: NHWC max pooling 2x2 "
+     "stride 2, 586 of 640 outputs wrong; average pooling excluding padding 3x3, 317 of 320 wrong "
+     "(values near 1e38); the Half and Float twins exact (measured on cuDNN 9.19.0, H200, "
+     "tests/gpu/resample_test.cpp; the same with cudnn-frontend 1.32's own resample node, "
+     "bench/resample_frontend_probe.cpp)",
+     "below 9.27 (measured exact there) validate() refuses BFloat16 pooled tensors (X, Y, dY, dX) "
+     "of resample and resample_backward (api/nodes/resample.cpp); the backward was not measured "
+     "in BFloat16 and is refused with it",
+     nullptr},
+    {Defect::ResampleAfterPointwiseUnwritten, "resample-after-pointwise-unwritten", 0, 0, 91900,
+     92700,
+     "a pooling fused behind a pointwise node in one graph (ReLU then max pooling, Half NHWC "
+     "[2, 8, 7, 9], 3x3 stride 2 padding 1) builds, executes with success and leaves Y unwritten "
+     "(measured on cuDNN 9.19.0 and 9.27.0, H200, tests/gpu/resample_test.cpp; the same with "
+     "cudnn-frontend 1.32 on 9.19, bench/resample_frontend_probe.cpp); a pointwise node after the "
+     "pooling runs exact",
+     "validate() refuses a resample whose X is a virtual tensor another node produces "
+     "(api/nodes/resample.cpp)",
      nullptr},
 }};
 

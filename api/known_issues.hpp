@@ -48,6 +48,8 @@ enum class Defect {
   SdpaOverrideShapes,
   RngOutsideAttention,
   ResampleMaxBackwardWithoutIndex,
+  ResampleBfloat16Wrong,
+  ResampleAfterPointwiseUnwritten,
 };
 
 // Versions in the cudnnGetVersion() encoding, e.g. 92700 for 9.27.0.

@@ -2,7 +2,8 @@
 // reference: cudnn-frontend's own resample node on the same cuDNN and GPU, for the two graphs
 // gpu_resample_test measured wrong through dnngraph (BFloat16 X [2, 16, 9, 11] NHWC max pooling
 // 2x2 stride 2; BFloat16 X [2, 8, 7, 9] NHWC average pooling excluding padding, 3x3, stride 2,
-// padding 1), and their Half twins that dnngraph measured exact. Per graph: built or the
+// padding 1), and their Half twins that dnngraph measured exact; and a ReLU fused before Half max
+// pooling, whose Y dnngraph found unwritten. Per graph: built or the
 // frontend's error, and how many of Y's elements differ from a CPU reference by more than the
 // type's rounding. Built only with cudnn-frontend's headers (DNNGRAPH_CUDNN_FRONTEND_INCLUDE).
 #include <cudnn_frontend.h>
@@ -33,6 +34,7 @@ struct Probe {
   bool max;
   Dims x;  // N, C, H, W
   std::int64_t window, stride, padding;
+  bool relu = false;  // ReLU fused before the pooling, inside the graph
 };
 
 Dims nhwc(const Dims& d) { return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]}; }
@@ -48,19 +50,28 @@ void run(cudnnHandle_t handle, const Probe& p) {
   const Dims y_dims{n, c, oh, ow};
   fe::graph::Graph graph;
   const auto type = p.bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF;
-  graph.set_io_data_type(type).set_compute_data_type(fe::DataType_t::FLOAT);
+  graph.set_io_data_type(type)
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
   auto x = graph.tensor(
       fe::graph::Tensor_attributes().set_name("X").set_uid(1).set_dim(p.x).set_stride(nhwc(p.x)));
+  auto pooled_input = x;
+  if (p.relu) {
+    pooled_input = graph.pointwise(
+        x, fe::graph::Pointwise_attributes().set_mode(fe::PointwiseMode_t::RELU_FWD));
+    pooled_input->set_dim(p.x).set_stride(nhwc(p.x));
+  }
   auto [y, index] = graph.resample(
-      x, fe::graph::Resample_attributes()
-             .set_resampling_mode(p.max ? fe::ResampleMode_t::MAXPOOL
-                                        : fe::ResampleMode_t::AVGPOOL_EXCLUDE_PADDING)
-             .set_padding_mode(p.max ? fe::PaddingMode_t::NEG_INF_PAD : fe::PaddingMode_t::ZERO_PAD)
-             .set_window({p.window, p.window})
-             .set_stride({p.stride, p.stride})
-             .set_pre_padding({p.padding, p.padding})
-             .set_post_padding({p.padding, p.padding})
-             .set_generate_index(false));
+      pooled_input,
+      fe::graph::Resample_attributes()
+          .set_resampling_mode(p.max ? fe::ResampleMode_t::MAXPOOL
+                                     : fe::ResampleMode_t::AVGPOOL_EXCLUDE_PADDING)
+          .set_padding_mode(p.max ? fe::PaddingMode_t::NEG_INF_PAD : fe::PaddingMode_t::ZERO_PAD)
+          .set_window({p.window, p.window})
+          .set_stride({p.stride, p.stride})
+          .set_pre_padding({p.padding, p.padding})
+          .set_post_padding({p.padding, p.padding})
+          .set_generate_index(false));
   y->set_output(true).set_uid(2).set_dim(y_dims).set_stride(nhwc(y_dims));
   auto status = graph.validate();
   if (status.is_good()) status = graph.build_operation_graph(handle);
@@ -97,6 +108,7 @@ void run(cudnnHandle_t handle, const Probe& p) {
     return;
   }
   cudaMemcpy(xd, x_bits.data(), x_count * 2, cudaMemcpyHostToDevice);
+  cudaMemset(yd, 0xFF, y_count * 2);  // NaN: an unwritten element counts as wrong
   std::unordered_map<std::int64_t, void*> pack{{1, xd}, {2, yd}};
   auto ran = graph.execute(handle, pack, ws);
   std::vector<std::uint16_t> y_bits(y_count);
@@ -115,7 +127,8 @@ void run(cudnnHandle_t handle, const Probe& p) {
               const std::int64_t r = i * p.stride - p.padding + di;
               const std::int64_t s = j * p.stride - p.padding + dj;
               if (r < 0 || r >= h || s < 0 || s >= w) continue;
-              const double v = xv[static_cast<std::size_t>(((b * h + r) * w + s) * c + k)];
+              double v = xv[static_cast<std::size_t>(((b * h + r) * w + s) * c + k)];
+              v = p.relu ? std::max(v, 0.0) : v;
               acc = p.max ? std::max(acc, v) : acc + v;
               ++taps;
             }
@@ -133,8 +146,8 @@ void run(cudnnHandle_t handle, const Probe& p) {
             got = __half2float(hv);
           }
           const double error = std::abs(got - want);
-          worst = std::max(worst, error);
-          wrong += error > (p.bf16 ? 8e-3 : 1e-3) * std::abs(want) + 1e-5 ? 1 : 0;
+          worst = std::isnan(error) ? error : std::max(worst, error);
+          wrong += !(error <= (p.bf16 ? 8e-3 : 1e-3) * std::abs(want) + 1e-5) ? 1 : 0;
         }
       }
     }
@@ -172,6 +185,14 @@ int main() {
        3,
        2,
        1},
+      {"Half ReLU then max 3x3 stride 2 pad 1 [2, 8, 7, 9]",
+       false,
+       true,
+       {2, 8, 7, 9},
+       3,
+       2,
+       1,
+       true},
   };
   for (const Probe& p : probes) {
     run(handle, p);

@@ -4,6 +4,7 @@
 // CUDNN_TYPE_FRACTION, the index tensor Int8).
 #include "api/nodes/resample.hpp"
 
+#include "api/known_issues.hpp"
 #include "api/nodes/convolution.hpp"
 #include "backend/operation_resample_forward.hpp"
 
@@ -43,6 +44,18 @@ Result<void> ResampleNodeBase::check_pooled(const char* role, const TensorAttrib
                       describe() + ": " + role + " " + t.describe() + " has " +
                           std::to_string(rank) + " dims " + to_string(t.dim()) +
                           "; pooling takes 4 ([N, C, H, W]) or 5 ([N, C, D, H, W])");
+  }
+  return check_pooling_type(role, t);
+}
+
+Result<void> ResampleNodeBase::check_pooling_type(const char* role,
+                                                  const TensorAttributes& t) const {
+  if (t.data_type() == DataType::BFloat16 && workaround_needed(Defect::ResampleBfloat16Wrong)) {
+    return make_error(ErrorCode::UnsupportedDataType,
+                      describe() + ": " + role + " " + t.describe() +
+                          " is BFloat16; cuDNN before 9.27 pools BFloat16 wrong (most of Y "
+                          "wrong, also through cudnn-frontend; known issue "
+                          "resample-bfloat16-wrong): use Half or Float, or cuDNN 9.27");
   }
   return check_data_type(describe(), ConvTensor{role, t, t.dim()},
                          {DataType::Half, DataType::BFloat16, DataType::Float});
@@ -226,6 +239,16 @@ Result<void> ResampleNode::settle_index(const TensorAttributes& y, const GraphCo
 
 Result<void> ResampleNode::infer(const GraphContext& context) {
   const TensorAttributes& x = *inputs()[0];
+  // A virtual X is another node's result inside this graph (a ReLU before the pooling, say):
+  // cuDNN returns success and leaves Y unwritten (known issue resample-after-pointwise-unwritten).
+  if (x.is_virtual()) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      describe() + ": X " + x.describe() +
+                          " is another node's result inside this graph; cuDNN returns success "
+                          "without writing Y for a pooling fused behind another operation (known "
+                          "issue resample-after-pointwise-unwritten): make X an output "
+                          "(set_output(true)) and pool it in a graph of its own");
+  }
   if (auto ok = settle_window("X", x, context); !ok) {
     return ok;
   }
@@ -238,9 +261,7 @@ Result<void> ResampleNode::infer(const GraphContext& context) {
   if (auto ok = settle_output(y, *y_dims, context); !ok) {
     return ok;
   }
-  if (auto ok = check_data_type(describe(), ConvTensor{"Y", y, y.dim()},
-                                {DataType::Half, DataType::BFloat16, DataType::Float});
-      !ok) {
+  if (auto ok = check_pooling_type("Y", y); !ok) {
     return ok;
   }
   return index_ ? settle_index(y, context) : Result<void>{};

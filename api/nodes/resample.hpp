@@ -49,6 +49,9 @@ class ResampleNodeBase : public Node {
                                            const GraphContext& context);
   // t is [N, C, spatial...] of rank 4 or 5, in Half, BFloat16 or Float.
   [[nodiscard]] Result<void> check_pooled(const char* role, const TensorAttributes& t) const;
+  // A pooled tensor's data type: Half, BFloat16 or Float; BFloat16 is refused where cuDNN pools
+  // it wrong (below 9.27: known issue resample-bfloat16-wrong).
+  [[nodiscard]] Result<void> check_pooling_type(const char* role, const TensorAttributes& t) const;
   // [N, C, out...] for an input of `dims` (t's, or those dX will have): out = floor((in + pre +
   // post - window) / stride) + 1, an error where it would be below 1 or overflow int64.
   [[nodiscard]] Result<std::vector<std::int64_t>> pooled_dims(

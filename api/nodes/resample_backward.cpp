@@ -114,9 +114,7 @@ Result<void> ResampleBackwardNode::infer(const GraphContext& context) {
     if (auto ok = check_like_dy("Y", *ports_.y); !ok) {
       return ok;
     }
-    if (auto ok = check_data_type(describe(), ConvTensor{"Y", *ports_.y, ports_.y->dim()},
-                                  {DataType::Half, DataType::BFloat16, DataType::Float});
-        !ok) {
+    if (auto ok = check_pooling_type("Y", *ports_.y); !ok) {
       return ok;
     }
   }
@@ -133,8 +131,7 @@ Result<void> ResampleBackwardNode::infer(const GraphContext& context) {
   if (auto ok = settle_output(dx, *dims, context); !ok) {
     return ok;
   }
-  return check_data_type(describe(), ConvTensor{"dX", dx, dx.dim()},
-                         {DataType::Half, DataType::BFloat16, DataType::Float});
+  return check_pooling_type("dX", dx);
 }
 
 Result<LoweredOperation> ResampleBackwardNode::lower(const TensorTable& tensors,

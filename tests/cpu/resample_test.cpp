@@ -250,6 +250,32 @@ BOOST_AUTO_TEST_CASE(an_int32_x_is_refused) {
       mentions(error, "X 'X' (uid 1) has data type Int32; it takes Half, BFloat16 or Float"));
 }
 
+BOOST_AUTO_TEST_CASE(a_pooling_behind_a_pointwise_node_is_refused) {
+  Pool p;
+  p.x = p.g.pointwise(p.x, dnngraph::PointwiseAttributes().set_name("relu").set_mode(
+                               dnngraph::PointwiseMode::ReluFwd));
+  p.pool(max3x3());
+  const Error error = validation_error(p.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error,
+                      "resample 'pool': X 'relu::Y' (no uid yet) is another node's result "
+                      "inside this graph"));
+  BOOST_TEST(mentions(error, "known issue resample-after-pointwise-unwritten"));
+}
+
+// The machines this runs on load cuDNN 9.19, where the workaround applies.
+BOOST_AUTO_TEST_CASE(a_bfloat16_x_is_refused_naming_the_known_issue) {
+  Pool p;
+  p.x->set_data_type(DataType::BFloat16);
+  p.pool(max3x3());
+  const Error error = validation_error(p.g);
+  BOOST_TEST(error.code == ErrorCode::UnsupportedDataType);
+  BOOST_TEST(mentions(error,
+                      "resample 'pool': X 'X' (uid 1) is BFloat16; cuDNN before 9.27 "
+                      "pools BFloat16 wrong"));
+  BOOST_TEST(mentions(error, "known issue resample-bfloat16-wrong"));
+}
+
 BOOST_AUTO_TEST_CASE(a_half_compute_type_is_refused) {
   const Error error = pooling_error(max3x3().set_compute_data_type(DataType::Half));
   BOOST_TEST(error.code == ErrorCode::UnsupportedDataType);

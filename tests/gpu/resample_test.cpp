@@ -1,10 +1,12 @@
 // Pooling on the GPU against a CPU reference in double: resample forward (max, average including
-// padding, average excluding padding; Half, BFloat16 and Float; odd spatial sizes; 3x3 windows
-// with stride 2 and padding 1, which overlap, and 2x2 windows with stride 2; one NCHW and one 3-D
-// case), the max-pooling Index, resample_backward (max from X and Y and from the forward's
-// Index, average with dY alone and with X and Y; dX accumulates where windows overlap), and
-// pooling fused with a pointwise node before or after it. X holds distinct values in each
-// (n, c) plane, so a maximum is never tied. A graph cuDNN has no engine for is a finding:
+// padding, average excluding padding; Half and Float; odd spatial sizes; 3x3 windows with stride
+// 2 and padding 1, which overlap, and 2x2 windows with stride 2; one NCHW and one 3-D case), the
+// max-pooling Index, resample_backward (max from the forward's Index, average with dY alone and
+// with X and Y; dX accumulates where windows overlap), and pooling fused with a pointwise node
+// before or after it. X holds distinct values in each (n, c) plane, so a maximum is never tied.
+// What cuDNN gets wrong is refused, and checked to be: BFloat16 pooling below 9.27 (wrong values),
+// max-pooling backward from X and Y (a crash), a pointwise node fused before the pooling (Y left
+// unwritten). A graph cuDNN has no engine for is a finding:
 // skipped with the Error.
 #include <boost/test/unit_test.hpp>
 
@@ -414,6 +416,11 @@ boost::unit_test::precondition builds(const PoolCase& c) {
   return builds_forward(c);
 }
 
+// A BFloat16 case refused where cuDNN pools BFloat16 wrong (known issue resample-bfloat16-wrong).
+bool refused_bfloat16(const dnngraph::Error& e) {
+  return e.message.find("resample-bfloat16-wrong") != std::string::npos;
+}
+
 namespace cases {
 // The geometries: overlapping 3x3 windows, and 2x2 windows that tile.
 struct Geometry {
@@ -477,12 +484,26 @@ const PoolCase pool_scale =
 
 BOOST_AUTO_TEST_SUITE(resample_matches_reference)
 DNNGRAPH_REFERENCE_CASE(half_max_pooling_3x3_stride_2_matches_reference, cases::max_half)
-DNNGRAPH_REFERENCE_CASE(bfloat16_max_pooling_2x2_stride_2_matches_reference, cases::max_bf16)
 DNNGRAPH_REFERENCE_CASE(float_max_pooling_3x3_stride_2_matches_reference, cases::max_float)
 DNNGRAPH_REFERENCE_CASE(half_average_including_padding_matches_reference, cases::avg_incl_half)
 DNNGRAPH_REFERENCE_CASE(half_average_excluding_padding_matches_reference, cases::avg_excl_half)
 DNNGRAPH_REFERENCE_CASE(float_average_2x2_stride_2_matches_reference, cases::avg_incl_float)
-DNNGRAPH_REFERENCE_CASE(bfloat16_average_excluding_padding_matches_reference, cases::avg_excl_bf16)
+// BFloat16 pooling: wrong values below cuDNN 9.27 (586 of 640 max-pooling outputs, 317 of 320
+// average ones on 9.19; cudnn-frontend's resample the same), exact on 9.27. Below 9.27 build()
+// refuses it naming the known issue (the case is skipped with that Error); from 9.27 the case
+// runs against the reference.
+BOOST_AUTO_TEST_CASE(bfloat16_max_pooling_2x2_stride_2_matches_reference,
+                     *dnngraph::test::builds_or_skips(
+                         forward_key(cases::max_bf16), [] { return make_forward(cases::max_bf16); },
+                         refused_bfloat16)) {
+  check_against_reference(cases::max_bf16);
+}
+BOOST_AUTO_TEST_CASE(bfloat16_average_excluding_padding_matches_reference,
+                     *dnngraph::test::builds_or_skips(
+                         forward_key(cases::avg_excl_bf16),
+                         [] { return make_forward(cases::avg_excl_bf16); }, refused_bfloat16)) {
+  check_against_reference(cases::avg_excl_bf16);
+}
 DNNGRAPH_REFERENCE_CASE(float_nchw_average_excluding_padding_matches_reference,
                         cases::avg_excl_nchw)
 DNNGRAPH_REFERENCE_CASE(float_3d_average_excluding_padding_matches_reference, cases::avg_excl_3d)
@@ -517,6 +538,16 @@ DNNGRAPH_REFERENCE_CASE(float_nchw_average_backward_from_x_and_y_matches_referen
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(resample_fused_matches_reference)
-DNNGRAPH_REFERENCE_CASE(relu_then_max_pooling_matches_reference, cases::relu_pool)
+// ReLU then max pooling in one graph executed with success and left Y unwritten (cuDNN 9.19 and
+// 9.27; cudnn-frontend the same): validate() refuses it, so build() returns the Error.
+BOOST_AUTO_TEST_CASE(relu_then_max_pooling_is_refused_not_unwritten) {
+  const dnngraph::test::BuiltCase& b = dnngraph::test::build_case(
+      forward_key(cases::relu_pool), [] { return make_forward(cases::relu_pool); });
+  BOOST_REQUIRE_MESSAGE(!b.built.has_value(), cases::relu_pool.text() << ": built");
+  BOOST_TEST_MESSAGE(cases::relu_pool.text() << ": " << describe(b.built));
+  BOOST_CHECK(b.built.error().code == dnngraph::ErrorCode::InvalidAttribute);
+  BOOST_CHECK(b.built.error().message.find("resample-after-pointwise-unwritten") !=
+              std::string::npos);
+}
 DNNGRAPH_REFERENCE_CASE(max_pooling_then_a_scale_matches_reference, cases::pool_scale)
 BOOST_AUTO_TEST_SUITE_END()
