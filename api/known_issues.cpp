@@ -133,10 +133,10 @@ constexpr std::array<KnownIssue, 16> table{{
      "at the longest length with a padding mask and pass each request's lengths as seq_len "
      "tensors, or a static graph per length",
      sdpa_override_shapes},
-    {Defect::RngOutsideAttention, "rng-outside-attention", 0, 0, 91900, 91900,
+    {Defect::RngOutsideAttention, "rng-outside-attention", 0, 0, 91900, 92700,
      "the RNG operation gets no engine config outside the attention pattern: a Bernoulli mask "
      "alone or as a matmul's dropout (NoEngine, heuristics A and Fallback offer none; measured on "
-     "cuDNN 9.19.0, H200, tests/gpu/rng_test.cpp, and the same with cudnn-frontend 1.32's own rng "
+     "cuDNN 9.19.0 and 9.27.0, H200, tests/gpu/rng_test.cpp, and the same with cudnn-frontend 1.32's own rng "
      "node, bench/rng_frontend_probe.cpp)",
      "build() answers NoEngine naming this entry when a graph with an rng node has no plan "
      "(api/built_graph.cpp); the node lowers and validates, for the graphs cuDNN serves",
