@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -93,8 +94,13 @@ BOOST_AUTO_TEST_CASE(the_documents_cudnn_writes_load) {
 BOOST_AUTO_TEST_CASE(every_document_of_the_fuzz_corpus_loads) {
   // Documents cuDNN 9.19 wrote on the CPU for each node kind dnngraph lowers (and entries it
   // takes): what to_json gives must load again.
+  // The source tree: DNNGRAPH_SOURCE_DIR where the binary runs elsewhere than it was built
+  // (scripts/gpu-run sets it on the GPU machine), else where this file was compiled from.
+  const char* source_dir = std::getenv("DNNGRAPH_SOURCE_DIR");
   const auto corpus =
-      std::filesystem::path(__FILE__).parent_path() / "../fuzz/corpus/kernel_cache_json";
+      (source_dir != nullptr ? std::filesystem::path(source_dir) / "tests"
+                             : std::filesystem::path(__FILE__).parent_path() / "..") /
+      "fuzz/corpus/kernel_cache_json";
   int documents = 0;
   for (const auto& file : std::filesystem::directory_iterator(corpus)) {
     BOOST_TEST_CONTEXT(file.path().filename()) {
