@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <utility>
 
 namespace dnngraph::detail {
@@ -38,6 +39,13 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::ResampleBackward, std::string_view("resample_backward")},
 };
 static_assert(node_kinds.back().first == NodeKind::ResampleBackward);
+
+// A bound as people write it: "1", "0.5", not std::to_string's "1.000000".
+std::string shortest(float value) {
+  std::array<char, 32> text{};
+  const int n = std::snprintf(text.data(), text.size(), "%g", static_cast<double>(value));
+  return n > 0 ? std::string(text.data(), static_cast<std::size_t>(n)) : std::to_string(value);
+}
 
 }  // namespace
 
@@ -90,12 +98,11 @@ Result<void> Node::check_scalar_input(const char* role, const TensorAttributes& 
                           to_string(t.dim()) + "; it holds one value: " + std::to_string(rank) +
                           " dims of 1 (or make it with Graph::tensor(a float))");
   }
-  if (t.data_type() != DataType::Float) {
-    return make_error(
-        ErrorCode::UnsupportedDataType,
-        describe() + ": " + role + " " + t.describe() + " has data type " +
-            (t.data_type() ? std::string(to_string(*t.data_type())) : std::string("none")) +
-            "; it takes Float");
+  if (const auto type = t.data_type(); type != DataType::Float) {
+    return make_error(ErrorCode::UnsupportedDataType,
+                      describe() + ": " + role + " " + t.describe() + " has data type " +
+                          (type ? std::string(to_string(*type)) : std::string("none")) +
+                          "; it takes Float");
   }
   // epsilon is added to a variance before its inverse square root: a negative, NaN or infinite
   // one gives NaN or 0 for every output; a momentum outside [0, 1] makes the running statistics
@@ -105,7 +112,7 @@ Result<void> Node::check_scalar_input(const char* role, const TensorAttributes& 
     return make_error(ErrorCode::InvalidAttribute,
                       describe() + ": " + role + " " + t.describe() + " has value " +
                           std::to_string(*value) + "; it must be finite, not negative" +
-                          (max < 1e30F ? " and at most " + std::to_string(max) : std::string()));
+                          (max < 1e30F ? " and at most " + shortest(max) : std::string()));
   }
   return {};
 }
