@@ -136,7 +136,8 @@ constexpr std::array<KnownIssue, 16> table{{
     {Defect::RngOutsideAttention, "rng-outside-attention", 0, 0, 91900, 92700,
      "the RNG operation gets no engine config outside the attention pattern: a Bernoulli mask "
      "alone or as a matmul's dropout (NoEngine, heuristics A and Fallback offer none; measured on "
-     "cuDNN 9.19.0 and 9.27.0, H200, tests/gpu/rng_test.cpp, and the same with cudnn-frontend 1.32's own rng "
+     "cuDNN 9.19.0 and 9.27.0, H200, tests/gpu/rng_test.cpp, and the same with cudnn-frontend "
+     "1.32's own rng "
      "node, bench/rng_frontend_probe.cpp)",
      "build() answers NoEngine naming this entry when a graph with an rng node has no plan "
      "(api/built_graph.cpp); the node lowers and validates, for the graphs cuDNN serves",
