@@ -52,14 +52,9 @@ Result<void> BnFinalizeNode::check_channel_input(const char* role, const TensorA
 }
 
 Result<void> BnFinalizeNode::infer(const GraphContext& context) {
-  if (auto ok = check_known_compute(compute_); !ok) {
+  if (auto ok = check_float_compute(compute_, context, "the statistics are finalized in Float");
+      !ok) {
     return ok;
-  }
-  const DataType compute = compute_.value_or(context.compute.value_or(DataType::Float));
-  if (compute != DataType::Float) {
-    return make_error(ErrorCode::UnsupportedDataType,
-                      describe() + ": compute data type " + std::string(to_string(compute)) +
-                          " is not supported; the statistics are finalized in Float");
   }
   const TensorAttributes& sum = *ports_.sum;
   const std::vector<std::int64_t>& dims = sum.dim();

@@ -23,15 +23,10 @@ bool is_float_type(std::optional<DataType> type) {
 }  // namespace
 
 Result<void> GenStatsNode::infer(const GraphContext& context) {
-  if (auto ok = check_known_compute(attributes_.compute_data_type()); !ok) {
+  if (auto ok = check_float_compute(attributes_.compute_data_type(), context,
+                                    "the statistics are summed in Float");
+      !ok) {
     return ok;
-  }
-  const DataType compute =
-      attributes_.compute_data_type().value_or(context.compute.value_or(DataType::Float));
-  if (compute != DataType::Float) {
-    return make_error(ErrorCode::UnsupportedDataType,
-                      describe() + ": compute data type " + std::string(to_string(compute)) +
-                          " is not supported; the statistics are summed in Float");
   }
   const TensorAttributes& x = *inputs()[0];
   const std::size_t rank = x.dim().size();

@@ -213,6 +213,20 @@ Result<void> Node::check_known_compute(std::optional<DataType> own) const {
   return check_known("compute data type", "DataType", own);
 }
 
+Result<void> Node::check_float_compute(std::optional<DataType> own, const GraphContext& context,
+                                       const char* why) const {
+  if (auto ok = check_known_compute(own); !ok) {
+    return ok;
+  }
+  const DataType compute = own.value_or(context.compute.value_or(DataType::Float));
+  if (compute != DataType::Float) {
+    return make_error(ErrorCode::UnsupportedDataType, describe() + ": compute data type " +
+                                                          std::string(to_string(compute)) +
+                                                          " is not supported; " + why);
+  }
+  return {};
+}
+
 Error Node::lowering_failed(const backend::Status& status) const {
   return cudnn_error(status, "lower " + describe());
 }

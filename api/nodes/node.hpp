@@ -145,6 +145,12 @@ class Node {
   // The node's own compute data type, where the user set one, is a DataType (the graph's is
   // checked by the Graph).
   [[nodiscard]] Result<void> check_known_compute(std::optional<DataType> own) const;
+  // A node that computes in Float only (the norms, the batch statistics): its own compute type,
+  // else the graph's, else Float, must be Float; `why` ends the error ("normalization computes
+  // in Float").
+  [[nodiscard]] Result<void> check_float_compute(std::optional<DataType> own,
+                                                 const GraphContext& context,
+                                                 const char* why) const;
   // What the three convolution nodes check alike: their compute type and convolution mode.
   template <class A>
   [[nodiscard]] Result<void> check_known_convolution(const A& attributes) const {

@@ -141,9 +141,6 @@ Result<void> NormForwardNode::infer(const GraphContext& context) {
   if (auto ok = check_known("forward phase", "NormFwdPhase", std::optional(settings_.phase)); !ok) {
     return ok;
   }
-  if (auto ok = check_known_compute(settings_.compute); !ok) {
-    return ok;
-  }
   const TensorAttributes& x = *ports_.x;
   const auto x_type = x.data_type();
   if (!x_type || !is_float_type(*x_type)) {
@@ -165,11 +162,9 @@ Result<void> NormForwardNode::infer(const GraphContext& context) {
                           ": batch normalization here is the training phase (for "
                           "inference use Graph::batchnorm_inference)");
   }
-  const DataType compute = settings_.compute.value_or(context.compute.value_or(DataType::Float));
-  if (compute != DataType::Float) {
-    return make_error(ErrorCode::UnsupportedDataType,
-                      describe() + ": compute data type " + std::string(to_string(compute)) +
-                          " is not supported; normalization computes in Float");
+  if (auto ok = check_float_compute(settings_.compute, context, "normalization computes in Float");
+      !ok) {
+    return ok;
   }
   const std::vector<std::int64_t> parameter_dims = norm_parameter_dims(settings_.kind, x.dim());
   if (auto ok = check_parameter("scale", *ports_.scale, parameter_dims); !ok) {

@@ -81,14 +81,8 @@ Result<void> NormBackwardNode::settle_gradient(TensorAttributes& out,
 }
 
 Result<void> NormBackwardNode::infer(const GraphContext& context) {
-  if (auto ok = check_known_compute(compute_); !ok) {
+  if (auto ok = check_float_compute(compute_, context, "normalization computes in Float"); !ok) {
     return ok;
-  }
-  const DataType compute = compute_.value_or(context.compute.value_or(DataType::Float));
-  if (compute != DataType::Float) {
-    return make_error(ErrorCode::UnsupportedDataType,
-                      describe() + ": compute data type " + std::string(to_string(compute)) +
-                          " is not supported; normalization computes in Float");
   }
   const TensorAttributes& x = *ports_.x;
   const std::size_t rank = x.dim().size();
