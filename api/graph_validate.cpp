@@ -73,7 +73,7 @@ Result<void> check_known(const std::string& what, std::optional<DataType> type) 
                                                      ", which is no DataType enumerator");
 }
 
-// A by-value tensor is one Float value in host memory.
+// A by-value tensor is one value in host memory: Float (set_value) or Int64 (set_int_value).
 Result<void> check_by_value(const TensorAttributes& t) {
   const DataType by_value_type = t.int_value() ? DataType::Int64 : DataType::Float;
   if (const auto type = t.data_type(); type && *type != by_value_type) {
