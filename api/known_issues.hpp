@@ -22,7 +22,10 @@ struct GraphTraits {
   bool override_shapes = false;  // set_override_shape_enabled: shapes (and workspaces) vary
   bool dynamic_shape = false;    // the operation graph is built with dynamic shapes
   bool sdpa = false;             // an attention (sdpa) node
-  bool rng = false;              // a random-number (rng) node
+  // an sdpa or sdpa_backward node outside the one form cuDNN runs exact under override shapes
+  // (SdpaNode::in_override_form: ragged Q and O, a padding mask, inference)
+  bool sdpa_outside_override_form = false;
+  bool rng = false;  // a random-number (rng) node
 };
 
 // A candidate as plan choice sees it: the engine config, and the workspace its plan needs

@@ -168,6 +168,22 @@ Result<OverriddenTensors> check_overrides(
     }
     layout[&t] = {overrides.shapes[i], overrides.strides[i]};
   }
+  // Ragged offsets hold one start per batch, plus the end: no node sees them as an input, and
+  // an override of a ragged tensor may not change its batch, so they keep their build dims.
+  for (const auto& t : tensors) {
+    const auto offsets = t->ragged_offset();
+    if (!offsets) {
+      continue;
+    }
+    if (auto it = layout.find(offsets.get());
+        it != layout.end() && it->second.dims != offsets->dim()) {
+      return make_error(ErrorCode::ShapeMismatch,
+                        "overrides: " + offsets->describe() + " (the ragged offsets of " +
+                            t->describe() + ") is overridden to " + to_string(it->second.dims) +
+                            ", built " + to_string(offsets->dim()) +
+                            "; ragged offsets keep their build dims");
+    }
+  }
   // Tensors not listed keep their build layout; node outputs follow the inference.
   const auto layout_of = [&](const TensorAttributes& t) -> const OverriddenLayout& {
     auto [it, inserted] = layout.try_emplace(&t);
@@ -179,7 +195,8 @@ Result<OverriddenTensors> check_overrides(
   for (const auto& node : nodes) {
     std::vector<ShapedTensor> shaped;
     for (const auto& input : node->inputs()) {
-      shaped.push_back({input.get(), &layout_of(*input).dims});
+      const OverriddenLayout& given = layout_of(*input);
+      shaped.push_back({input.get(), &given.dims, &given.strides});
     }
     auto inferred = node->all_output_dims(shaped);
     if (!inferred) {

@@ -73,6 +73,13 @@ bool env_flag(const char* name, bool fallback) {
 const bool g_bshd = std::string(std::getenv("PROBE_LAYOUT") ? std::getenv("PROBE_LAYOUT") : "") == "bshd";
 const bool g_stats = env_flag("PROBE_STATS", true);
 const bool g_causal = env_flag("PROBE_CAUSAL", true);
+// PROBE_IMPL=composite or unified: cudnn-frontend's SDPA implementation (default AUTO).
+fe::AttentionImplementation_t implementation() {
+  const std::string value = std::getenv("PROBE_IMPL") ? std::getenv("PROBE_IMPL") : "";
+  return value == "composite" ? fe::AttentionImplementation_t::COMPOSITE
+         : value == "unified" ? fe::AttentionImplementation_t::UNIFIED
+                              : fe::AttentionImplementation_t::AUTO;
+}
 
 Dims bhsd(std::int64_t s, std::int64_t d) { return {kBatch, kHeads, s, d}; }
 Dims packed(const Dims& dims) {
@@ -118,6 +125,7 @@ Result run(cudnnHandle_t handle, std::int64_t s, bool dynamic,
   auto tv = tensor("V", kUidV);
   auto options = fe::graph::SDPA_attributes()
                      .set_name("sdpa")
+                     .set_implementation(implementation())
                      .set_generate_stats(g_stats)
                      .set_causal_mask(g_causal)
                      .set_attn_scale(1.0F / std::sqrt(static_cast<float>(kHeadDim)));
@@ -272,6 +280,7 @@ Result run_thd(cudnnHandle_t handle, std::int64_t q_dim, std::int64_t build_dim,
   auto seq_kv = make("seq_kv", kUidSeqKv, per_batch, {1, 1, 1, 1}, fe::DataType_t::INT32);
   auto options = fe::graph::SDPA_attributes()
                      .set_name("sdpa")
+                     .set_implementation(implementation())
                      .set_generate_stats(false)
                      .set_causal_mask(g_causal)
                      .set_attn_scale(1.0F / std::sqrt(static_cast<float>(kHeadDim)))

@@ -23,6 +23,7 @@ using TensorPtr = std::shared_ptr<TensorAttributes>;
 struct ShapedTensor {
   const TensorAttributes* tensor;
   const std::vector<std::int64_t>* dims;
+  const std::vector<std::int64_t>* strides = nullptr;  // null: the caller knows none
 };
 
 // Every node kind; name_of gives the name errors use ("matmul 'mm'"). A new kind is a row

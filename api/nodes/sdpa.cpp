@@ -114,8 +114,76 @@ Result<void> SdpaNode::infer(const GraphContext& context) {
   return {};
 }
 
+bool SdpaNode::in_override_form() const {
+  return ports_.q->is_ragged() && ports_.o->is_ragged() && attributes_.padding_mask() &&
+         !ports_.stats && !ports_.dropout.output_mask() &&
+         attributes_.dropout_probability().value_or(0.0) == 0.0 &&
+         attributes_.causal().value_or(DiagonalAlignment::TopLeft) == DiagonalAlignment::TopLeft;
+}
+
+Result<void> SdpaNode::check_override_form(std::span<const ShapedTensor> inputs) const {
+  const auto find = [&](const TensorPtr& port) -> const ShapedTensor* {
+    for (const ShapedTensor& in : inputs) {
+      if (in.tensor == port.get()) {
+        return &in;
+      }
+    }
+    return nullptr;
+  };
+  const std::string form =
+      " (known issue sdpa-override-shapes: cuDNN runs an override exact only in the ragged form, "
+      "where Q's and O's sequence dim is the one that changes)";
+  for (const TensorPtr& t : {ports_.k, ports_.v, ports_.seq_len_q, ports_.seq_len_kv}) {
+    if (const ShapedTensor* in = find(t); in != nullptr && *in->dims != t->dim()) {
+      return make_error(ErrorCode::ShapeMismatch, describe() + ": " + t->describe() +
+                                                      " is overridden to " + to_string(*in->dims) +
+                                                      ", built " + to_string(t->dim()) +
+                                                      "; it keeps its build dims" + form);
+    }
+  }
+  const ShapedTensor* q = find(ports_.q);
+  if (q == nullptr) {
+    return {};
+  }
+  const auto& built = ports_.q->dim();
+  const auto& dims = *q->dims;
+  for (const std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{3}}) {
+    if (dims.size() == 4 && dims[i] != built[i]) {
+      return make_error(ErrorCode::ShapeMismatch, describe() + ": Q " + ports_.q->describe() +
+                                                      " is overridden to " + to_string(dims) +
+                                                      ", built " + to_string(built) + ": dim " +
+                                                      std::to_string(i) + " may not change" + form);
+    }
+  }
+  if (q->strides != nullptr && q->strides->size() == 4) {
+    for (std::size_t i = 1; i < 4; ++i) {
+      if ((*q->strides)[i] != ports_.q->stride()[i]) {
+        return make_error(ErrorCode::InvalidAttribute,
+                          describe() + ": Q " + ports_.q->describe() + " has stride " +
+                              std::to_string(i) + " " + std::to_string((*q->strides)[i]) +
+                              " under the override, " + std::to_string(ports_.q->stride()[i]) +
+                              " at build; the head, token and element strides stay" + form);
+      }
+    }
+  }
+  if (dims.size() == 4 && dims[2] < 2) {
+    return make_error(ErrorCode::ShapeMismatch,
+                      describe() + ": Q " + ports_.q->describe() + " is overridden to s_q " +
+                          std::to_string(dims[2]) +
+                          "; one query token is not served through overrides (cuDNN 9.28 "
+                          "answers NOT_SUPPORTED_INVALID_DYNAMIC_SHAPE at execute): build a "
+                          "graph with s_q 1 for decoding");
+  }
+  return {};
+}
+
 Result<std::vector<std::vector<std::int64_t>>> SdpaNode::all_output_dims(
     std::span<const ShapedTensor> inputs) const {
+  if (in_override_form()) {
+    if (auto ok = check_override_form(inputs); !ok) {
+      return std::unexpected(ok.error());
+    }
+  }
   const auto dims_of = [&](const TensorPtr& port) -> const std::vector<std::int64_t>& {
     for (const ShapedTensor& in : inputs) {
       if (in.tensor == port.get()) {

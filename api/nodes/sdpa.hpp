@@ -46,11 +46,23 @@ class SdpaNode final : public Node {
   // The dropout mask as an output (set_dropout_mask_output); null otherwise.
   [[nodiscard]] TensorPtr dropout_mask_output() const { return ports_.dropout.output_mask(); }
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
-  // Known issue sdpa-dynamic-shape: a dynamic-shape graph of this node is refused at plan choice.
-  void note_traits(GraphTraits& traits) const override { traits.sdpa = true; }
-  // Execute-time overrides may change the batch and the sequence lengths (Q's s_q, K's and V's
-  // s_kv), not the heads or head dims; O, Stats, the dropout mask and the internal score and row
-  // tensors follow.
+  // Known issue sdpa-dynamic-shape: a dynamic-shape graph of this node is refused at plan choice;
+  // sdpa-override-shapes: so is an override-shape graph, outside in_override_form().
+  void note_traits(GraphTraits& traits) const override {
+    traits.sdpa = true;
+    traits.sdpa_outside_override_form = traits.sdpa_outside_override_form || !in_override_form();
+  }
+  // The one form cuDNN runs exact under execute-time overrides (measured on cuDNN 9.28.1 with
+  // cudnn-frontend 1.32's own SDPA; docs/attention.md): Q and O ragged (THD), a padding mask,
+  // inference, no dropout, no causal mask or a top-left one.
+  [[nodiscard]] bool in_override_form() const;
+  // Execute-time overrides. In in_override_form() (the one form that builds with them) they may
+  // change Q's and O's sequence dim (the longest sequence of the batch), nothing else: K, V and
+  // the length tensors keep their build dims, Q and O their head, token and element strides; one
+  // query token is refused (cuDNN answers NOT_SUPPORTED_INVALID_DYNAMIC_SHAPE at execute).
+  // Outside it (refused at build, known issue sdpa-override-shapes) the checks say what an
+  // override would mean: the batch and the sequence lengths may change, not the heads or head
+  // dims. O, Stats, the dropout mask and the internal score and row tensors follow.
   [[nodiscard]] Result<std::vector<std::vector<std::int64_t>>> all_output_dims(
       std::span<const ShapedTensor> inputs) const override;
   // Composite: lower_all() makes every operation; lower() alone cannot stand for the node.
@@ -61,6 +73,8 @@ class SdpaNode final : public Node {
 
  private:
   void settle_internals();
+  // all_output_dims' first step: what in_override_form() lets an override change.
+  [[nodiscard]] Result<void> check_override_form(std::span<const ShapedTensor> inputs) const;
 
   SdpaAttributes attributes_;
   SdpaPorts ports_;

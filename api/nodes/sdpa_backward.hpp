@@ -64,7 +64,10 @@ class SdpaBackwardNode final : public Node {
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
   // As the forward: a dynamic-shape graph of this node is refused at plan choice (known issue
   // sdpa-dynamic-shape, measured on the forward pattern).
-  void note_traits(GraphTraits& traits) const override { traits.sdpa = true; }
+  void note_traits(GraphTraits& traits) const override {
+    traits.sdpa = true;
+    traits.sdpa_outside_override_form = true;  // never measured under overrides
+  }
   [[nodiscard]] std::vector<const TensorAttributes*> workspace_tensors() const override {
     if (ports_.dq_accum) {
       return {ports_.dq_accum.get()};

@@ -502,4 +502,93 @@ BOOST_AUTO_TEST_CASE(a_new_batch_needs_the_length_tensors_overridden_too) {
   BOOST_TEST(accepted.has_value(), message_of(accepted));
 }
 
+// The ragged form cuDNN runs exact under overrides (SdpaNode::in_override_form): Q and O packed
+// token after token with offsets, a padding mask, inference. Built at s_q 17; only Q's and O's
+// sequence dim may change.
+struct RaggedAttention : Attention {
+  TensorPtr q_offsets;
+
+  RaggedAttention() {
+    g.set_override_shape_enabled(true);
+    q_offsets = g.tensor(tensor("q_offsets", 8, {3, 1, 1, 1}).set_data_type(DataType::Int32));
+    q->set_stride(token_major(17)).set_ragged_offset(q_offsets);
+    add_lengths(2);
+  }
+  static Dims token_major(std::int64_t s) { return {s * 8 * 64, 64, 8 * 64, 1}; }
+  void run_form(SdpaAttributes attributes) {
+    run(attributes.set_padding_mask(true).set_seq_len_q(seq_q).set_seq_len_kv(seq_kv));
+    o->set_stride(token_major(17)).set_ragged_offset(q_offsets);
+  }
+  // Q and O at s_q, the rest as built.
+  [[nodiscard]] dnngraph::Result<void> check_at(std::int64_t s_q,
+                                                std::vector<std::int64_t> uids = {1, 4},
+                                                std::vector<Dims> shapes = {},
+                                                std::vector<Dims> strides = {}) const {
+    for (std::size_t i = shapes.size(); i < uids.size(); ++i) {
+      shapes.push_back({2, 8, s_q, 64});
+      strides.push_back(token_major(s_q));
+    }
+    return g.check_overrides(uids, shapes, strides);
+  }
+};
+
+BOOST_AUTO_TEST_CASE(the_ragged_form_takes_any_query_length_and_nothing_else) {
+  RaggedAttention a;
+  a.run_form(SdpaAttributes().set_causal_mask(true));
+  require_valid(a.g);
+  for (const std::int64_t s_q : {2, 9, 17, 64, 200}) {
+    const auto checked = a.check_at(s_q);
+    BOOST_TEST(checked.has_value(), "s_q " << s_q << ": " << message_of(checked));
+  }
+  // One query token: cuDNN refuses it at execute; dnngraph before.
+  const auto one = a.check_at(1);
+  BOOST_TEST_REQUIRE(!one.has_value());
+  BOOST_TEST(mentions(one.error(), "one query token is not served through overrides"));
+  // K of another length.
+  const auto k = a.check_at(
+      9, {1, 4, 2}, {{2, 8, 9, 64}, {2, 8, 9, 64}, {2, 8, 20, 64}},
+      {RaggedAttention::token_major(9), RaggedAttention::token_major(9), packed({2, 8, 20, 64})});
+  BOOST_TEST_REQUIRE(!k.has_value());
+  BOOST_TEST((k.error().code == ErrorCode::ShapeMismatch));
+  BOOST_TEST(
+      mentions(k.error(), "'K' (uid 2) is overridden to [2, 8, 20, 64], built [2, 8, 33, 64]"));
+  BOOST_TEST(mentions(k.error(), "sdpa-override-shapes"));
+  // Another batch (and its lengths) is refused too: the offsets hold one start per batch.
+  const auto batch = a.check_at(9, {1, 4}, {{3, 8, 9, 64}, {3, 8, 9, 64}},
+                                {RaggedAttention::token_major(9), RaggedAttention::token_major(9)});
+  BOOST_TEST_REQUIRE(!batch.has_value());
+  BOOST_TEST(mentions(batch.error(), "dim 0 may not change"));
+  // Another token stride.
+  const auto strides =
+      a.check_at(9, {1, 4}, {{2, 8, 9, 64}, {2, 8, 9, 64}},
+                 {{9 * 8 * 64 * 2, 64, 8 * 64 * 2, 1}, RaggedAttention::token_major(9)});
+  BOOST_TEST_REQUIRE(!strides.has_value());
+  BOOST_TEST(mentions(strides.error(), "the head, token and element strides stay"));
+  // The offsets themselves.
+  const auto offsets =
+      a.check_at(9, {1, 4, 8}, {{2, 8, 9, 64}, {2, 8, 9, 64}, {4, 1, 1, 1}},
+                 {RaggedAttention::token_major(9), RaggedAttention::token_major(9), {1, 1, 1, 1}});
+  BOOST_TEST_REQUIRE(!offsets.has_value());
+  BOOST_TEST(mentions(offsets.error(), "ragged offsets keep their build dims"));
+}
+
+BOOST_AUTO_TEST_CASE(training_or_an_unpacked_output_leaves_the_ragged_form) {
+  // Outside the form the general rules apply (and build() refuses the graph, known issue
+  // sdpa-override-shapes): a new K length is then an override like any other.
+  RaggedAttention a;
+  a.run(SdpaAttributes()
+            .set_generate_stats(true)
+            .set_padding_mask(true)
+            .set_seq_len_q(a.seq_q)
+            .set_seq_len_kv(a.seq_kv));
+  a.o->set_stride(RaggedAttention::token_major(17)).set_ragged_offset(a.q_offsets);
+  require_valid(a.g);
+  const auto checked =
+      a.check_at(9, {1, 4, 5, 2, 3},
+                 {{2, 8, 9, 64}, {2, 8, 9, 64}, {2, 8, 9, 1}, {2, 8, 20, 64}, {2, 8, 20, 64}},
+                 {RaggedAttention::token_major(9), RaggedAttention::token_major(9),
+                  packed({2, 8, 9, 1}), packed({2, 8, 20, 64}), packed({2, 8, 20, 64})});
+  BOOST_TEST(checked.has_value(), message_of(checked));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -431,10 +431,12 @@ std::vector<std::int64_t> starts(const std::vector<std::int32_t>& lengths) {
 }
 
 // c's graph with Q, K, V and O packed token after token ("THD": no padding in memory), each with
-// ragged offsets (Int32, in elements); the padding mask's length tensors give the lengths.
-Graph make_ragged_graph(const SdpaCase& c) {
+// ragged offsets (Int32, in elements); the padding mask's length tensors give the lengths. With
+// `overrides`, built with the override-shape flag.
+Graph make_ragged_graph(const SdpaCase& c, bool overrides = false) {
   Graph g;
   g.set_name(c.name).set_io_data_type(c.type).set_compute_data_type(DataType::Float);
+  g.set_override_shape_enabled(overrides);
   auto offsets = [&](const char* name, std::int64_t uid) {
     return g.tensor(TensorAttributes()
                         .set_name(name)
@@ -508,7 +510,9 @@ void repack(const SdpaCase& c, std::int64_t h, std::int64_t s_max,
 }
 
 // Runs c packed (THD) and compares O (and Stats) with the reference of the same tokens padded.
-Errors run_ragged(const SdpaCase& c, const Graph& g, const dnngraph::Handle& handle) {
+// With `overrides`, g was built at another s_q: Q and O are overridden to c's.
+Errors run_ragged(const SdpaCase& c, const Graph& g, const dnngraph::Handle& handle,
+                  bool overrides = false) {
   std::mt19937 rng(c.seed);
   const auto tokens_q = static_cast<std::size_t>(starts(c.len_q).back());
   const auto tokens_kv = static_cast<std::size_t>(starts(c.len_kv).back());
@@ -549,7 +553,11 @@ Errors run_ragged(const SdpaCase& c, const Graph& g, const dnngraph::Handle& han
   DeviceBuffer kv_offsets_dev = upload(kv_offsets, "kv offsets");
   DeviceBuffer len_q_dev = upload(c.len_q, "seq_len_q");
   DeviceBuffer len_kv_dev = upload(c.len_kv, "seq_len_kv");
-  const auto workspace_size = g.get_workspace_size();
+  const std::vector<std::int64_t> uids{uid_q, uid_o};
+  const std::vector<Dims> shapes{c.q_dims(), c.q_dims()};
+  const std::vector<Dims> strides{token_major(c.q_dims()), token_major(c.q_dims())};
+  const auto workspace_size =
+      overrides ? g.get_workspace_size(handle, uids, shapes, strides) : g.get_workspace_size();
   BOOST_REQUIRE_MESSAGE(workspace_size.has_value(), "workspace: " << describe(workspace_size));
   DeviceBuffer workspace = require_cuda(
       DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*workspace_size, 1))),
@@ -565,7 +573,8 @@ Errors run_ragged(const SdpaCase& c, const Graph& g, const dnngraph::Handle& han
   if (c.stats) {
     pack[uid_stats] = stats_dev.get();
   }
-  const auto ran = g.execute(handle, pack, workspace.get());
+  const auto ran = overrides ? g.execute(handle, pack, workspace.get(), uids, shapes, strides)
+                             : g.execute(handle, pack, workspace.get());
   BOOST_REQUIRE_MESSAGE(ran.has_value(), c.text() << ": execute failed: " << describe(ran));
   require_cuda(dnngraph::test::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"),
                c.name + " after execute");
@@ -586,7 +595,13 @@ Errors run_ragged(const SdpaCase& c, const Graph& g, const dnngraph::Handle& han
   return errors;
 }
 
-void check_ragged(const SdpaCase& c) { check_case(c, make_ragged_graph, run_ragged); }
+void check_ragged(const SdpaCase& c) {
+  check_case(
+      c, [](const SdpaCase& x) { return make_ragged_graph(x); },
+      [](const SdpaCase& x, const Graph& g, const dnngraph::Handle& handle) {
+        return run_ragged(x, g, handle);
+      });
+}
 
 boost::unit_test::precondition ragged_builds(const SdpaCase& c) {
   return dnngraph::test::builds_or_skips(c.text(), [c] { return make_ragged_graph(c); });
@@ -773,6 +788,97 @@ BOOST_AUTO_TEST_CASE(an_override_shape_sdpa_graph_runs_every_length_exact_or_is_
                               where << ", " << c.text() << ": Stats " << errors.stats.describe());
         }
       }
+    }
+  }
+}
+
+// The override route in the one form cuDNN runs exact (known issue sdpa-override-shapes; found
+// with cudnn-frontend 1.32's own SDPA on cuDNN 9.28.1, the form its own override test takes): Q
+// and O packed token after token, a padding mask, inference. One graph per topology and
+// heuristics mode, built with s_q 128 and K/V at 160 tokens per sequence, then run at nine
+// batches of requests whose longest query is 2 to 200 tokens (longer than the build too), each
+// through overrides of Q's and O's sequence dim only, against the CPU reference; no build after
+// the first. One query token is refused by execute() before cuDNN (which answers
+// NOT_SUPPORTED_INVALID_DYNAMIC_SHAPE). Below 9.21 there is no override flag and sdpa is not
+// served on the dynamic-graph path: build() refuses.
+BOOST_AUTO_TEST_CASE(the_ragged_override_form_runs_every_query_length_exact) {
+  auto handle = dnngraph::Handle::create();
+  BOOST_REQUIRE_MESSAGE(handle.has_value(), describe(handle));
+  const std::int64_t loaded = dnngraph::cudnn_runtime_version();
+  struct Topology {
+    std::string name;
+    DataType type;
+    std::int64_t h_q, h_k, d;
+    std::optional<DiagonalAlignment> causal;
+  };
+  const std::vector<Topology> topologies{
+      {"THD override, no mask", DataType::Half, 4, 4, 64, std::nullopt},
+      {"THD override, GQA 8:2, causal top-left", DataType::BFloat16, 8, 2, 128,
+       DiagonalAlignment::TopLeft},
+  };
+  constexpr std::int64_t b = 3, build_s_q = 128, s_kv = 160;
+  const auto at = [&](const Topology& t, std::int64_t longest) {
+    SdpaCase c{t.name + ", longest query " + std::to_string(longest),
+               t.type,
+               b,
+               t.h_q,
+               t.h_k,
+               longest,
+               s_kv,
+               t.d,
+               t.causal,
+               false,
+               {},
+               {},
+               static_cast<std::uint32_t>(2100 + longest)};
+    c.len_q = {static_cast<std::int32_t>(longest),
+               static_cast<std::int32_t>(std::max<std::int64_t>(1, longest / 2)),
+               static_cast<std::int32_t>(std::max<std::int64_t>(1, longest / 3 + 1))};
+    c.len_kv = {static_cast<std::int32_t>(s_kv), 77,
+                static_cast<std::int32_t>(std::min(s_kv, longest + 5))};
+    return c;
+  };
+  const std::vector<std::int64_t> longest{128, 17, 64, 2, 100, 33, 127, 200, 9};
+  for (const Topology& topology : topologies) {
+    for (const auto mode : {dnngraph::HeuristicMode::A, dnngraph::HeuristicMode::Fallback}) {
+      const SdpaCase built_on = at(topology, build_s_q);
+      Graph g = make_ragged_graph(built_on, /*overrides=*/true);
+      const auto built = g.build(*handle, {mode});
+      const std::string where = topology.name + ", heuristics " +
+                                std::string(dnngraph::to_string(mode)) + ", cuDNN " +
+                                std::to_string(loaded);
+      BOOST_TEST_MESSAGE(where << ": build " << describe(built));
+      if (loaded < 92100) {
+        BOOST_TEST(!built.has_value(), where << ": built below 9.21");
+        continue;
+      }
+      if (!built && mode == dnngraph::HeuristicMode::Fallback &&
+          built.error().code == dnngraph::ErrorCode::NoEngine &&
+          built.error().message.find("sdpa-override-shapes") == std::string::npos) {
+        BOOST_TEST_MESSAGE(where << ": finding: Fallback offers no engine config: "
+                                 << built.error().message);
+        continue;
+      }
+      BOOST_REQUIRE_MESSAGE(built.has_value(), where << ": build failed: " << describe(built));
+      const auto info = g.plan_info();
+      BOOST_REQUIRE_MESSAGE(info.has_value(), "plan_info: " << describe(info));
+      for (const std::int64_t s : longest) {
+        const SdpaCase c = at(topology, s);
+        const Errors errors = run_ragged(c, g, *handle, /*overrides=*/true);
+        BOOST_TEST_MESSAGE(where << ", " << c.text() << ": O " << errors.o.describe()
+                                 << "; plan: " << info->describe());
+        BOOST_CHECK_MESSAGE(errors.o.passed(),
+                            where << ", " << c.text() << ": O " << errors.o.describe());
+      }
+      const SdpaCase one = at(topology, 1);
+      const std::vector<Dims> shapes{one.q_dims(), one.q_dims()};
+      const std::vector<Dims> strides{token_major(one.q_dims()), token_major(one.q_dims())};
+      const std::vector<std::int64_t> uids{uid_q, uid_o};
+      const auto refused = g.get_workspace_size(*handle, uids, shapes, strides);
+      BOOST_TEST(!refused.has_value(), where << ": one query token accepted");
+      BOOST_TEST((refused ? std::string() : refused.error().message).find("one query token") !=
+                     std::string::npos,
+                 where << ": " << describe(refused));
     }
   }
 }
