@@ -117,12 +117,12 @@ constexpr std::array<KnownIssue, 16> table{{
      "KernelCache::from_json checks the whole document against the schema cuDNN reads and hands "
      "cuDNN only the document as dnngraph serialized it again (api/kernel_cache_schema.cpp)",
      nullptr},
-    {Defect::SdpaDynamicShape, "sdpa-dynamic-shape", 0, 0, 91900, 92700,
+    {Defect::SdpaDynamicShape, "sdpa-dynamic-shape", 0, 0, 91900, 92801,
      "a dynamic-shape sdpa graph (the composite attention pattern) built at one sequence length "
      "runs exact there, but the same topology at other lengths, served from the kernel cache, "
      "returns success and NaN rows (measured on cuDNN 9.19.0, H200, tests/gpu/sdpa_test.cpp, and "
      "the same with cudnn-frontend 1.32's own SDPA, bench/sdpa_frontend_probe.cpp; cuDNN 9.27.0 "
-     "offers no engine for it: its SDPA engines do not support dynamic shape)",
+     "and 9.28.1 offer no engine for it: their SDPA engines do not support dynamic shape)",
      "plan choice rules out every engine config for an sdpa node in a dynamic-shape graph, so "
      "build() answers NoEngine naming this entry (api/built_graph.cpp notes the traits); build "
      "static graphs per sequence length",
@@ -130,10 +130,11 @@ constexpr std::array<KnownIssue, 16> table{{
     {Defect::SdpaOverrideShapes, "sdpa-override-shapes", 0, 0, 92700, 92801,
      "an sdpa graph built with the override-shape flag at one sequence length runs exact there, "
      "but executed at other lengths through override shapes returns success and wrong numbers (O "
-     "off by 1.1-1.2, NaN rows, Stats off by 4-5; measured on cuDNN 9.27.0 and 9.28.1, H200, "
-     "tests/gpu/sdpa_test.cpp and bench/sdpa_override_route.cpp, and the same with cudnn-frontend "
-     "1.32's own SDPA, bench/sdpa_frontend_probe.cpp), unless Q and O are ragged (THD), a padding "
-     "mask gives the lengths and the graph is inference: only that form ran exact",
+     "off by 1.1-1.2, NaN rows, Stats off by 4-5; measured on cuDNN 9.27.0, H200, "
+     "tests/gpu/sdpa_test.cpp, and with cudnn-frontend 1.32's own SDPA on 9.27.0 and 9.28.1, "
+     "bench/sdpa_frontend_probe.cpp), unless Q and O are ragged (THD), a padding mask gives the "
+     "lengths and the graph is inference: that form ran exact (9.27.0, tests/gpu/sdpa_test.cpp "
+     "and bench/sdpa_override_route.cpp)",
      "plan choice rules out every engine config for an sdpa node outside that form in a graph "
      "built with set_override_shape_enabled, so build() answers NoEngine naming this entry; use "
      "the ragged form (docs/attention.md), or build one graph at the longest length with a "

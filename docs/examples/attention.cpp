@@ -17,25 +17,17 @@ import dnngraph;
 #include <unordered_map>
 #include <vector>
 
+#include "attention_reference.hpp"
+
 namespace {
 
 constexpr std::int64_t b = 2, h = 4, s = 45, d = 64;
 constexpr std::int32_t lengths[b] = {45, 29};  // actual tokens per batch: batch 1 is padded
 enum : std::int64_t { uid_q = 1, uid_k, uid_v, uid_o, uid_stats, uid_len_q, uid_len_kv };
 
-// bf16 is the upper half of an fp32 (round to nearest even; the inputs here are finite).
-std::uint16_t to_bf16(float f) {
-  std::uint32_t bits = 0;
-  std::memcpy(&bits, &f, sizeof bits);
-  bits += 0x7FFFU + ((bits >> 16) & 1U);
-  return static_cast<std::uint16_t>(bits >> 16);
-}
-float from_bf16(std::uint16_t v) {
-  const std::uint32_t bits = static_cast<std::uint32_t>(v) << 16;
-  float f = 0;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
+using dnngraph_example::causal_row;
+using dnngraph_example::from_bf16;
+using dnngraph_example::to_bf16;
 
 dnngraph::Graph causal_attention() {
   using namespace dnngraph;
@@ -77,36 +69,19 @@ Errors compare(const std::vector<std::uint16_t>& q, const std::vector<std::uint1
   const auto at = [](std::int64_t bi, std::int64_t hi, std::int64_t i) {
     return static_cast<std::size_t>(((bi * h + hi) * s + i) * d);
   };
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   Errors e{0, 0, 0};
-  std::vector<double> p(s);
+  std::vector<double> want;
   for (std::int64_t bi = 0; bi < b; ++bi) {
-    const std::int64_t len = lengths[bi];
     for (std::int64_t hi = 0; hi < h; ++hi) {
-      for (std::int64_t i = 0; i < len; ++i) {
-        double max = -std::numeric_limits<double>::infinity();
-        for (std::int64_t j = 0; j <= i; ++j) {  // causal: keys 0..i, all inside the length
-          double dot = 0;
-          for (std::int64_t x = 0; x < d; ++x) {
-            dot += static_cast<double>(from_bf16(q[at(bi, hi, i) + x])) *
-                   from_bf16(k[at(bi, hi, j) + x]);
-          }
-          p[j] = dot * scale;
-          max = std::max(max, p[j]);
-        }
-        double sum = 0;
-        for (std::int64_t j = 0; j <= i; ++j) {
-          p[j] = std::exp(p[j] - max);
-          sum += p[j];
-        }
-        const std::size_t row = static_cast<std::size_t>((bi * h + hi) * s + i);
-        e.stats = std::max(e.stats, std::fabs(stats[row] - (max + std::log(sum))));
+      const auto row = [&](const std::vector<std::uint16_t>& t) {
+        return [&t, &at, bi, hi](std::int64_t j) { return &t[at(bi, hi, j)]; };
+      };
+      for (std::int64_t i = 0; i < lengths[bi]; ++i) {  // causal: keys 0..i, inside the length
+        const double lse = causal_row(&q[at(bi, hi, i)], i, d, row(k), row(v), want);
+        const std::size_t r = static_cast<std::size_t>((bi * h + hi) * s + i);
+        e.stats = std::max(e.stats, std::fabs(stats[r] - lse));
         for (std::int64_t x = 0; x < d; ++x) {
-          double want = 0;
-          for (std::int64_t j = 0; j <= i; ++j) {
-            want += p[j] / sum * from_bf16(v[at(bi, hi, j) + x]);
-          }
-          e.o = std::max(e.o, std::fabs(from_bf16(o[at(bi, hi, i) + x]) - want));
+          e.o = std::max(e.o, std::fabs(from_bf16(o[at(bi, hi, i) + x]) - want[x]));
         }
         ++e.rows;
       }
