@@ -16,6 +16,7 @@ using dnngraph::BatchnormInferenceAttributes;
 using dnngraph::BehaviorNote;
 using dnngraph::BnFinalizeAttributes;
 using dnngraph::channels_last_strides;
+using dnngraph::ConcatenateAttributes;
 using dnngraph::ConvDgradAttributes;
 using dnngraph::ConvFpropAttributes;
 using dnngraph::ConvolutionMode;

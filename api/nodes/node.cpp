@@ -37,8 +37,9 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::BnFinalize, std::string_view("bn_finalize")},
     std::pair{NodeKind::Resample, std::string_view("resample")},
     std::pair{NodeKind::ResampleBackward, std::string_view("resample_backward")},
+    std::pair{NodeKind::Concatenate, std::string_view("concatenate")},
 };
-static_assert(node_kinds.back().first == NodeKind::ResampleBackward);
+static_assert(node_kinds.back().first == NodeKind::Concatenate);
 
 // A bound as people write it: "1", "0.5", not std::to_string's "1.000000".
 std::string shortest(float value) {

@@ -51,6 +51,7 @@ enum class NodeKind : std::uint8_t {
   BnFinalize,
   Resample,
   ResampleBackward,
+  Concatenate,
 };
 [[nodiscard]] std::string_view name_of(NodeKind kind) noexcept;
 // t's data type as errors name it ("Half"), "none" where it has none.
