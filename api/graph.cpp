@@ -21,6 +21,7 @@
 #include "api/nodes/rng.hpp"
 #include "api/nodes/sdpa.hpp"
 #include "api/nodes/sdpa_backward.hpp"
+#include "api/nodes/slice.hpp"
 #include "backend/features.hpp"
 
 #include <algorithm>
@@ -416,6 +417,15 @@ std::shared_ptr<TensorAttributes> Graph::concatenate(
                   [&](const detail::TensorPtr& y) {
                     return std::make_unique<detail::ConcatenateNode>(std::move(attributes), inputs,
                                                                      y);
+                  });
+}
+
+std::shared_ptr<TensorAttributes> Graph::slice(const std::shared_ptr<TensorAttributes>& x,
+                                               SliceAttributes attributes) {
+  name_node(attributes, detail::NodeKind::Slice, nodes_.size());
+  return add_node(detail::NodeKind::Slice, attributes.name(), {{"X", x.get()}}, "Y",
+                  [&](const detail::TensorPtr& y) {
+                    return std::make_unique<detail::SliceNode>(std::move(attributes), x, y);
                   });
 }
 

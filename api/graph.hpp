@@ -156,6 +156,12 @@ class Graph {
   std::shared_ptr<TensorAttributes> concatenate(
       const std::vector<std::shared_ptr<TensorAttributes>>& inputs,
       ConcatenateAttributes attributes);
+  // Y = X[start:limit:stride] in each dim: attributes.set_slices gives one {start, limit} pair
+  // per dim of X (0 <= start < limit <= extent), set_strides the steps (1 unless set). Y's dims
+  // are ceil((limit - start) / stride); its strides, unless set, packed in X's memory order; its
+  // type X's. cuDNN's slice operation: build() refuses it below cuDNN 9.22 (VersionTooOld).
+  std::shared_ptr<TensorAttributes> slice(const std::shared_ptr<TensorAttributes>& x,
+                                          SliceAttributes attributes);
 
   // Layer normalization over every dim but the first of X [N, ...] (rank 2-5; cuDNN's examples
   // use [N, D, 1, 1] channels-last): scale and bias [1, X dims but the first]. Returns

@@ -387,6 +387,30 @@ class ConcatenateAttributes final : public NodeAttributes<ConcatenateAttributes>
   std::optional<std::int64_t> in_place_index_;
 };
 
+// Slice: Y = X[start:limit:stride] in each dim, one {start, limit} pair per dim of X (the
+// elements from start up to but not including limit), and optionally one stride (step) per dim
+// (1 where unset).
+class SliceAttributes final : public NodeAttributes<SliceAttributes> {
+ public:
+  SliceAttributes() = default;  // user-declared: `{}` value-initializes
+  SliceAttributes& set_slices(std::vector<std::pair<std::int64_t, std::int64_t>> slices) {
+    slices_ = std::move(slices);
+    return *this;
+  }
+  SliceAttributes& set_strides(std::vector<std::int64_t> strides) {
+    strides_ = std::move(strides);
+    return *this;
+  }
+  [[nodiscard]] const std::vector<std::pair<std::int64_t, std::int64_t>>& slices() const noexcept {
+    return slices_;
+  }
+  [[nodiscard]] const std::vector<std::int64_t>& strides() const noexcept { return strides_; }
+
+ private:
+  std::vector<std::pair<std::int64_t, std::int64_t>> slices_;
+  std::vector<std::int64_t> strides_;
+};
+
 // Whether a forward normalization computes for training (it also writes the statistics it
 // used) or for inference (it writes Y only).
 enum class NormFwdPhase : std::uint8_t { Inference, Training };

@@ -69,6 +69,7 @@ using dnngraph::SdpaBackwardAttributes;
 using dnngraph::set_log_level;
 using dnngraph::set_log_sink;
 using dnngraph::size_of;
+using dnngraph::SliceAttributes;
 using dnngraph::StoredFile;
 using dnngraph::StoredKernelCache;
 using dnngraph::TensorAttributes;

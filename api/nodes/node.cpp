@@ -38,8 +38,9 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::Resample, std::string_view("resample")},
     std::pair{NodeKind::ResampleBackward, std::string_view("resample_backward")},
     std::pair{NodeKind::Concatenate, std::string_view("concatenate")},
+    std::pair{NodeKind::Slice, std::string_view("slice")},
 };
-static_assert(node_kinds.back().first == NodeKind::Concatenate);
+static_assert(node_kinds.back().first == NodeKind::Slice);
 
 // A bound as people write it: "1", "0.5", not std::to_string's "1.000000".
 std::string shortest(float value) {

@@ -52,6 +52,7 @@ enum class NodeKind : std::uint8_t {
   Resample,
   ResampleBackward,
   Concatenate,
+  Slice,
 };
 [[nodiscard]] std::string_view name_of(NodeKind kind) noexcept;
 // t's data type as errors name it ("Half"), "none" where it has none.
