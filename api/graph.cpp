@@ -5,6 +5,7 @@
 
 #include "api/built_graph.hpp"
 #include "api/nodes/bn_finalize.hpp"
+#include "api/nodes/concatenate.hpp"
 #include "api/nodes/conv_dgrad.hpp"
 #include "api/nodes/conv_fprop.hpp"
 #include "api/nodes/conv_wgrad.hpp"
@@ -20,6 +21,7 @@
 #include "api/nodes/rng.hpp"
 #include "api/nodes/sdpa.hpp"
 #include "api/nodes/sdpa_backward.hpp"
+#include "api/nodes/slice.hpp"
 #include "backend/features.hpp"
 
 #include <algorithm>
@@ -130,6 +132,10 @@ std::shared_ptr<TensorAttributes> Graph::add_internal(const std::string& node_na
 }
 
 bool Graph::check_inputs(std::string_view node, std::initializer_list<Input> inputs) {
+  return check_inputs(node, std::span<const Input>(inputs.begin(), inputs.size()));
+}
+
+bool Graph::check_inputs(std::string_view node, std::span<const Input> inputs) {
   for (const auto& [port, t] : inputs) {
     if (t == nullptr) {
       record(Error{ErrorCode::ForeignTensor, std::string(node) + ": input " + port + " is null"});
@@ -178,6 +184,12 @@ std::shared_ptr<TensorAttributes> node_scalar(Graph& g, const std::string& node,
 std::shared_ptr<TensorAttributes> Graph::add_node(detail::NodeKind kind, const std::string& name,
                                                   std::initializer_list<Input> inputs,
                                                   const char* output, const NodeFactory& make) {
+  return add_node(kind, name, std::span<const Input>(inputs.begin(), inputs.size()), output, make);
+}
+
+std::shared_ptr<TensorAttributes> Graph::add_node(detail::NodeKind kind, const std::string& name,
+                                                  std::span<const Input> inputs, const char* output,
+                                                  const NodeFactory& make) {
   invalidate();
   auto out = add_output(name, output);
   if (check_inputs(std::string(detail::name_of(kind)) + " '" + name + "'", inputs)) {
@@ -377,6 +389,43 @@ std::shared_ptr<TensorAttributes> Graph::reshape(const std::shared_ptr<TensorAtt
   return add_node(detail::NodeKind::Reshape, attributes.name(), {{"X", x.get()}}, "Y",
                   [&](const detail::TensorPtr& y) {
                     return std::make_unique<detail::ReshapeNode>(std::move(attributes), x, y);
+                  });
+}
+
+std::shared_ptr<TensorAttributes> Graph::concatenate(
+    const std::vector<std::shared_ptr<TensorAttributes>>& inputs,
+    ConcatenateAttributes attributes) {
+  name_node(attributes, detail::NodeKind::Concatenate, nodes_.size());
+  std::vector<std::string> ports;  // "0", "1", ...: each Input's port points into one
+  ports.reserve(inputs.size());
+  std::vector<Input> named;
+  named.reserve(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    ports.push_back(std::to_string(i));
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    named.emplace_back(ports[i].c_str(), inputs[i].get());
+  }
+  if (inputs.empty()) {  // no node: the output is returned, the mistake surfaces at validate()
+    invalidate();
+    record(Error{ErrorCode::InvalidAttribute,
+                 std::string(detail::name_of(detail::NodeKind::Concatenate)) + " '" +
+                     attributes.name() + "': no inputs; give one tensor or more to concatenate"});
+    return add_output(attributes.name(), "Y");
+  }
+  return add_node(detail::NodeKind::Concatenate, attributes.name(), named, "Y",
+                  [&](const detail::TensorPtr& y) {
+                    return std::make_unique<detail::ConcatenateNode>(std::move(attributes), inputs,
+                                                                     y);
+                  });
+}
+
+std::shared_ptr<TensorAttributes> Graph::slice(const std::shared_ptr<TensorAttributes>& x,
+                                               SliceAttributes attributes) {
+  name_node(attributes, detail::NodeKind::Slice, nodes_.size());
+  return add_node(detail::NodeKind::Slice, attributes.name(), {{"X", x.get()}}, "Y",
+                  [&](const detail::TensorPtr& y) {
+                    return std::make_unique<detail::SliceNode>(std::move(attributes), x, y);
                   });
 }
 

@@ -149,6 +149,19 @@ class Graph {
   // type, unless set, is X's.
   std::shared_ptr<TensorAttributes> reshape(const std::shared_ptr<TensorAttributes>& x,
                                             ReshapeAttributes attributes = {});
+  // Y = the inputs one after another along attributes.set_axis (needed): every input of the
+  // same rank, dims and data type but along the axis, where Y's extent is their sum. Y's strides,
+  // unless set, are packed in the first input's memory order; its type, unless set, the inputs'.
+  // cuDNN's concatenate operation: build() refuses it below cuDNN 9.7 (VersionTooOld).
+  std::shared_ptr<TensorAttributes> concatenate(
+      const std::vector<std::shared_ptr<TensorAttributes>>& inputs,
+      ConcatenateAttributes attributes);
+  // Y = X[start:limit:stride] in each dim: attributes.set_slices gives one {start, limit} pair
+  // per dim of X (0 <= start < limit <= extent), set_strides the steps (1 unless set). Y's dims
+  // are ceil((limit - start) / stride); its strides, unless set, packed in X's memory order; its
+  // type X's. cuDNN's slice operation: build() refuses it below cuDNN 9.22 (VersionTooOld).
+  std::shared_ptr<TensorAttributes> slice(const std::shared_ptr<TensorAttributes>& x,
+                                          SliceAttributes attributes);
 
   // Layer normalization over every dim but the first of X [N, ...] (rank 2-5; cuDNN's examples
   // use [N, D, 1, 1] channels-last): scale and bias [1, X dims but the first]. Returns
@@ -370,6 +383,7 @@ class Graph {
   // Labels unnamed inputs for messages ("input A of node #3 (matmul 'matmul_3')"); records an
   // error and answers false for a null input or one of another graph.
   bool check_inputs(std::string_view node, std::initializer_list<Input> inputs);
+  bool check_inputs(std::string_view node, std::span<const Input> inputs);
   // check_inputs for an attention node's optional inputs that are given: the length tensors, and
   // with dropout the seed and offset.
   bool check_attention_inputs(const std::string& node, const detail::AttentionSettings& settings);
@@ -384,6 +398,9 @@ class Graph {
   std::shared_ptr<TensorAttributes> add_node(detail::NodeKind kind, const std::string& name,
                                              std::initializer_list<Input> inputs,
                                              const char* output, const NodeFactory& make);
+  std::shared_ptr<TensorAttributes> add_node(detail::NodeKind kind, const std::string& name,
+                                             std::span<const Input> inputs, const char* output,
+                                             const NodeFactory& make);
   void record(Error error);
   [[nodiscard]] Result<void> validate_filling();
   // build() needs a complete graph: every tensor read by a node or produced by one, and every

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace dnngraph {
@@ -360,6 +361,54 @@ class ReshapeAttributes final : public NodeAttributes<ReshapeAttributes> {
 
  private:
   std::optional<std::vector<std::int64_t>> permutation_;
+};
+
+// Concatenate: the inputs one after another along `axis` (0 for the first dim); every other dim
+// agrees. With an in-place index k, input k already lies in Y's memory at its place (its device
+// pointer is Y's plus its offset there, its strides are Y's) and is not copied.
+class ConcatenateAttributes final : public NodeAttributes<ConcatenateAttributes> {
+ public:
+  ConcatenateAttributes() = default;  // user-declared: `{}` value-initializes
+  ConcatenateAttributes& set_axis(std::int64_t axis) {
+    axis_ = axis;
+    return *this;
+  }
+  ConcatenateAttributes& set_in_place_index(std::int64_t index) {
+    in_place_index_ = index;
+    return *this;
+  }
+  [[nodiscard]] std::optional<std::int64_t> axis() const noexcept { return axis_; }
+  [[nodiscard]] std::optional<std::int64_t> in_place_index() const noexcept {
+    return in_place_index_;
+  }
+
+ private:
+  std::optional<std::int64_t> axis_;
+  std::optional<std::int64_t> in_place_index_;
+};
+
+// Slice: Y = X[start:limit:stride] in each dim, one {start, limit} pair per dim of X (the
+// elements from start up to but not including limit), and optionally one stride (step) per dim
+// (1 where unset).
+class SliceAttributes final : public NodeAttributes<SliceAttributes> {
+ public:
+  SliceAttributes() = default;  // user-declared: `{}` value-initializes
+  SliceAttributes& set_slices(std::vector<std::pair<std::int64_t, std::int64_t>> slices) {
+    slices_ = std::move(slices);
+    return *this;
+  }
+  SliceAttributes& set_strides(std::vector<std::int64_t> strides) {
+    strides_ = std::move(strides);
+    return *this;
+  }
+  [[nodiscard]] const std::vector<std::pair<std::int64_t, std::int64_t>>& slices() const noexcept {
+    return slices_;
+  }
+  [[nodiscard]] const std::vector<std::int64_t>& strides() const noexcept { return strides_; }
+
+ private:
+  std::vector<std::pair<std::int64_t, std::int64_t>> slices_;
+  std::vector<std::int64_t> strides_;
 };
 
 // Whether a forward normalization computes for training (it also writes the statistics it

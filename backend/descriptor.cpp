@@ -1,6 +1,8 @@
 // backend::Descriptor implementation.
 #include "backend/descriptor.hpp"
 
+#include "backend/features.hpp"
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +21,7 @@ std::string_view descriptor_type_name(cudnnBackendDescriptorType_t type) noexcep
     case CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR: return "OperationNormForward";
     case CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR: return "OperationNormBackward";
     case CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR: return "OperationReshape";
+    case CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR: return "OperationConcat";
     case CUDNN_BACKEND_RNG_DESCRIPTOR: return "Rng";
     case CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR: return "OperationRng";
     case CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR: return "OperationGenStats";
@@ -39,7 +42,11 @@ std::string_view descriptor_type_name(cudnnBackendDescriptorType_t type) noexcep
     case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: return "ExecutionPlan";
     case CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR: return "VariantPack";
     case CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR: return "KernelCache";
-    default: return "Descriptor";
+    default: {
+      // Types only newer headers declare (OperationSlice) are named where they are declared.
+      const std::string_view versioned = versioned_descriptor_type_name(type);
+      return versioned.empty() ? std::string_view("Descriptor") : versioned;
+    }
   }
 }
 

@@ -40,9 +40,28 @@ constexpr std::optional<Attribute> cache_entry_count =
 constexpr std::optional<Attribute> cache_revision;
 constexpr std::optional<Attribute> cache_entry_count;
 #endif
+#if CUDNN_VERSION >= 92200
+constexpr std::optional<cudnnBackendDescriptorType_t> slice_descriptor =
+    CUDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR;
+constexpr std::optional<Attribute> slice_x = DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_SLICE_XDESC);
+constexpr std::optional<Attribute> slice_y = DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_SLICE_YDESC);
+constexpr std::optional<Attribute> slice_starts =
+    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_SLICE_START_INDICES);
+constexpr std::optional<Attribute> slice_limits =
+    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_SLICE_LIMIT_INDICES);
+constexpr std::optional<Attribute> slice_strides =
+    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_SLICE_STRIDES);
+#else
+constexpr std::optional<cudnnBackendDescriptorType_t> slice_descriptor;
+constexpr std::optional<Attribute> slice_x;
+constexpr std::optional<Attribute> slice_y;
+constexpr std::optional<Attribute> slice_starts;
+constexpr std::optional<Attribute> slice_limits;
+constexpr std::optional<Attribute> slice_strides;
+#endif
 
-// Versions: the "@since" notes of cuDNN 9.27's cudnn_graph.h.
-constexpr std::array<FeatureEntry, 5> table{{
+// Versions: the "@since" notes of cuDNN 9.27's cudnn_graph.h, but for the concatenate operation.
+constexpr std::array<FeatureEntry, 7> table{{
     {Feature::VariantPackOverrides, "execute-time override shapes in the variant pack",
      "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS, _SHAPES, _STRIDES", 91800,
      override_unique_ids.has_value()},
@@ -62,6 +81,14 @@ constexpr std::array<FeatureEntry, 5> table{{
      "a non-virtual Float output of the SDPA backward pattern's dS K "
      "CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR",
      90600, true},
+    // The descriptor and its attributes are "@since cuDNN 9.0.0" in the headers, but
+    // cudnn-frontend 1.32's concatenate node compiles it in and runs it from 9.7.0 only
+    // ("Concatenate requires cuDNN v9.7.0", node/concatenate.h): dnngraph asks the same.
+    {Feature::ConcatOperation, "the concatenate operation",
+     "CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR", 90700, compiled_version >= 90700},
+    {Feature::SliceOperation, "the slice operation",
+     "CUDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR, CUDNN_ATTR_OPERATION_SLICE_*", 92200,
+     slice_descriptor.has_value()},
 }};
 
 struct VersionedEntry {
@@ -70,7 +97,7 @@ struct VersionedEntry {
   std::optional<Attribute> declared;  // nullopt where the headers lack it
 };
 
-constexpr std::array<VersionedEntry, 6> versioned{{
+constexpr std::array<VersionedEntry, 11> versioned{{
     {VersionedAttribute::VariantPackOverrideUniqueIds, Feature::VariantPackOverrides,
      override_unique_ids},
     {VersionedAttribute::VariantPackOverrideShapes, Feature::VariantPackOverrides, override_shapes},
@@ -80,10 +107,27 @@ constexpr std::array<VersionedEntry, 6> versioned{{
      override_shape_enabled},
     {VersionedAttribute::KernelCacheRevision, Feature::KernelCacheCounters, cache_revision},
     {VersionedAttribute::KernelCacheEntryCount, Feature::KernelCacheCounters, cache_entry_count},
+    {VersionedAttribute::OperationSliceXDesc, Feature::SliceOperation, slice_x},
+    {VersionedAttribute::OperationSliceYDesc, Feature::SliceOperation, slice_y},
+    {VersionedAttribute::OperationSliceStartIndices, Feature::SliceOperation, slice_starts},
+    {VersionedAttribute::OperationSliceLimitIndices, Feature::SliceOperation, slice_limits},
+    {VersionedAttribute::OperationSliceStrides, Feature::SliceOperation, slice_strides},
 }};
 
-// Both tables are indexed by their enum, and an entry is compiled exactly when the headers are
-// as new as its minimum and declare every attribute of it.
+struct VersionedTypeEntry {
+  VersionedDescriptorType type;
+  Feature feature;
+  std::optional<cudnnBackendDescriptorType_t> declared;  // nullopt where the headers lack it
+  std::string_view name;                                 // as descriptor_type_name spells it
+};
+
+constexpr std::array<VersionedTypeEntry, 1> versioned_types{{
+    {VersionedDescriptorType::OperationSlice, Feature::SliceOperation, slice_descriptor,
+     "OperationSlice"},
+}};
+
+// The tables are indexed by their enum, and an entry is compiled exactly when the headers are
+// as new as its minimum and declare every attribute and descriptor type of it.
 constexpr bool tables_agree() {
   for (std::size_t i = 0; i < table.size(); ++i) {
     if (static_cast<std::size_t>(table[i].feature) != i) {
@@ -95,6 +139,13 @@ constexpr bool tables_agree() {
     const FeatureEntry& f = table[static_cast<std::size_t>(v.feature)];
     if (static_cast<std::size_t>(v.attribute) != i || v.declared.has_value() != f.compiled ||
         f.compiled != (compiled_version >= f.minimum)) {
+      return false;
+    }
+  }
+  for (std::size_t i = 0; i < versioned_types.size(); ++i) {
+    const VersionedTypeEntry& v = versioned_types[i];
+    const FeatureEntry& f = table[static_cast<std::size_t>(v.feature)];
+    if (static_cast<std::size_t>(v.type) != i || v.declared.has_value() != f.compiled) {
       return false;
     }
   }
@@ -142,6 +193,23 @@ Expected<Attribute> usable(VersionedAttribute attribute) {
     return std::unexpected(too_old(v.feature));
   }
   return *v.declared;
+}
+
+Expected<cudnnBackendDescriptorType_t> usable(VersionedDescriptorType type) {
+  const VersionedTypeEntry& v = versioned_types[static_cast<std::size_t>(type)];
+  if (!v.declared || !available(v.feature)) {
+    return std::unexpected(too_old(v.feature));
+  }
+  return *v.declared;
+}
+
+std::string_view versioned_descriptor_type_name(cudnnBackendDescriptorType_t type) noexcept {
+  for (const VersionedTypeEntry& v : versioned_types) {
+    if (v.declared == type) {
+      return v.name;
+    }
+  }
+  return "";
 }
 
 }  // namespace dnngraph::backend

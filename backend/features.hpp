@@ -25,6 +25,8 @@ enum class Feature {
   WorkspaceSizeWithOverrides,  // cudnnGetExecutionPlanWorkspaceSize (9.23)
   KernelCacheCounters,         // revision and entry count of a kernel cache (9.27)
   SdpaBackwardAccumulator,     // attention backward zeroes its Float dQ accumulator (9.6)
+  ConcatOperation,             // the concatenate operation (9.7)
+  SliceOperation,              // the slice operation (9.22)
 };
 
 struct FeatureEntry {
@@ -60,11 +62,28 @@ enum class VersionedAttribute {
   OperationGraphOverrideShapeEnabled,  // OverrideShapeFlag
   KernelCacheRevision,                 // KernelCacheCounters
   KernelCacheEntryCount,               // KernelCacheCounters
+  OperationSliceXDesc,                 // SliceOperation
+  OperationSliceYDesc,                 // SliceOperation
+  OperationSliceStartIndices,          // SliceOperation
+  OperationSliceLimitIndices,          // SliceOperation
+  OperationSliceStrides,               // SliceOperation
 };
 
 // The attribute where its feature is available; too_old(feature) where the headers compiled
 // against lack it or the loaded library is older. Defined out of line, so the headers the library
 // was compiled with decide, never those of a program that includes this file.
 [[nodiscard]] Expected<Attribute> usable(VersionedAttribute attribute);
+
+// Descriptor types that only newer headers declare, each belonging to one feature.
+enum class VersionedDescriptorType {
+  OperationSlice,  // SliceOperation
+};
+
+// The descriptor type where its feature is available, else too_old(feature); as usable() above.
+[[nodiscard]] Expected<cudnnBackendDescriptorType_t> usable(VersionedDescriptorType type);
+// The name descriptor_type_name gives a versioned descriptor type the headers declare
+// ("OperationSlice"); "" for every other type.
+[[nodiscard]] std::string_view versioned_descriptor_type_name(
+    cudnnBackendDescriptorType_t type) noexcept;
 
 }  // namespace dnngraph::backend

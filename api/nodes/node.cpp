@@ -37,8 +37,10 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::BnFinalize, std::string_view("bn_finalize")},
     std::pair{NodeKind::Resample, std::string_view("resample")},
     std::pair{NodeKind::ResampleBackward, std::string_view("resample_backward")},
+    std::pair{NodeKind::Concatenate, std::string_view("concatenate")},
+    std::pair{NodeKind::Slice, std::string_view("slice")},
 };
-static_assert(node_kinds.back().first == NodeKind::ResampleBackward);
+static_assert(node_kinds.back().first == NodeKind::Slice);
 
 // A bound as people write it: "1", "0.5", not std::to_string's "1.000000".
 std::string shortest(float value) {
@@ -52,6 +54,11 @@ std::string shortest(float value) {
 std::string_view name_of(NodeKind kind) noexcept {
   const auto i = static_cast<std::size_t>(kind);
   return i < node_kinds.size() && node_kinds[i].first == kind ? node_kinds[i].second : "node";
+}
+
+std::string data_type_name(const TensorAttributes& t) {
+  const auto type = t.data_type();
+  return type ? std::string(to_string(*type)) : std::string("none");
 }
 
 std::string Node::describe() const { return std::string(name_of(kind())) + " '" + name_ + "'"; }
@@ -207,6 +214,47 @@ Result<void> Node::unknown_value(std::string_view attribute, std::string_view ty
                                                      std::string(attribute) + " has value " +
                                                      std::to_string(value) + ", which is no " +
                                                      std::string(type) + " enumerator");
+}
+
+Result<void> Node::check_no_compute(std::optional<DataType> own) const {
+  if (!own) {
+    return {};
+  }
+  return make_error(ErrorCode::InvalidAttribute,
+                    describe() + ": compute data type " + std::string(to_string(*own)) +
+                        " is set, but a " + std::string(name_of(kind())) +
+                        " computes nothing; leave it unset");
+}
+
+Result<void> Node::check_not_by_value(const std::string& role, const TensorAttributes& t) const {
+  if (!t.is_pass_by_value()) {
+    return {};
+  }
+  return make_error(ErrorCode::InvalidAttribute,
+                    describe() + ": " + role + " " + t.describe() +
+                        " is passed by value (a host scalar); a " + std::string(name_of(kind())) +
+                        " reads a tensor in device memory or a node output");
+}
+
+Result<void> Node::settle_copied_type(const std::string& role, const TensorAttributes& from,
+                                      TensorAttributes& y, bool may_convert,
+                                      std::string_view why) const {
+  const auto type = from.data_type();
+  if (!type) {  // validate() types every graph input and earlier node output first
+    return make_error(ErrorCode::InvalidState,
+                      describe() + ": " + role + " " + from.describe() + " has no data type");
+  }
+  if (!y.data_type()) {
+    y.set_data_type(*type);
+    return {};
+  }
+  if (y.data_type() != type && !may_convert) {
+    return make_error(ErrorCode::UnsupportedDataType,
+                      describe() + ": Y " + y.describe() + " has data type " + data_type_name(y) +
+                          ", but " + role + " " + from.describe() + " has " + data_type_name(from) +
+                          "; " + std::string(why));
+  }
+  return {};
 }
 
 Result<void> Node::check_known_compute(std::optional<DataType> own) const {

@@ -51,8 +51,12 @@ enum class NodeKind : std::uint8_t {
   BnFinalize,
   Resample,
   ResampleBackward,
+  Concatenate,
+  Slice,
 };
 [[nodiscard]] std::string_view name_of(NodeKind kind) noexcept;
+// t's data type as errors name it ("Half"), "none" where it has none.
+[[nodiscard]] std::string data_type_name(const TensorAttributes& t);
 
 class Node {
  public:
@@ -143,6 +147,20 @@ class Node {
     }
     return unknown_value(attribute, type, static_cast<long long>(*value));
   }
+  // A node that moves data and computes nothing (reshape, concatenate, slice) takes no compute
+  // data type: one the user set is refused.
+  [[nodiscard]] Result<void> check_no_compute(std::optional<DataType> own) const;
+  // A data-movement node reads tensors in device memory or node outputs: an input passed by
+  // value (a host scalar) is refused, naming its role ("X", "input 1").
+  [[nodiscard]] Result<void> check_not_by_value(const std::string& role,
+                                                const TensorAttributes& t) const;
+  // Y's data type for a node that copies `from` into Y (reshape, concatenate, slice): from's
+  // unless set; another one only where `may_convert` (a virtual source, inside the fused
+  // kernel), else UnsupportedDataType naming both types and ending with `why`. `role` names from
+  // in messages ("X", "input 0").
+  [[nodiscard]] Result<void> settle_copied_type(const std::string& role,
+                                                const TensorAttributes& from, TensorAttributes& y,
+                                                bool may_convert, std::string_view why) const;
   // The node's own compute data type, where the user set one, is a DataType (the graph's is
   // checked by the Graph).
   [[nodiscard]] Result<void> check_known_compute(std::optional<DataType> own) const;

@@ -53,48 +53,22 @@ std::vector<std::int64_t> example_dims(const std::vector<std::int64_t>& x_dims) 
 }  // namespace
 
 Result<void> ReshapeNode::infer(const GraphContext& context) {
-  if (const auto compute = attributes_.compute_data_type()) {
-    return make_error(ErrorCode::InvalidAttribute,
-                      describe() + ": compute data type " + std::string(to_string(*compute)) +
-                          " is set, but a reshape computes nothing; leave it unset");
+  if (auto ok = check_no_compute(attributes_.compute_data_type()); !ok) {
+    return ok;
   }
   const TensorAttributes& x = *inputs()[0];
-  if (x.is_pass_by_value()) {
-    return make_error(ErrorCode::InvalidAttribute,
-                      describe() + ": input X " + x.describe() +
-                          " is passed by value (a host scalar); a reshape views a tensor in "
-                          "device memory or a node output");
+  if (auto ok = check_not_by_value("input X", x); !ok) {
+    return ok;
   }
-  if (auto ok = settle_data_type(); !ok) {
+  if (auto ok = settle_copied_type("X", x, *outputs()[0], x.is_virtual(),
+                                   "a view of a tensor in memory keeps its data type (leave Y's "
+                                   "unset); only a virtual X, which lives inside the fused "
+                                   "kernel, may be given another");
+      !ok) {
     return ok;
   }
   const auto& permutation = attributes_.permutation();
   return permutation ? infer_transpose(*permutation, context) : infer_view(context);
-}
-
-Result<void> ReshapeNode::settle_data_type() {
-  const TensorAttributes& x = *inputs()[0];
-  TensorAttributes& y = *outputs()[0];
-  const auto x_type = x.data_type();
-  if (!x_type) {  // validate() types every graph input and earlier node output first
-    return make_error(ErrorCode::InvalidState,
-                      describe() + ": input X " + x.describe() + " has no data type");
-  }
-  const auto y_type = y.data_type();
-  if (!y_type) {
-    y.set_data_type(*x_type);
-    return {};
-  }
-  if (*y_type != *x_type && !x.is_virtual()) {
-    return make_error(ErrorCode::UnsupportedDataType,
-                      describe() + ": Y " + y.describe() + " has data type " +
-                          std::string(to_string(*y_type)) + ", but X " + x.describe() + " has " +
-                          std::string(to_string(*x_type)) +
-                          "; a view of a tensor in memory keeps its data type (leave Y's unset); "
-                          "only a virtual X, which lives inside the fused kernel, may be given "
-                          "another");
-  }
-  return {};
 }
 
 Result<void> ReshapeNode::infer_transpose(const std::vector<std::int64_t>& permutation,

@@ -27,8 +27,6 @@ class ReshapeNode final : public Node {
                                              const GraphContext& context);
   // Y's dims from the user: X's element count, both without gaps.
   [[nodiscard]] Result<void> infer_view(const GraphContext& context);
-  // Y's data type, unless set, is X's; another one only where X is virtual.
-  [[nodiscard]] Result<void> settle_data_type();
 
   ReshapeAttributes attributes_;
 };

@@ -4,6 +4,7 @@
 // holding the GIL while waiting, so a thread building with the GIL released can finish).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -434,6 +435,34 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "Y = X under other dims and strides, a view of X's memory: set Y's dims on the\n"
           "returned tensor (X's element count), or permutation= for a transpose (Y's dims and\n"
           "strides are X's in that order). Y's data type, unless set, is X's.")
+      .def(
+          "concatenate",
+          [](PyGraph& g, const std::vector<Tensor>& inputs, std::int64_t axis,
+             std::optional<std::int64_t> in_place_index, const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            ConcatenateAttributes attributes;
+            attributes.set_axis(axis);
+            if (in_place_index) attributes.set_in_place_index(*in_place_index);
+            return g.graph.concatenate(inputs, named(attributes, name, std::nullopt));
+          },
+          "inputs"_a, nb::kw_only(), "axis"_a, "in_place_index"_a = nb::none(),
+          "name"_a = nb::none(),
+          "Y = the inputs one after another along axis (same rank, dims and data type but along\n"
+          "the axis). in_place_index=k: input k already lies in Y's buffer at its place (Y's\n"
+          "strides). Needs cuDNN >= 9.7 at build.")
+      .def(
+          "slice",
+          [](PyGraph& g, const Tensor& x, std::vector<std::pair<std::int64_t, std::int64_t>> slices,
+             std::optional<Dims> strides, const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            SliceAttributes attributes;
+            attributes.set_slices(std::move(slices));
+            if (strides) attributes.set_strides(std::move(*strides));
+            return g.graph.slice(x, named(attributes, name, std::nullopt));
+          },
+          "x"_a, nb::kw_only(), "slices"_a, "strides"_a = nb::none(), "name"_a = nb::none(),
+          "Y = X[start:limit:stride] in each dim: slices=[(start, limit), ...], one pair per dim\n"
+          "of X; strides= the steps (1 unless given). Needs cuDNN >= 9.22 at build.")
       .def("layernorm", mean_norm<LayernormAttributes, &Graph::layernorm>(), "x"_a, "scale"_a,
            "bias"_a, nb::kw_only(), "phase"_a, "epsilon"_a, "compute_data_type"_a = nb::none(),
            "name"_a = nb::none(),

@@ -253,6 +253,65 @@ def test_reshape_needs_the_element_count_of_x():
     assert "24 elements" in caught.value.message
 
 
+def test_concatenate_adds_up_the_axis_and_names_a_mismatch():
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    a = g.tensor(name="A", uid=1, dim=[2, 3, 4])
+    b = g.tensor(name="B", uid=2, dim=[2, 5, 4])
+    y = g.concatenate([a, b], axis=1, name="cat")
+    y.set_output(True).set_uid(3)
+    g.validate()
+    assert y.dim == [2, 8, 4] and y.stride == [32, 4, 1] and y.data_type is DataType.Half
+
+    bad = dnngraph.Graph(io_data_type=DataType.Half)
+    a = bad.tensor(name="A", uid=1, dim=[2, 3, 4])
+    b = bad.tensor(name="B", uid=2, dim=[2, 5, 4])
+    bad.concatenate([a, b], axis=2, name="cat").set_output(True)
+    error = error_of(bad.validate)
+    assert error.code == ErrorCode.ShapeMismatch
+    assert "dim 1 is 5, but input 0 'A' (uid 1) has 3 there" in error.message
+
+
+def test_concatenate_lowers_from_cudnn_9_7_and_is_refused_below():
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    a = g.tensor(name="A", uid=1, dim=[2, 3, 4])
+    b = g.tensor(name="B", uid=2, dim=[2, 5, 4])
+    g.concatenate([a, b], axis=1, name="cat").set_output(True).set_uid(3)
+    if dnngraph.cudnn_compiled_version() >= 90700 and dnngraph.cudnn_runtime_version() >= 90700:
+        assert g.lower().backend_operations == ["OperationConcat"]
+    else:
+        error = error_of(g.lower)
+        assert error.code == ErrorCode.VersionTooOld
+        assert "needs cuDNN >= 9.7.0" in error.message
+
+
+def test_slice_gives_the_window_and_names_a_limit_out_of_range():
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    x = g.tensor(name="X", uid=1, dim=[4, 6, 8])
+    y = g.slice(x, slices=[(1, 3), (0, 6), (1, 8)], strides=[1, 2, 2], name="s")
+    y.set_output(True).set_uid(2)
+    g.validate()
+    assert y.dim == [2, 3, 4] and y.data_type is DataType.Half
+
+    bad = dnngraph.Graph(io_data_type=DataType.Half)
+    x = bad.tensor(name="X", uid=1, dim=[4, 6, 8])
+    bad.slice(x, slices=[(0, 4), (0, 7), (0, 8)], name="s").set_output(True)
+    error = error_of(bad.validate)
+    assert error.code == ErrorCode.InvalidAttribute
+    assert "slice {0, 7} ends beyond X's extent 6" in error.message
+
+
+def test_slice_lowers_from_cudnn_9_22_and_is_refused_below():
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    x = g.tensor(name="X", uid=1, dim=[4, 6, 8])
+    g.slice(x, slices=[(1, 3), (0, 6), (0, 8)], name="s").set_output(True).set_uid(2)
+    if dnngraph.cudnn_compiled_version() >= 92200 and dnngraph.cudnn_runtime_version() >= 92200:
+        assert g.lower().backend_operations == ["OperationSlice"]
+    else:
+        error = error_of(g.lower)
+        assert error.code == ErrorCode.VersionTooOld
+        assert "needs cuDNN >= 9.22.0" in error.message
+
+
 def test_norms_return_their_statistics_by_phase():
     g = dnngraph.Graph(io_data_type=DataType.Half, compute_data_type=DataType.Float)
     x = g.tensor(name="X", uid=1, dim=[4, 32, 1, 1], stride=[32, 1, 32, 32])

@@ -7,7 +7,9 @@
 #include "backend/execution_plan.hpp"
 #include "backend/features.hpp"
 #include "backend/kernel_cache.hpp"
+#include "backend/operation_concat.hpp"
 #include "backend/operation_graph.hpp"
+#include "backend/operation_slice.hpp"
 #include "backend/variant_pack.hpp"
 #include "backend/version.hpp"
 
@@ -28,7 +30,7 @@ bool contains(const std::string& text, const std::string& part) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_feature_has_a_name_its_cudnn_names_and_a_cudnn_9_minimum) {
-  BOOST_TEST(backend::features().size() == 5U);
+  BOOST_TEST(backend::features().size() == 7U);
   for (const auto& e : backend::features()) {
     BOOST_TEST(&backend::entry(e.feature) == &e);
     BOOST_TEST(!e.name.empty());
@@ -45,6 +47,8 @@ BOOST_AUTO_TEST_CASE(the_versions_each_feature_needs) {
   BOOST_TEST(backend::entry(Feature::WorkspaceSizeWithOverrides).minimum == 92300);
   BOOST_TEST(backend::entry(Feature::KernelCacheCounters).minimum == 92700);
   BOOST_TEST(backend::entry(Feature::SdpaBackwardAccumulator).minimum == 90600);
+  BOOST_TEST(backend::entry(Feature::ConcatOperation).minimum == 90700);
+  BOOST_TEST(backend::entry(Feature::SliceOperation).minimum == 92200);
 }
 
 BOOST_AUTO_TEST_CASE(compiled_follows_the_headers_and_a_looked_up_function_needs_none) {
@@ -148,4 +152,23 @@ BOOST_AUTO_TEST_CASE(the_workspace_query_with_overrides_follows_its_feature) {
   if (!backend::available(Feature::WorkspaceSizeWithOverrides)) {
     BOOST_TEST(!backend::has_workspace_size_for());
   }
+}
+
+BOOST_AUTO_TEST_CASE(the_slice_operation_is_made_or_refused_as_too_old) {
+  auto op = backend::OperationSlice::create();
+  if (backend::available(Feature::SliceOperation)) {
+    BOOST_TEST_REQUIRE(op.has_value(), (op ? "" : op.error().to_string()));
+    BOOST_TEST(backend::descriptor_type_name(op->type()) == "OperationSlice");
+  } else {
+    BOOST_TEST_REQUIRE(!op.has_value());
+    BOOST_TEST(op.error().code == CUDNN_STATUS_NOT_SUPPORTED);
+    BOOST_TEST(op.error().last_error == backend::too_old_message(Feature::SliceOperation));
+    BOOST_TEST(contains(op.error().to_string(), "needs cuDNN >= 9.22"), op.error().to_string());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_concat_descriptor_is_declared_by_every_cudnn_9_and_named) {
+  auto op = backend::OperationConcat::create();
+  BOOST_TEST_REQUIRE(op.has_value(), (op ? "" : op.error().to_string()));
+  BOOST_TEST(backend::descriptor_type_name(op->type()) == "OperationConcat");
 }
