@@ -12,8 +12,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -30,6 +32,7 @@ import dnngraph;
 namespace {
 
 using dnngraph::ConcatenateAttributes;
+using dnngraph::ConvFpropAttributes;
 using dnngraph::DataType;
 using dnngraph::ErrorCode;
 using dnngraph::Graph;
@@ -343,6 +346,46 @@ const ConcatCase in_place_half{.name = "in-place concatenate (input 1 in Y's buf
                                .seed = 610};
 }  // namespace cases
 
+// cudnn-frontend's concatenate fusion on Hopper (its samples/cpp/convolution/fprop.cpp, cuDNN
+// 9.8+; its standalone "membound" concatenate sample asks for Blackwell): a 1x1 conv_fprop's Y
+// concatenated along the channels with an input already in the output's buffer (in place, index
+// 1), NHWC Half. Y1 [n, 2k, h, w]: channels 0..k-1 the convolution, k..2k-1 the input.
+struct ConvConcat {
+  static constexpr std::int64_t n = 2, c = 32, k = 48, h = 6, w = 5;
+  static constexpr std::int64_t uid_x = 1, uid_w = 2, uid_y0 = 3;
+  static std::string text() {
+    return "1x1 conv_fprop then in-place concatenate along the channels (Half NHWC, X [2, 32, 6, "
+           "5], W [48, 32, 1, 1], Y1 [2, 96, 6, 5])";
+  }
+  static Dims nhwc(std::int64_t channels) { return {channels * h * w, 1, channels * w, channels}; }
+  static Graph make() {
+    Graph g;
+    g.set_name("conv_concat")
+        .set_io_data_type(DataType::Half)
+        .set_intermediate_data_type(DataType::Half)
+        .set_compute_data_type(DataType::Float);
+    auto x = g.tensor(
+        TensorAttributes().set_name("X").set_uid(uid_x).set_dim({n, c, h, w}).set_stride(nhwc(c)));
+    auto f = g.tensor(TensorAttributes()
+                          .set_name("W")
+                          .set_uid(uid_w)
+                          .set_dim({k, c, 1, 1})
+                          .set_stride({c, 1, c, c}));
+    auto y = g.conv_fprop(x, f, ConvFpropAttributes().set_name("conv"));
+    y->set_data_type(DataType::Half);
+    // Y0 is a view of its part of Y1: Y1's strides, at channel k of Y1's buffer.
+    auto y0 = g.tensor(TensorAttributes()
+                           .set_name("Y0")
+                           .set_uid(uid_y0)
+                           .set_dim({n, k, h, w})
+                           .set_stride(nhwc(2 * k)));
+    auto y1 = g.concatenate(
+        {y, y0}, ConcatenateAttributes().set_name("cat").set_axis(1).set_in_place_index(1));
+    y1->set_output(true).set_name("Y1").set_uid(uid_y).set_stride(nhwc(2 * k));
+    return g;
+  }
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(concatenate_alone)
@@ -365,4 +408,58 @@ DNNGRAPH_REFERENCE_CASE(half_concatenate_then_a_bias_along_the_axis_matches_refe
 DNNGRAPH_REFERENCE_CASE(float_concatenate_of_three_then_a_bias_matches_reference, cases::bias_float)
 DNNGRAPH_REFERENCE_CASE(half_k_blocks_concatenated_into_a_matmul_match_reference,
                         cases::matmul_half)
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(concatenate_after_a_convolution)
+BOOST_AUTO_TEST_CASE(half_conv_fprop_then_in_place_concatenate_matches_reference,
+                     *dnngraph::test::builds_or_skips(
+                         ConvConcat::text(), [] { return ConvConcat::make(); },
+                         [](const dnngraph::Error& e) {
+                           return e.code == ErrorCode::VersionTooOld;
+                         })) {
+  using C = ConvConcat;
+  const auto taken = dnngraph::test::take_built_case(C::text(), [] { return C::make(); });
+  std::mt19937 rng(611);
+  // Memory order: NHWC for X, Y0 and Y1; W [k, c] (1x1).
+  const HostTensor x =
+      dnngraph::test::random_tensor(DataType::Half, C::n * C::h * C::w * C::c, rng);
+  const HostTensor f = dnngraph::test::random_tensor(DataType::Half, C::k * C::c, rng);
+  const HostTensor y0 =
+      dnngraph::test::random_tensor(DataType::Half, C::n * C::h * C::w * C::k, rng);
+  std::vector<double> expected(static_cast<std::size_t>(C::n * C::h * C::w * 2 * C::k));
+  for (std::int64_t pixel = 0; pixel < C::n * C::h * C::w; ++pixel) {
+    for (std::int64_t o = 0; o < C::k; ++o) {
+      double sum = 0;
+      for (std::int64_t i = 0; i < C::c; ++i) {
+        sum += static_cast<double>(x.values[static_cast<std::size_t>(pixel * C::c + i)]) *
+               f.values[static_cast<std::size_t>(o * C::c + i)];
+      }
+      expected[static_cast<std::size_t>(pixel * 2 * C::k + o)] = sum;
+      expected[static_cast<std::size_t>(pixel * 2 * C::k + C::k + o)] =
+          y0.values[static_cast<std::size_t>(pixel * C::k + o)];
+    }
+  }
+  DeviceBuffer y1 = require_cuda(DeviceBuffer::allocate(expected.size() * 2), "Y1");
+  require_cuda(y1.fill_bytes(0xFF), "fill Y1");  // NaN: an unwritten element fails
+  // Y0's values into their place in Y1 (channels k..2k-1 of every pixel).
+  std::vector<std::byte> placed(expected.size() * 2);
+  require_cuda(y1.download(std::span<std::byte>(placed)), "Y1");
+  for (std::int64_t pixel = 0; pixel < C::n * C::h * C::w; ++pixel) {
+    std::memcpy(&placed[static_cast<std::size_t>((pixel * 2 * C::k + C::k) * 2)],
+                &y0.bytes[static_cast<std::size_t>(pixel * C::k * 2)],
+                static_cast<std::size_t>(C::k * 2));
+  }
+  require_cuda(dnngraph::test::cuda_check(
+                   cudaMemcpy(y1.get(), placed.data(), placed.size(), cudaMemcpyHostToDevice),
+                   "cudaMemcpy Y0 into Y1"),
+               "Y0");
+  DeviceBuffer x_dev = require_cuda(DeviceBuffer::copy_of(x.bytes), "X");
+  DeviceBuffer f_dev = require_cuda(DeviceBuffer::copy_of(f.bytes), "W");
+  auto* y0_at = static_cast<std::byte*>(y1.get()) + static_cast<std::size_t>(C::k * 2);
+  const std::unordered_map<std::int64_t, void*> pack{
+      {C::uid_x, x_dev.get()}, {C::uid_w, f_dev.get()}, {C::uid_y0, y0_at}, {uid_y, y1.get()}};
+  // K = 32 products of values in [-1, 1], Float accumulation, one rounding to Half: 1e-2.
+  dnngraph::test::run_and_compare(taken, C::text(), pack, y1, DataType::Half, expected,
+                                  Tolerance{.abs = 1e-2, .rel = 1e-2});
+}
 BOOST_AUTO_TEST_SUITE_END()
