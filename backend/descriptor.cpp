@@ -26,6 +26,7 @@ std::string_view descriptor_type_name(cudnnBackendDescriptorType_t type) noexcep
     case CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR: return "OperationRng";
     case CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR: return "OperationGenStats";
     case CUDNN_BACKEND_OPERATION_BN_FINALIZE_STATISTICS_DESCRIPTOR: return "OperationBnFinalize";
+    case CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR: return "OperationBnBwdWeights";
     case CUDNN_BACKEND_RESAMPLE_DESCRIPTOR: return "Resample";
     case CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR: return "OperationResampleForward";
     case CUDNN_BACKEND_OPERATION_RESAMPLE_BWD_DESCRIPTOR: return "OperationResampleBackward";

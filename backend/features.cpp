@@ -60,8 +60,14 @@ constexpr std::optional<Attribute> slice_limits;
 constexpr std::optional<Attribute> slice_strides;
 #endif
 
+#if CUDNN_VERSION >= 90900
+constexpr std::optional<cudnnBackendNormMode_t> ada_layer_norm = CUDNN_ADA_LAYER_NORM;
+#else
+constexpr std::optional<cudnnBackendNormMode_t> ada_layer_norm;
+#endif
+
 // Versions: the "@since" notes of cuDNN 9.27's cudnn_graph.h, but for the concatenate operation.
-constexpr std::array<FeatureEntry, 7> table{{
+constexpr std::array<FeatureEntry, 8> table{{
     {Feature::VariantPackOverrides, "execute-time override shapes in the variant pack",
      "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS, _SHAPES, _STRIDES", 91800,
      override_unique_ids.has_value()},
@@ -89,6 +95,10 @@ constexpr std::array<FeatureEntry, 7> table{{
     {Feature::SliceOperation, "the slice operation",
      "CUDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR, CUDNN_ATTR_OPERATION_SLICE_*", 92200,
      slice_descriptor.has_value()},
+    // A norm mode, not an attribute: cudnn-frontend 1.32's adalayernorm nodes gate on 9.9.0.
+    {Feature::AdaptiveLayerNorm, "adaptive layer normalization",
+     "CUDNN_ADA_LAYER_NORM of CUDNN_ATTR_OPERATION_NORM_FWD_MODE / _BWD_MODE", 90900,
+     ada_layer_norm.has_value()},
 }};
 
 struct VersionedEntry {
@@ -127,12 +137,16 @@ constexpr std::array<VersionedTypeEntry, 1> versioned_types{{
 }};
 
 // The tables are indexed by their enum, and an entry is compiled exactly when the headers are
-// as new as its minimum and declare every attribute and descriptor type of it.
+// as new as its minimum and declare every attribute and descriptor type (or norm mode) of it.
 constexpr bool tables_agree() {
   for (std::size_t i = 0; i < table.size(); ++i) {
     if (static_cast<std::size_t>(table[i].feature) != i) {
       return false;
     }
+  }
+  const FeatureEntry& ada = table[static_cast<std::size_t>(Feature::AdaptiveLayerNorm)];
+  if (ada.compiled != (compiled_version >= ada.minimum)) {
+    return false;
   }
   for (std::size_t i = 0; i < versioned.size(); ++i) {
     const VersionedEntry& v = versioned[i];
@@ -210,6 +224,13 @@ std::string_view versioned_descriptor_type_name(cudnnBackendDescriptorType_t typ
     }
   }
   return "";
+}
+
+Expected<cudnnBackendNormMode_t> adaptive_layer_norm_mode() {
+  if (!ada_layer_norm || !available(Feature::AdaptiveLayerNorm)) {
+    return std::unexpected(too_old(Feature::AdaptiveLayerNorm));
+  }
+  return *ada_layer_norm;
 }
 
 }  // namespace dnngraph::backend

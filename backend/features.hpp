@@ -27,6 +27,7 @@ enum class Feature {
   SdpaBackwardAccumulator,     // attention backward zeroes its Float dQ accumulator (9.6)
   ConcatOperation,             // the concatenate operation (9.7)
   SliceOperation,              // the slice operation (9.22)
+  AdaptiveLayerNorm,           // the adaptive layer norm mode of the norm operations (9.9)
 };
 
 struct FeatureEntry {
@@ -85,5 +86,9 @@ enum class VersionedDescriptorType {
 // ("OperationSlice"); "" for every other type.
 [[nodiscard]] std::string_view versioned_descriptor_type_name(
     cudnnBackendDescriptorType_t type) noexcept;
+
+// CUDNN_ADA_LAYER_NORM, a norm mode only newer headers declare, where Feature::AdaptiveLayerNorm
+// is available; too_old(Feature::AdaptiveLayerNorm) otherwise. Out of line, as usable().
+[[nodiscard]] Expected<cudnnBackendNormMode_t> adaptive_layer_norm_mode();
 
 }  // namespace dnngraph::backend

@@ -30,7 +30,7 @@ bool contains(const std::string& text, const std::string& part) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_feature_has_a_name_its_cudnn_names_and_a_cudnn_9_minimum) {
-  BOOST_TEST(backend::features().size() == 7U);
+  BOOST_TEST(backend::features().size() == 8U);
   for (const auto& e : backend::features()) {
     BOOST_TEST(&backend::entry(e.feature) == &e);
     BOOST_TEST(!e.name.empty());
@@ -49,6 +49,7 @@ BOOST_AUTO_TEST_CASE(the_versions_each_feature_needs) {
   BOOST_TEST(backend::entry(Feature::SdpaBackwardAccumulator).minimum == 90600);
   BOOST_TEST(backend::entry(Feature::ConcatOperation).minimum == 90700);
   BOOST_TEST(backend::entry(Feature::SliceOperation).minimum == 92200);
+  BOOST_TEST(backend::entry(Feature::AdaptiveLayerNorm).minimum == 90900);
 }
 
 BOOST_AUTO_TEST_CASE(compiled_follows_the_headers_and_a_looked_up_function_needs_none) {
@@ -171,4 +172,20 @@ BOOST_AUTO_TEST_CASE(the_concat_descriptor_is_declared_by_every_cudnn_9_and_name
   auto op = backend::OperationConcat::create();
   BOOST_TEST_REQUIRE(op.has_value(), (op ? "" : op.error().to_string()));
   BOOST_TEST(backend::descriptor_type_name(op->type()) == "OperationConcat");
+}
+
+BOOST_AUTO_TEST_CASE(the_adaptive_layer_norm_mode_is_given_or_refused_as_too_old) {
+  auto mode = backend::adaptive_layer_norm_mode();
+  if (backend::available(Feature::AdaptiveLayerNorm)) {
+    BOOST_TEST_REQUIRE(mode.has_value());
+    BOOST_TEST(static_cast<int>(*mode) == 5);  // CUDNN_ADA_LAYER_NORM in cudnn_graph.h since 9.9
+  } else {
+    BOOST_TEST_REQUIRE(!mode.has_value());
+    BOOST_TEST(mode.error().code == CUDNN_STATUS_NOT_SUPPORTED);
+    BOOST_TEST(contains(mode.error().to_string(), "needs cuDNN >= 9.9.0"),
+               mode.error().to_string());
+  }
+  const std::string text = backend::too_old_message(Feature::AdaptiveLayerNorm);
+  BOOST_TEST(contains(text, "adaptive layer normalization (CUDNN_ADA_LAYER_NORM"), text);
+  BOOST_TEST(contains(text, "needs cuDNN >= 9.9.0"), text);
 }
