@@ -671,14 +671,30 @@ detail::NormPorts Graph::add_norm(const NormRequest& r) {
   return ports;
 }
 
+template <class Attributes>
+std::array<std::shared_ptr<TensorAttributes>, 3> Graph::add_mean_norm(
+    detail::NormKind kind, const std::shared_ptr<TensorAttributes>& x,
+    const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& bias,
+    const Attributes& attributes) {
+  const detail::NormPorts ports = add_norm(
+      {.kind = kind,
+       .name = norm_name(attributes.name(), detail::norm_node_kind(kind, false), nodes_.size()),
+       .phase = attributes.forward_phase(),
+       .epsilon = attributes.epsilon(),
+       .compute = attributes.compute_data_type(),
+       .x = x,
+       .scale = scale,
+       .bias = bias,
+       .momentum = nullptr,
+       .prev_running_mean = nullptr,
+       .prev_running_var = nullptr});
+  return {ports.y, ports.mean_out, ports.inv_variance_out};
+}
+
 std::array<std::shared_ptr<TensorAttributes>, 3> Graph::layernorm(
     const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
     const std::shared_ptr<TensorAttributes>& bias, const LayernormAttributes& attributes) {
-  const std::string name = norm_name(attributes.name(), detail::NodeKind::LayerNorm, nodes_.size());
-  const detail::NormPorts ports =
-      add_norm({detail::NormKind::Layer, name, attributes.forward_phase(), attributes.epsilon(),
-                attributes.compute_data_type(), x, scale, bias, nullptr, nullptr, nullptr});
-  return {ports.y, ports.mean_out, ports.inv_variance_out};
+  return add_mean_norm(detail::NormKind::Layer, x, scale, bias, attributes);
 }
 
 std::array<std::shared_ptr<TensorAttributes>, 2> Graph::rmsnorm(
@@ -713,13 +729,22 @@ detail::NormBackwardPorts Graph::add_norm_backward(detail::NormKind kind,
   return p;
 }
 
+std::array<std::shared_ptr<TensorAttributes>, 3> Graph::add_mean_norm_backward(
+    detail::NormKind kind, const std::shared_ptr<TensorAttributes>& dy,
+    const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
+    const std::shared_ptr<TensorAttributes>& mean,
+    const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
+  const auto p = add_norm_backward(kind, std::move(attributes),
+                                   backward_inputs(dy, x, scale, mean, inv_variance));
+  return {p.dx, p.dscale, p.dbias};
+}
+
 std::array<std::shared_ptr<TensorAttributes>, 3> Graph::layernorm_backward(
     const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
     const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
     const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
-  const auto p = add_norm_backward(detail::NormKind::Layer, std::move(attributes),
-                                   backward_inputs(dy, x, scale, mean, inv_variance));
-  return {p.dx, p.dscale, p.dbias};
+  return add_mean_norm_backward(detail::NormKind::Layer, dy, x, scale, mean, inv_variance,
+                                std::move(attributes));
 }
 
 std::array<std::shared_ptr<TensorAttributes>, 2> Graph::rmsnorm_backward(
@@ -754,36 +779,22 @@ std::array<std::shared_ptr<TensorAttributes>, 3> Graph::batchnorm_backward(
     const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
     const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
     const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
-  const auto p = add_norm_backward(detail::NormKind::Batch, std::move(attributes),
-                                   backward_inputs(dy, x, scale, mean, inv_variance));
-  return {p.dx, p.dscale, p.dbias};
+  return add_mean_norm_backward(detail::NormKind::Batch, dy, x, scale, mean, inv_variance,
+                                std::move(attributes));
 }
 
 std::array<std::shared_ptr<TensorAttributes>, 3> Graph::instancenorm(
     const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
     const std::shared_ptr<TensorAttributes>& bias, const InstancenormAttributes& attributes) {
-  const detail::NormPorts ports =
-      add_norm({.kind = detail::NormKind::Instance,
-                .name = norm_name(attributes.name(), detail::NodeKind::InstanceNorm, nodes_.size()),
-                .phase = attributes.forward_phase(),
-                .epsilon = attributes.epsilon(),
-                .compute = attributes.compute_data_type(),
-                .x = x,
-                .scale = scale,
-                .bias = bias,
-                .momentum = nullptr,
-                .prev_running_mean = nullptr,
-                .prev_running_var = nullptr});
-  return {ports.y, ports.mean_out, ports.inv_variance_out};
+  return add_mean_norm(detail::NormKind::Instance, x, scale, bias, attributes);
 }
 
 std::array<std::shared_ptr<TensorAttributes>, 3> Graph::instancenorm_backward(
     const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
     const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
     const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
-  const auto p = add_norm_backward(detail::NormKind::Instance, std::move(attributes),
-                                   backward_inputs(dy, x, scale, mean, inv_variance));
-  return {p.dx, p.dscale, p.dbias};
+  return add_mean_norm_backward(detail::NormKind::Instance, dy, x, scale, mean, inv_variance,
+                                std::move(attributes));
 }
 
 std::shared_ptr<TensorAttributes> Graph::batchnorm_inference(

@@ -374,10 +374,24 @@ class Graph {
     std::shared_ptr<TensorAttributes> momentum, prev_running_mean, prev_running_var;
   };
   detail::NormPorts add_norm(const NormRequest& r);
+  // What layernorm() and instancenorm() share: add_norm of X, scale and bias with
+  // the attributes' name (or "<kind>_<index>"), phase, epsilon and compute type. Returns {Y,
+  // mean, inv_variance}. Defined and used in graph.cpp only.
+  template <class Attributes>
+  std::array<std::shared_ptr<TensorAttributes>, 3> add_mean_norm(
+      detail::NormKind kind, const std::shared_ptr<TensorAttributes>& x,
+      const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& bias,
+      const Attributes& attributes);
   // What the norm backward nodes share (mean null for RMS).
   detail::NormBackwardPorts add_norm_backward(detail::NormKind kind,
                                               NormBackwardAttributes attributes,
                                               detail::NormBackwardPorts inputs);
+  // add_norm_backward of the norms with a mean (all but RMS): {dX, dScale, dBias}.
+  std::array<std::shared_ptr<TensorAttributes>, 3> add_mean_norm_backward(
+      detail::NormKind kind, const std::shared_ptr<TensorAttributes>& dy,
+      const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
+      const std::shared_ptr<TensorAttributes>& mean,
+      const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes);
   // (port name, tensor), e.g. {"A", a.get()}; the port names the input in errors.
   using Input = std::pair<const char*, TensorAttributes*>;
   // Labels unnamed inputs for messages ("input A of node #3 (matmul 'matmul_3')"); records an

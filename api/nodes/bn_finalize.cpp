@@ -11,15 +11,6 @@
 
 namespace dnngraph::detail {
 
-namespace {
-
-std::string type_name(const TensorAttributes& t) {
-  const auto type = t.data_type();
-  return type ? std::string(to_string(*type)) : std::string("none");
-}
-
-}  // namespace
-
 std::vector<TensorPtr> BnFinalizePorts::inputs() const {
   return {sum,
           sq_sum,
@@ -34,21 +25,6 @@ std::vector<TensorPtr> BnFinalizePorts::inputs() const {
 
 std::vector<TensorPtr> BnFinalizePorts::outputs() const {
   return {eq_scale, eq_bias, mean, inv_variance, next_running_mean, next_running_var};
-}
-
-Result<void> BnFinalizeNode::check_channel_input(const char* role, const TensorAttributes& t,
-                                                 const std::vector<std::int64_t>& dims) const {
-  if (t.dim() != dims) {
-    return make_error(ErrorCode::ShapeMismatch,
-                      describe() + ": " + role + " " + t.describe() + " has dims " +
-                          to_string(t.dim()) + ", expected " + to_string(dims) + " (the sum's)");
-  }
-  if (t.data_type() != DataType::Float) {
-    return make_error(ErrorCode::UnsupportedDataType, describe() + ": " + role + " " +
-                                                          t.describe() + " has data type " +
-                                                          type_name(t) + "; it takes Float");
-  }
-  return {};
 }
 
 Result<void> BnFinalizeNode::infer(const GraphContext& context) {
@@ -66,14 +42,14 @@ Result<void> BnFinalizeNode::infer(const GraphContext& context) {
                           "; it takes per-channel dims [1, C, 1, 1] or [1, C, 1, 1, 1] (what "
                           "genstats gives)");
   }
-  if (auto ok = check_channel_input("sum", sum, dims); !ok) {
+  if (auto ok = check_channel_input("sum", sum, dims, "the sum's"); !ok) {
     return ok;
   }
   for (const auto& [role, t] : {std::pair{"sq_sum", ports_.sq_sum},
                                 std::pair{"scale", ports_.scale}, std::pair{"bias", ports_.bias},
                                 std::pair{"previous running mean", ports_.prev_running_mean},
                                 std::pair{"previous running variance", ports_.prev_running_var}}) {
-    if (auto ok = check_channel_input(role, *t, dims); !ok) {
+    if (auto ok = check_channel_input(role, *t, dims, "the sum's"); !ok) {
       return ok;
     }
   }
@@ -105,7 +81,7 @@ Result<void> BnFinalizeNode::infer(const GraphContext& context) {
   if (element_count(count.dim()) != 1 || count.data_type() != DataType::Int64) {
     return make_error(ErrorCode::UnsupportedDataType,
                       describe() + ": accumulation count " + count.describe() + " has dims " +
-                          to_string(count.dim()) + " and data type " + type_name(count) +
+                          to_string(count.dim()) + " and data type " + data_type_name(count) +
                           "; it holds one Int64 value (the elements per channel, N * H * W)");
   }
   for (const auto& [role, t] :

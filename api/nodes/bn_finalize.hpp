@@ -33,9 +33,6 @@ class BnFinalizeNode final : public Node {
                                                const GraphContext& context) const override;
 
  private:
-  [[nodiscard]] Result<void> check_channel_input(const char* role, const TensorAttributes& t,
-                                                 const std::vector<std::int64_t>& dims) const;
-
   std::optional<DataType> compute_;
   BnFinalizePorts ports_;
 };

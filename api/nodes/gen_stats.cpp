@@ -9,19 +9,6 @@
 
 namespace dnngraph::detail {
 
-namespace {
-
-std::string type_name(const TensorAttributes& t) {
-  const auto type = t.data_type();
-  return type ? std::string(to_string(*type)) : std::string("none");
-}
-
-bool is_float_type(std::optional<DataType> type) {
-  return type == DataType::Half || type == DataType::BFloat16 || type == DataType::Float;
-}
-
-}  // namespace
-
 Result<void> GenStatsNode::infer(const GraphContext& context) {
   if (auto ok = check_float_compute(attributes_.compute_data_type(), context,
                                     "the statistics are summed in Float");
@@ -29,19 +16,10 @@ Result<void> GenStatsNode::infer(const GraphContext& context) {
     return ok;
   }
   const TensorAttributes& x = *inputs()[0];
-  const std::size_t rank = x.dim().size();
-  if (rank < 4 || rank > 5) {
-    return make_error(ErrorCode::ShapeMismatch, describe() + ": input X " + x.describe() +
-                                                    " has dims " + to_string(x.dim()) + " (rank " +
-                                                    std::to_string(rank) +
-                                                    "); it takes rank 4 to 5 ([N, C, (D,) H, W])");
+  if (auto ok = check_image_input("input X", x); !ok) {
+    return ok;
   }
-  if (!is_float_type(x.data_type())) {
-    return make_error(ErrorCode::UnsupportedDataType, describe() + ": input X " + x.describe() +
-                                                          " has data type " + type_name(x) +
-                                                          "; it takes Half, BFloat16 or Float");
-  }
-  std::vector<std::int64_t> dims(rank, 1);
+  std::vector<std::int64_t> dims(x.dim().size(), 1);
   dims[1] = x.dim()[1];
   for (const auto& [role, out] :
        {std::pair{"sum", outputs()[0]}, std::pair{"sq_sum", outputs()[1]}}) {

@@ -105,11 +105,10 @@ Result<void> Node::check_scalar_input(const char* role, const TensorAttributes& 
                           to_string(t.dim()) + "; it holds one value: " + std::to_string(rank) +
                           " dims of 1 (or make it with Graph::tensor(a float))");
   }
-  if (const auto type = t.data_type(); type != DataType::Float) {
-    return make_error(ErrorCode::UnsupportedDataType,
-                      describe() + ": " + role + " " + t.describe() + " has data type " +
-                          (type ? std::string(to_string(*type)) : std::string("none")) +
-                          "; it takes Float");
+  if (t.data_type() != DataType::Float) {
+    return make_error(ErrorCode::UnsupportedDataType, describe() + ": " + role + " " +
+                                                          t.describe() + " has data type " +
+                                                          data_type_name(t) + "; it takes Float");
   }
   // epsilon is added to a variance before its inverse square root: a negative, NaN or infinite
   // one gives NaN or 0 for every output; a momentum outside [0, 1] makes the running statistics
@@ -120,6 +119,40 @@ Result<void> Node::check_scalar_input(const char* role, const TensorAttributes& 
                       describe() + ": " + role + " " + t.describe() + " has value " +
                           std::to_string(*value) + "; it must be finite, not negative" +
                           (max < 1e30F ? " and at most " + shortest(max) : std::string()));
+  }
+  return {};
+}
+
+Result<void> Node::check_image_input(const char* role, const TensorAttributes& t) const {
+  const std::size_t rank = t.dim().size();
+  if (rank < 4 || rank > 5) {
+    return make_error(ErrorCode::ShapeMismatch, describe() + ": " + role + " " + t.describe() +
+                                                    " has dims " + to_string(t.dim()) + " (rank " +
+                                                    std::to_string(rank) +
+                                                    "); it takes rank 4 to 5 ([N, C, (D,) H, W])");
+  }
+  const auto type = t.data_type();
+  if (type != DataType::Half && type != DataType::BFloat16 && type != DataType::Float) {
+    return make_error(ErrorCode::UnsupportedDataType,
+                      describe() + ": " + role + " " + t.describe() + " has data type " +
+                          data_type_name(t) + "; it takes Half, BFloat16 or Float");
+  }
+  return {};
+}
+
+Result<void> Node::check_channel_input(const char* role, const TensorAttributes& t,
+                                       const std::vector<std::int64_t>& dims,
+                                       std::string_view whose) const {
+  if (t.dim() != dims) {
+    return make_error(ErrorCode::ShapeMismatch, describe() + ": " + role + " " + t.describe() +
+                                                    " has dims " + to_string(t.dim()) +
+                                                    ", expected " + to_string(dims) + " (" +
+                                                    std::string(whose) + ")");
+  }
+  if (t.data_type() != DataType::Float) {
+    return make_error(ErrorCode::UnsupportedDataType, describe() + ": " + role + " " +
+                                                          t.describe() + " has data type " +
+                                                          data_type_name(t) + "; it takes Float");
   }
   return {};
 }
@@ -138,11 +171,9 @@ Result<void> Node::settle_statistic_output(const char* role, TensorAttributes& t
     return ok;
   }
   if (t.data_type() != DataType::Float) {
-    const auto type = t.data_type();
     return make_error(ErrorCode::UnsupportedDataType,
                       describe() + ": " + role + " " + t.describe() + " has data type " +
-                          (type ? std::string(to_string(*type)) : std::string("none")) +
-                          "; statistics are Float");
+                          data_type_name(t) + "; statistics are Float");
   }
   return {};
 }

@@ -128,6 +128,14 @@ class Node {
   // by-value one finite and within [0, max].
   [[nodiscard]] Result<void> check_scalar_input(const char* role, const TensorAttributes& t,
                                                 std::size_t rank, float max) const;
+  // An image input of a per-channel node (genstats' X, dbn_weight's X and dY): rank 4 or 5
+  // ([N, C, (D,) H, W]) in Half, BFloat16 or Float; `role` names it in errors ("input X").
+  [[nodiscard]] Result<void> check_image_input(const char* role, const TensorAttributes& t) const;
+  // A per-channel Float input (bn_finalize's sums and parameters, dbn_weight's statistics and
+  // scale): `dims` ([1, C, 1, ...]) and Float; `whose` ends the dims error ("the sum's").
+  [[nodiscard]] Result<void> check_channel_input(const char* role, const TensorAttributes& t,
+                                                 const std::vector<std::int64_t>& dims,
+                                                 std::string_view whose) const;
   // A Float statistic output (a norm's mean, genstats' sums): Float unless set, laid out like
   // `like` unless the user set dims or strides, then settle_output; any other type is an error.
   [[nodiscard]] Result<void> settle_statistic_output(const char* role, TensorAttributes& t,
