@@ -7,8 +7,6 @@
 // engine for is a finding: skipped with the Error.
 #include <boost/test/unit_test.hpp>
 
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -18,13 +16,14 @@
 #include <random>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 import dnngraph;
 
 #include "support/built_cases.hpp"
 #include "support/device_buffer.hpp"
+#include "support/gpu_run.hpp"
+#include "support/graph_checks.hpp"
 #include "support/host_tensor.hpp"
 #include "support/pointwise_reference.hpp"
 #include "support/reference.hpp"
@@ -33,11 +32,11 @@ namespace {
 
 using dnngraph::DataType;
 using dnngraph::Graph;
-using dnngraph::TensorAttributes;
-using dnngraph::test::describe;
+using dnngraph::test::check_output;
 using dnngraph::test::DeviceBuffer;
 using dnngraph::test::require_cuda;
 using dnngraph::test::Tolerance;
+using Run = dnngraph::test::PackRun;
 using Dims = std::vector<std::int64_t>;
 
 constexpr float epsilon = 1e-5F;
@@ -89,12 +88,7 @@ Graph make_graph(const BatchCase& c) {
   g.set_name(c.name).set_io_data_type(c.type).set_compute_data_type(DataType::Float);
   const auto input = [&](const char* name, std::int64_t uid, const Dims& dims,
                          std::optional<DataType> type) {
-    TensorAttributes t;
-    t.set_name(name).set_uid(uid).set_dim(dims).set_stride(dnngraph::channels_last_strides(dims));
-    if (type) {
-      t.set_data_type(*type);
-    }
-    return g.tensor(t);
+    return dnngraph::test::channels_last_input(g, name, uid, dims, type);
   };
   if (!c.backward && c.instance) {
     auto x = input("X", uid_x, c.x_dims, std::nullopt);
@@ -181,44 +175,6 @@ Tolerance y_tolerance(DataType type) {
 }
 constexpr Tolerance statistic_tolerance{.abs = 2e-5, .rel = 1e-4};
 
-struct Run {
-  std::unordered_map<std::int64_t, void*> pack;
-  std::vector<DeviceBuffer> buffers;
-
-  Run() { buffers.reserve(16); }
-  void upload(std::int64_t uid, DataType type, const std::vector<float>& values, const char* what) {
-    buffers.push_back(
-        require_cuda(DeviceBuffer::copy_of(dnngraph::test::encode(type, values).bytes), what));
-    pack.emplace(uid, buffers.back().get());
-  }
-  DeviceBuffer* output(std::int64_t uid, std::size_t size, const char* what) {
-    buffers.push_back(require_cuda(DeviceBuffer::allocate(size), what));
-    require_cuda(buffers.back().fill_bytes(0xFF), what);  // NaN: an unwritten element fails
-    pack.emplace(uid, buffers.back().get());
-    return &buffers.back();
-  }
-  // Runs the built graph on the pack and waits for it.
-  void execute(dnngraph::test::BuiltCase& b, std::int64_t workspace_size, const std::string& what) {
-    DeviceBuffer workspace = require_cuda(
-        DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(workspace_size, 1))),
-        "workspace");
-    const auto ran = b.graph.execute(*b.handle, pack, workspace.get());
-    BOOST_REQUIRE_MESSAGE(ran.has_value(), what << ": execute failed: " << describe(ran));
-    require_cuda(dnngraph::test::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"),
-                 what + " after execute");
-  }
-};
-
-void check(const std::string& what, DeviceBuffer& buffer, DataType type,
-           const std::vector<double>& expected, Tolerance tolerance) {
-  std::vector<std::byte> bytes(expected.size() * static_cast<std::size_t>(dnngraph::size_of(type)));
-  require_cuda(buffer.download(std::span<std::byte>(bytes)), what);
-  const std::vector<float> got = dnngraph::test::decode(type, bytes);
-  const auto comparison = dnngraph::test::compare(got, expected, tolerance);
-  BOOST_TEST_MESSAGE(what << ": " << comparison.describe());
-  BOOST_CHECK_MESSAGE(comparison.passed(), what << ": " << comparison.describe());
-}
-
 // X with a per-channel offset, so that the means differ from 0 and from each other.
 std::vector<float> draw_x(const BatchCase& c, std::mt19937& rng) {
   std::vector<float> x = dnngraph::test::draw(c.type, {.lo = -1, .hi = 1}, c.count(), rng);
@@ -263,9 +219,10 @@ void check_forward(const BatchCase& c, dnngraph::test::BuiltCase& b, std::int64_
   DeviceBuffer* inv_var_out = run.output(uid_inv_var, c.groups() * 4, "inv_variance");
   if (c.instance) {
     run.execute(b, workspace_size, c.text());
-    check(c.text() + " Y", *y_out, c.type, y, y_tolerance(c.type));
-    check(c.text() + " mean", *mean_out, DataType::Float, mean, statistic_tolerance);
-    check(c.text() + " inv_variance", *inv_var_out, DataType::Float, inv_var, statistic_tolerance);
+    check_output(c.text() + " Y", *y_out, c.type, y, y_tolerance(c.type));
+    check_output(c.text() + " mean", *mean_out, DataType::Float, mean, statistic_tolerance);
+    check_output(c.text() + " inv_variance", *inv_var_out, DataType::Float, inv_var,
+                 statistic_tolerance);
     return;
   }
   std::vector<double> next_mean(ch), next_var(ch), next_var_biased(ch);
@@ -279,15 +236,16 @@ void check_forward(const BatchCase& c, dnngraph::test::BuiltCase& b, std::int64_
   DeviceBuffer* next_mean_out = run.output(uid_next_mean, ch * 4, "next_running_mean");
   DeviceBuffer* next_var_out = run.output(uid_next_var, ch * 4, "next_running_var");
   run.execute(b, workspace_size, c.text());
-  check(c.text() + " Y", *y_out, c.type, y, y_tolerance(c.type));
-  check(c.text() + " mean", *mean_out, DataType::Float, mean, statistic_tolerance);
-  check(c.text() + " inv_variance", *inv_var_out, DataType::Float, inv_var, statistic_tolerance);
-  check(c.text() + " next_running_mean", *next_mean_out, DataType::Float, next_mean,
-        statistic_tolerance);
+  check_output(c.text() + " Y", *y_out, c.type, y, y_tolerance(c.type));
+  check_output(c.text() + " mean", *mean_out, DataType::Float, mean, statistic_tolerance);
+  check_output(c.text() + " inv_variance", *inv_var_out, DataType::Float, inv_var,
+               statistic_tolerance);
+  check_output(c.text() + " next_running_mean", *next_mean_out, DataType::Float, next_mean,
+               statistic_tolerance);
   // The running variance takes the unbiased batch variance (as cuDNN's legacy batch norm and
   // torch's BatchNorm): the biased reference is printed too, to tell the two apart on failure.
-  check(c.text() + " next_running_var (unbiased update)", *next_var_out, DataType::Float, next_var,
-        statistic_tolerance);
+  check_output(c.text() + " next_running_var (unbiased update)", *next_var_out, DataType::Float,
+               next_var, statistic_tolerance);
   std::vector<std::byte> bytes(ch * 4);
   require_cuda(next_var_out->download(std::span<std::byte>(bytes)), "next_running_var");
   BOOST_TEST_MESSAGE(
@@ -347,9 +305,10 @@ void check_backward(const BatchCase& c, dnngraph::test::BuiltCase& b, std::int64
   run.execute(b, workspace_size, c.text());
   // dX: as Y (one rounding to the io type of a Float computation over M elements). dScale and
   // dBias: Float sums of M <= 1,600 terms |t| <= ~4: 2e-3 absolute + 1e-4 relative.
-  check(c.text() + " dX", *dx_out, c.type, dx, y_tolerance(c.type));
-  check(c.text() + " dScale", *dscale_out, DataType::Float, dscale, {.abs = 2e-3, .rel = 1e-4});
-  check(c.text() + " dBias", *dbias_out, DataType::Float, dbias, {.abs = 2e-3, .rel = 1e-4});
+  check_output(c.text() + " dX", *dx_out, c.type, dx, y_tolerance(c.type));
+  check_output(c.text() + " dScale", *dscale_out, DataType::Float, dscale,
+               {.abs = 2e-3, .rel = 1e-4});
+  check_output(c.text() + " dBias", *dbias_out, DataType::Float, dbias, {.abs = 2e-3, .rel = 1e-4});
 }
 
 void check_against_reference(const BatchCase& c) {

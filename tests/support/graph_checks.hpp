@@ -1,9 +1,11 @@
-// Small helpers the CPU tests of the API share: tensors by name, and the outcome of validate()
-// and lower() required or inspected. Include after `import dnngraph;` (it names the module's
+// Small helpers the tests of the API share: tensors by name, and the outcome of validate() and
+// lower() required or inspected. Include after `import dnngraph;` (it names the module's
 // types) and after <boost/test/unit_test.hpp>.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,6 +19,19 @@ inline TensorAttributes tensor(std::string name, std::int64_t uid, std::vector<s
 
 inline TensorAttributes tensor(std::string name, std::vector<std::int64_t> dims) {
   return TensorAttributes().set_name(std::move(name)).set_dim(std::move(dims));
+}
+
+// An input of g with channels-last strides (NHWC for images, [C, 1, C, C] for [1, C, 1, 1]), of
+// `type` where given, else the graph's io type.
+inline std::shared_ptr<TensorAttributes> channels_last_input(
+    Graph& g, std::string name, std::int64_t uid, const std::vector<std::int64_t>& dims,
+    std::optional<DataType> type = std::nullopt) {
+  TensorAttributes t = tensor(std::move(name), uid, dims);
+  t.set_stride(channels_last_strides(dims));
+  if (type) {
+    t.set_data_type(*type);
+  }
+  return g.tensor(t);
 }
 
 // The error validate() returns; the test stops if validate() succeeds.
