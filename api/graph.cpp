@@ -9,6 +9,7 @@
 #include "api/nodes/conv_dgrad.hpp"
 #include "api/nodes/conv_fprop.hpp"
 #include "api/nodes/conv_wgrad.hpp"
+#include "api/nodes/dbn_weight.hpp"
 #include "api/nodes/gen_stats.hpp"
 #include "api/nodes/matmul.hpp"
 #include "api/nodes/norm.hpp"
@@ -381,6 +382,35 @@ std::array<std::shared_ptr<TensorAttributes>, 6> Graph::bn_finalize(
     nodes_.push_back(std::make_unique<detail::BnFinalizeNode>(named, p));
   }
   return {p.eq_scale, p.eq_bias, p.mean, p.inv_variance, p.next_running_mean, p.next_running_var};
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 5> Graph::dbn_weight(
+    const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
+    const std::shared_ptr<TensorAttributes>& mean,
+    const std::shared_ptr<TensorAttributes>& inv_variance,
+    const std::shared_ptr<TensorAttributes>& scale, DbnWeightAttributes attributes) {
+  invalidate();
+  name_node(attributes, detail::NodeKind::DbnWeight, nodes_.size());
+  const std::string& name = attributes.name();
+  const detail::DbnWeightPorts p{.dy = dy,
+                                 .x = x,
+                                 .mean = mean,
+                                 .inv_variance = inv_variance,
+                                 .scale = scale,
+                                 .dscale = add_output(name, "dScale"),
+                                 .dbias = add_output(name, "dBias"),
+                                 .eq_scale_dy = add_output(name, "eq_scale_dy"),
+                                 .eq_scale_x = add_output(name, "eq_scale_x"),
+                                 .eq_bias = add_output(name, "eq_bias")};
+  if (check_inputs(std::string(detail::name_of(detail::NodeKind::DbnWeight)) + " '" + name + "'",
+                   {{"dY", dy.get()},
+                    {"X", x.get()},
+                    {"mean", mean.get()},
+                    {"inv_variance", inv_variance.get()},
+                    {"scale", scale.get()}})) {
+    nodes_.push_back(std::make_unique<detail::DbnWeightNode>(attributes, p));
+  }
+  return {p.dscale, p.dbias, p.eq_scale_dy, p.eq_scale_x, p.eq_bias};
 }
 
 std::shared_ptr<TensorAttributes> Graph::reshape(const std::shared_ptr<TensorAttributes>& x,

@@ -220,6 +220,19 @@ class Graph {
       const std::shared_ptr<TensorAttributes>& sum, const std::shared_ptr<TensorAttributes>& sq_sum,
       const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& bias,
       const BnFinalizeAttributes& attributes);
+  // The weight half of a batch norm's backward split (cuDNN's BN_BWD_WEIGHTS), what a
+  // conv + batchnorm + ReLU backward fuses behind a conv_dgrad and ReLU backward: from dY and X
+  // [N, C, (D,) H, W] (channels-last strides, as batchnorm) and the forward's saved mean,
+  // inv_variance and scale ([1, C, 1, ...] Float) returns {dScale, dBias, eq_scale_dy,
+  // eq_scale_x, eq_bias}, each [1, C, 1, ...] Float: dScale = sum dY * (X - mean) * inv_variance
+  // and dBias = sum dY over the M = N * H * W elements of a channel, and the batch norm's data
+  // gradient is dX = eq_scale_dy * dY + eq_scale_x * X + eq_bias (pointwise nodes, fusable into
+  // the next graph's convolution).
+  std::array<std::shared_ptr<TensorAttributes>, 5> dbn_weight(
+      const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
+      const std::shared_ptr<TensorAttributes>& mean,
+      const std::shared_ptr<TensorAttributes>& inv_variance,
+      const std::shared_ptr<TensorAttributes>& scale, DbnWeightAttributes attributes = {});
   // Instance normalization over the spatial dims of X [N, C, (D,) H, W] per sample and channel
   // (channels-last strides, as batchnorm): scale and bias [1, C, 1, ...]. Returns {Y, mean,
   // inv_variance}; the statistics ([N, C, 1, ...], Float) in the Training phase only (null in

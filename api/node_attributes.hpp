@@ -535,6 +535,13 @@ class BnFinalizeAttributes final : public BatchStatisticsAttributes<BnFinalizeAt
   std::shared_ptr<TensorAttributes> accumulation_count_;
 };
 
+// The weight half of a batch norm's backward split (Graph::dbn_weight): a name and a compute type
+// (Float) only; the forward's epsilon is in the saved statistics.
+class DbnWeightAttributes final : public NodeAttributes<DbnWeightAttributes> {
+ public:
+  DbnWeightAttributes() = default;  // user-declared: `{}` value-initializes
+};
+
 // layernorm_backward and rmsnorm_backward: a name and a compute type (Float) only; the forward's
 // epsilon is in the saved statistics.
 class NormBackwardAttributes final : public NodeAttributes<NormBackwardAttributes> {

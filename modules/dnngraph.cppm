@@ -26,6 +26,7 @@ using dnngraph::cudnn_library_path;
 using dnngraph::cudnn_runtime_version;
 using dnngraph::cudnn_version_string;
 using dnngraph::DataType;
+using dnngraph::DbnWeightAttributes;
 using dnngraph::DiagonalAlignment;
 using dnngraph::EngineChoice;
 using dnngraph::Error;

@@ -39,8 +39,9 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::ResampleBackward, std::string_view("resample_backward")},
     std::pair{NodeKind::Concatenate, std::string_view("concatenate")},
     std::pair{NodeKind::Slice, std::string_view("slice")},
+    std::pair{NodeKind::DbnWeight, std::string_view("dbn_weight")},
 };
-static_assert(node_kinds.back().first == NodeKind::Slice);
+static_assert(node_kinds.back().first == NodeKind::DbnWeight);
 
 // A bound as people write it: "1", "0.5", not std::to_string's "1.000000".
 std::string shortest(float value) {

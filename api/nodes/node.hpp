@@ -53,6 +53,7 @@ enum class NodeKind : std::uint8_t {
   ResampleBackward,
   Concatenate,
   Slice,
+  DbnWeight,
 };
 [[nodiscard]] std::string_view name_of(NodeKind kind) noexcept;
 // t's data type as errors name it ("Half"), "none" where it has none.
