@@ -827,6 +827,20 @@ std::array<std::shared_ptr<TensorAttributes>, 3> Graph::instancenorm_backward(
                                 std::move(attributes));
 }
 
+std::array<std::shared_ptr<TensorAttributes>, 3> Graph::adalayernorm(
+    const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
+    const std::shared_ptr<TensorAttributes>& bias, const AdaLayernormAttributes& attributes) {
+  return add_mean_norm(detail::NormKind::Adaptive, x, scale, bias, attributes);
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 3> Graph::adalayernorm_backward(
+    const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
+    const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
+    const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
+  return add_mean_norm_backward(detail::NormKind::Adaptive, dy, x, scale, mean, inv_variance,
+                                std::move(attributes));
+}
+
 std::shared_ptr<TensorAttributes> Graph::batchnorm_inference(
     const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& mean,
     const std::shared_ptr<TensorAttributes>& inv_variance,

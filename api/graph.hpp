@@ -247,6 +247,22 @@ class Graph {
       const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
       const std::shared_ptr<TensorAttributes>& inv_variance,
       NormBackwardAttributes attributes = {});
+  // Adaptive layer normalization (needs cuDNN >= 9.9): layer normalization of X [B, S, D...]
+  // (rank 3-5, e.g. [B, S, D] packed) over the dims from the third on, per sample and row, with
+  // a scale and bias per sample: [B, 1, D...] (they vary across the batch). Returns {Y, mean,
+  // inv_variance}; the statistics ([B, S, 1, ...], Float) in the Training phase only (null in
+  // Inference). Set the phase and epsilon in the attributes.
+  std::array<std::shared_ptr<TensorAttributes>, 3> adalayernorm(
+      const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
+      const std::shared_ptr<TensorAttributes>& bias, const AdaLayernormAttributes& attributes);
+  // Adaptive layer normalization backward: {dX, dScale, dBias} from dY, X, the scale and the
+  // saved statistics adalayernorm() returned in Training ([B, S, 1, ...] Float); dScale and dBias
+  // per sample as the scale ([B, 1, D...], Float unless set).
+  std::array<std::shared_ptr<TensorAttributes>, 3> adalayernorm_backward(
+      const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
+      const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
+      const std::shared_ptr<TensorAttributes>& inv_variance,
+      NormBackwardAttributes attributes = {});
   // Batch normalization for inference with the caller's statistics:
   // Y = (X - mean) * inv_variance * scale + bias, the parameters [1, C, 1, 1] for X [N, C, H, W]
   // (they broadcast like pointwise operands). Made of four pointwise nodes named
@@ -387,7 +403,7 @@ class Graph {
     std::shared_ptr<TensorAttributes> momentum, prev_running_mean, prev_running_var;
   };
   detail::NormPorts add_norm(const NormRequest& r);
-  // What layernorm() and instancenorm() share: add_norm of X, scale and bias with
+  // What layernorm(), instancenorm() and adalayernorm() share: add_norm of X, scale and bias with
   // the attributes' name (or "<kind>_<index>"), phase, epsilon and compute type. Returns {Y,
   // mean, inv_variance}. Defined and used in graph.cpp only.
   template <class Attributes>

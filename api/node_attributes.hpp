@@ -419,7 +419,7 @@ enum class NormFwdPhase : std::uint8_t { Inference, Training };
 // Whether the value is one of the enumerators (see is_known(DataType)).
 [[nodiscard]] bool is_known(NormFwdPhase phase) noexcept;
 
-// What layer and RMS normalization share: a name, the phase, epsilon (a tensor holding one
+// What layer, RMS, instance and adaptive layer norm share: a name, the phase, epsilon (one
 // value, usually Graph::tensor(1e-5F)) and the compute type (Float, the only one cuDNN takes).
 template <class Self>
 class NormAttributes : public NodeAttributes<Self> {
@@ -438,7 +438,7 @@ class NormAttributes : public NodeAttributes<Self> {
   }
 
  private:
-  NormAttributes() = default;  // only LayernormAttributes and RmsnormAttributes derive
+  NormAttributes() = default;  // only the forward norms' attributes derive
   friend Self;
   std::optional<NormFwdPhase> phase_;
   std::shared_ptr<TensorAttributes> epsilon_;
@@ -470,6 +470,15 @@ class RmsnormAttributes final : public NormAttributes<RmsnormAttributes> {
 class InstancenormAttributes final : public NormAttributes<InstancenormAttributes> {
  public:
   InstancenormAttributes() = default;  // user-declared: `{}` value-initializes
+};
+
+// Adaptive layer normalization (Graph::adalayernorm): Y = (X - mean) * inv_variance * scale +
+// bias over X [B, S, D...], the statistics per sample and row ([B, S, 1, ...]: over the dims from
+// the third on), scale and bias per sample ([B, 1, D...]: they vary across the batch, as a
+// diffusion transformer's conditioning gives them). Needs cuDNN >= 9.9.
+class AdaLayernormAttributes final : public NormAttributes<AdaLayernormAttributes> {
+ public:
+  AdaLayernormAttributes() = default;  // user-declared: `{}` value-initializes
 };
 
 // Per-channel statistics of X [N, C, (D,) H, W] (Graph::genstats): the sum and the sum of squares
@@ -542,8 +551,9 @@ class DbnWeightAttributes final : public NodeAttributes<DbnWeightAttributes> {
   DbnWeightAttributes() = default;  // user-declared: `{}` value-initializes
 };
 
-// layernorm_backward and rmsnorm_backward: a name and a compute type (Float) only; the forward's
-// epsilon is in the saved statistics.
+// The norm backward nodes (layernorm_backward, rmsnorm_backward, batchnorm_backward,
+// instancenorm_backward, adalayernorm_backward): a name and a compute type (Float) only; the
+// forward's epsilon is in the saved statistics.
 class NormBackwardAttributes final : public NodeAttributes<NormBackwardAttributes> {
  public:
   NormBackwardAttributes() = default;  // user-declared: `{}` value-initializes

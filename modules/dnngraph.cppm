@@ -7,6 +7,7 @@ module;
 export module dnngraph;
 
 export namespace dnngraph {
+using dnngraph::AdaLayernormAttributes;
 using dnngraph::arity;
 using dnngraph::AutotuneOptions;
 using dnngraph::AutotuneReport;

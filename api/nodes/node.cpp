@@ -40,8 +40,10 @@ constexpr std::array node_kinds{
     std::pair{NodeKind::Concatenate, std::string_view("concatenate")},
     std::pair{NodeKind::Slice, std::string_view("slice")},
     std::pair{NodeKind::DbnWeight, std::string_view("dbn_weight")},
+    std::pair{NodeKind::AdaLayerNorm, std::string_view("adalayernorm")},
+    std::pair{NodeKind::AdaLayerNormBackward, std::string_view("adalayernorm_backward")},
 };
-static_assert(node_kinds.back().first == NodeKind::DbnWeight);
+static_assert(node_kinds.back().first == NodeKind::AdaLayerNormBackward);
 
 // A bound as people write it: "1", "0.5", not std::to_string's "1.000000".
 std::string shortest(float value) {

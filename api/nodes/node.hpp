@@ -54,6 +54,8 @@ enum class NodeKind : std::uint8_t {
   Concatenate,
   Slice,
   DbnWeight,
+  AdaLayerNorm,
+  AdaLayerNormBackward,
 };
 [[nodiscard]] std::string_view name_of(NodeKind kind) noexcept;
 // t's data type as errors name it ("Half"), "none" where it has none.

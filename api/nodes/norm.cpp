@@ -33,14 +33,22 @@ std::string type_name(const TensorAttributes& t) {
 
 }  // namespace
 
-cudnnBackendNormMode_t to_cudnn(NormKind kind) noexcept {
+backend::Expected<cudnnBackendNormMode_t> to_cudnn(NormKind kind) {
   switch (kind) {
     case NormKind::Layer: return CUDNN_LAYER_NORM;
     case NormKind::Rms: return CUDNN_RMS_NORM;
     case NormKind::Batch: return CUDNN_BATCH_NORM;
     case NormKind::Instance: return CUDNN_INSTANCE_NORM;
+    case NormKind::Adaptive: return backend::adaptive_layer_norm_mode();
   }
   return CUDNN_LAYER_NORM;  // not reached
+}
+
+Result<void> check_norm_available(NormKind kind, std::string_view node) {
+  if (kind == NormKind::Adaptive && !backend::available(backend::Feature::AdaptiveLayerNorm)) {
+    return std::unexpected(version_too_old(backend::Feature::AdaptiveLayerNorm, node));
+  }
+  return {};
 }
 
 NodeKind norm_node_kind(NormKind kind, bool backward) noexcept {
@@ -50,6 +58,8 @@ NodeKind norm_node_kind(NormKind kind, bool backward) noexcept {
     case NormKind::Batch: return backward ? NodeKind::BatchNormBackward : NodeKind::BatchNorm;
     case NormKind::Instance:
       return backward ? NodeKind::InstanceNormBackward : NodeKind::InstanceNorm;
+    case NormKind::Adaptive:
+      return backward ? NodeKind::AdaLayerNormBackward : NodeKind::AdaLayerNorm;
   }
   return NodeKind::LayerNorm;  // not reached
 }
@@ -59,6 +69,9 @@ std::vector<std::int64_t> norm_parameter_dims(NormKind kind,
   std::vector<std::int64_t> dims(x_dims.size(), 1);
   if (per_channel(kind)) {
     dims[1] = x_dims[1];
+  } else if (kind == NormKind::Adaptive) {  // per sample: [B, 1, D...]
+    dims = x_dims;
+    dims[1] = 1;
   } else {
     std::copy(x_dims.begin() + 1, x_dims.end(), dims.begin() + 1);
   }
@@ -71,7 +84,7 @@ std::vector<std::int64_t> norm_statistic_dims(NormKind kind,
   if (kind != NormKind::Batch) {
     dims[0] = x_dims[0];
   }
-  if (per_channel(kind)) {
+  if (per_channel(kind) || kind == NormKind::Adaptive) {
     dims[1] = x_dims[1];
   }
   return dims;
@@ -81,7 +94,12 @@ bool per_channel(NormKind kind) noexcept {
   return kind == NormKind::Batch || kind == NormKind::Instance;
 }
 
-std::size_t norm_min_rank(NormKind kind) noexcept { return per_channel(kind) ? 4 : 2; }
+std::size_t norm_min_rank(NormKind kind) noexcept {
+  if (per_channel(kind)) {
+    return 4;
+  }
+  return kind == NormKind::Adaptive ? 3 : 2;
+}
 
 NormForwardNode::NormForwardNode(NormSettings settings, NormPorts ports)
     : Node(settings.name,
@@ -139,6 +157,9 @@ Result<void> NormForwardNode::settle_statistic(const char* role, TensorAttribute
 
 Result<void> NormForwardNode::infer(const GraphContext& context) {
   if (auto ok = check_known("forward phase", "NormFwdPhase", std::optional(settings_.phase)); !ok) {
+    return ok;
+  }
+  if (auto ok = check_norm_available(settings_.kind, describe()); !ok) {
     return ok;
   }
   const TensorAttributes& x = *ports_.x;
@@ -228,7 +249,11 @@ Result<LoweredOperation> NormForwardNode::lower(const TensorTable& tensors,
   if (!op) {
     return std::unexpected(cudnn_error(op.error(), "lower " + describe()));
   }
-  auto ok = op->set_mode(to_cudnn(settings_.kind));
+  const auto mode = to_cudnn(settings_.kind);
+  if (!mode) {
+    return std::unexpected(lowering_failed(mode.error()));
+  }
+  auto ok = op->set_mode(*mode);
   if (ok) ok = op->set_phase(to_cudnn(settings_.phase));
   // Each role's setter, in the order cuDNN's documentation lists them.
   using Op = backend::OperationNormForward;

@@ -84,6 +84,9 @@ Result<void> NormBackwardNode::infer(const GraphContext& context) {
   if (auto ok = check_float_compute(compute_, context, "normalization computes in Float"); !ok) {
     return ok;
   }
+  if (auto ok = check_norm_available(norm_, describe()); !ok) {
+    return ok;
+  }
   const TensorAttributes& x = *ports_.x;
   const std::size_t rank = x.dim().size();
   const std::size_t min_rank = norm_min_rank(norm_);  // as the forward
@@ -139,7 +142,11 @@ Result<LoweredOperation> NormBackwardNode::lower(const TensorTable& tensors,
   if (!op) {
     return std::unexpected(cudnn_error(op.error(), "lower " + describe()));
   }
-  auto ok = op->set_mode(to_cudnn(norm_));
+  const auto mode = to_cudnn(norm_);
+  if (!mode) {
+    return std::unexpected(lowering_failed(mode.error()));
+  }
+  auto ok = op->set_mode(*mode);
   using Op = backend::OperationNormBackward;
   using Setter = backend::Expected<void> (Op::*)(const backend::Tensor&);
   const std::array<std::pair<const TensorPtr*, Setter>, 8> roles{{

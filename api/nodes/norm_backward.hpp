@@ -1,8 +1,8 @@
-// Normalization backward nodes (layernorm_backward, rmsnorm_backward, batchnorm_backward): one
-// room over cuDNN's NormBackward operation. From dY, X, the forward's scale and its saved
-// statistics (mean and inverse standard deviation, Float, of the forward's statistic dims; RMS:
-// the inverse RMS only) it gives dX (X's dims and layout, the io type), dScale and, for layer
-// and batch norm, dBias (the scale's dims, Float).
+// Normalization backward nodes (layernorm_backward, rmsnorm_backward, batchnorm_backward,
+// instancenorm_backward, adalayernorm_backward): one room over cuDNN's NormBackward operation.
+// From dY, X, the forward's scale and its saved statistics (mean and inverse standard deviation,
+// Float, of the forward's statistic dims; RMS: the inverse RMS only) it gives dX (X's dims and
+// layout, the io type), dScale and, but for RMS norm, dBias (the scale's dims, Float).
 #pragma once
 
 #include "api/node_attributes.hpp"

@@ -4,7 +4,8 @@
 // the Float statistics [N, 1, ...]; and lower to finalized descriptors. batchnorm_inference
 // lowers to four pointwise operations; batchnorm (training) gives per-channel statistics and, when
 // given previous running statistics, the next ones; instancenorm gives statistics per sample and
-// channel; the backward nodes check their statistics.
+// channel; adalayernorm gives statistics per sample and row and takes parameters per sample;
+// the backward nodes check their statistics.
 // Scalars from Graph::tensor(float) take the rank of the node that reads them, stay Float, and are
 // refused where they cannot be.
 #define BOOST_TEST_MODULE norm
@@ -929,6 +930,188 @@ BOOST_AUTO_TEST_CASE(a_missing_count_is_a_foreign_tensor_error) {
   const Error error = validation_error(f.g);
   BOOST_TEST(error.code == ErrorCode::ForeignTensor);
   BOOST_TEST(mentions(error, "input accumulation count is null"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(adalayernorm)
+
+namespace {
+
+// X [4, 50, 64] packed (Half, uid 1), scale and bias per sample [4, 1, 64] Float (uids 2 and 3),
+// as cudnn-frontend's adaptive layernorm sample lays them out.
+struct Adaptive {
+  Graph g;
+  TensorPtr x, scale, bias;
+
+  Adaptive() {
+    g.set_io_data_type(DataType::Half).set_compute_data_type(DataType::Float);
+    x = g.tensor(tensor("X", 1, {4, 50, 64}).set_stride({3200, 64, 1}));
+    scale = g.tensor(
+        tensor("scale", 2, {4, 1, 64}).set_stride({64, 64, 1}).set_data_type(DataType::Float));
+    bias = g.tensor(
+        tensor("bias", 3, {4, 1, 64}).set_stride({64, 64, 1}).set_data_type(DataType::Float));
+  }
+  dnngraph::AdaLayernormAttributes attributes(NormFwdPhase phase) {
+    return dnngraph::AdaLayernormAttributes().set_name("ada").set_forward_phase(phase).set_epsilon(
+        g.tensor(1e-5F));
+  }
+  TensorPtr statistic(const char* name, std::int64_t uid, const Dims& dims = {4, 50, 1}) {
+    return g.tensor(tensor(name, uid, dims).set_data_type(DataType::Float));
+  }
+};
+
+// Whether the cuDNN compiled against and the one loaded both have the adaptive mode (9.9).
+bool adaptive_available() {
+  return dnngraph::cudnn_compiled_version() >= 90900 && dnngraph::cudnn_runtime_version() >= 90900;
+}
+
+// The lowering of g where the adaptive mode is available; else checks that validate() refuses it
+// as too old and gives nothing.
+std::optional<LoweringSummary> lowered_where_available(Graph& g) {
+  if (!adaptive_available()) {
+    BOOST_TEST(validation_error(g).code == ErrorCode::VersionTooOld);
+    return std::nullopt;
+  }
+  return require_lowered(g);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(training_gives_statistics_per_sample_and_row) {
+  Adaptive a;
+  auto [y, mean, inv_var] =
+      a.g.adalayernorm(a.x, a.scale, a.bias, a.attributes(NormFwdPhase::Training));
+  BOOST_TEST_REQUIRE(mean != nullptr);
+  BOOST_TEST_REQUIRE(inv_var != nullptr);
+  for (const TensorPtr& t : {y, mean, inv_var}) {
+    t->set_output(true);
+  }
+  const auto s = lowered_where_available(a.g);
+  if (!s) {
+    return;
+  }
+  BOOST_TEST(s->all_finalized);
+  BOOST_TEST(s->operations == (std::vector<std::string>{"adalayernorm 'ada'"}));
+  BOOST_TEST(s->backend_operations == (std::vector<std::string>{"OperationNormForward"}));
+  BOOST_TEST(y->dim() == a.x->dim());
+  BOOST_TEST(y->stride() == a.x->stride());
+  BOOST_TEST((y->data_type() == DataType::Half));
+  for (const TensorPtr& t : {mean, inv_var}) {
+    BOOST_TEST(t->dim() == (Dims{4, 50, 1}));
+    BOOST_TEST(t->stride() == (Dims{50, 1, 1}));
+    BOOST_TEST((t->data_type() == DataType::Float));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(inference_gives_no_statistics) {
+  Adaptive a;
+  auto [y, mean, inv_var] =
+      a.g.adalayernorm(a.x, a.scale, a.bias, a.attributes(NormFwdPhase::Inference));
+  BOOST_TEST(mean == nullptr);
+  BOOST_TEST(inv_var == nullptr);
+  y->set_output(true);
+  const auto s = lowered_where_available(a.g);
+  BOOST_TEST((!s || s->all_finalized));
+}
+
+BOOST_AUTO_TEST_CASE(below_cudnn_9_9_it_is_refused_as_too_old_naming_the_version) {
+  Adaptive a;
+  auto outs = a.g.adalayernorm(a.x, a.scale, a.bias, a.attributes(NormFwdPhase::Inference));
+  outs[0]->set_output(true);
+  auto validated = a.g.validate();
+  if (adaptive_available()) {
+    BOOST_TEST(validated.has_value(), (validated ? "" : validated.error().message));
+    return;
+  }
+  BOOST_TEST_REQUIRE(!validated.has_value());
+  BOOST_TEST(validated.error().code == ErrorCode::VersionTooOld);
+  BOOST_TEST(mentions(validated.error(), "adalayernorm 'ada': adaptive layer normalization"));
+  BOOST_TEST(mentions(validated.error(), "needs cuDNN >= 9.9.0"));
+}
+
+BOOST_AUTO_TEST_CASE(a_shared_scale_of_layernorm_dims_is_refused_naming_the_per_sample_dims) {
+  Adaptive a;
+  a.scale->set_dim({1, 50, 64}).set_stride({3200, 64, 1});
+  auto outs = a.g.adalayernorm(a.x, a.scale, a.bias, a.attributes(NormFwdPhase::Training));
+  outs[0]->set_output(true);
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code ==
+             (adaptive_available() ? ErrorCode::ShapeMismatch : ErrorCode::VersionTooOld));
+  if (adaptive_available()) {
+    BOOST_TEST(mentions(error,
+                        "adalayernorm 'ada': scale 'scale' (uid 2) has dims [1, 50, 64], expected "
+                        "[4, 1, 64] for X 'X' (uid 1) of dims [4, 50, 64]"));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_rank_2_input_is_refused) {
+  Graph g;
+  g.set_io_data_type(DataType::Half);
+  auto x = g.tensor(tensor("X", 1, {4, 64}));
+  auto scale = g.tensor(tensor("scale", 2, {4, 1}).set_data_type(DataType::Float));
+  auto bias = g.tensor(tensor("bias", 3, {4, 1}).set_data_type(DataType::Float));
+  auto outs = g.adalayernorm(x, scale, bias,
+                             dnngraph::AdaLayernormAttributes()
+                                 .set_forward_phase(NormFwdPhase::Inference)
+                                 .set_epsilon(g.tensor(1e-5F)));
+  outs[0]->set_output(true);
+  const Error error = validation_error(g);
+  if (adaptive_available()) {
+    BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+    BOOST_TEST(mentions(error,
+                        "adalayernorm 'adalayernorm_0': input X 'X' (uid 1) has dims [4, 64] "
+                        "(rank 2); it takes rank 3 to 5"));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_bias_is_an_error) {
+  Adaptive a;
+  auto outs = a.g.adalayernorm(a.x, a.scale, nullptr, a.attributes(NormFwdPhase::Inference));
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::ForeignTensor);
+  BOOST_TEST(mentions(error, "adalayernorm 'ada': input bias is null"));
+}
+
+BOOST_AUTO_TEST_CASE(backward_gives_per_sample_parameter_gradients) {
+  Adaptive a;
+  auto dy = a.g.tensor(tensor("dY", 4, a.x->dim()).set_stride(a.x->stride()));
+  auto [dx, dscale, dbias] =
+      a.g.adalayernorm_backward(dy, a.x, a.scale, a.statistic("mean", 5), a.statistic("inv_var", 6),
+                                dnngraph::NormBackwardAttributes().set_name("ada_bwd"));
+  for (const TensorPtr& t : {dx, dscale, dbias}) {
+    t->set_output(true);
+  }
+  const auto s = lowered_where_available(a.g);
+  if (!s) {
+    return;
+  }
+  BOOST_TEST(s->all_finalized);
+  BOOST_TEST(s->operations == (std::vector<std::string>{"adalayernorm_backward 'ada_bwd'"}));
+  BOOST_TEST(s->backend_operations == (std::vector<std::string>{"OperationNormBackward"}));
+  BOOST_TEST(dx->dim() == a.x->dim());
+  BOOST_TEST(dx->stride() == a.x->stride());
+  BOOST_TEST((dx->data_type() == DataType::Half));
+  for (const TensorPtr& t : {dscale, dbias}) {
+    BOOST_TEST(t->dim() == (Dims{4, 1, 64}));
+    BOOST_TEST(t->stride() == (Dims{64, 64, 1}));
+    BOOST_TEST((t->data_type() == DataType::Float));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(backward_refuses_layernorm_statistics) {
+  Adaptive a;
+  auto dy = a.g.tensor(tensor("dY", 4, a.x->dim()).set_stride(a.x->stride()));
+  auto [dx, dscale, dbias] = a.g.adalayernorm_backward(
+      dy, a.x, a.scale, a.statistic("mean", 5, {4, 1, 1}), a.statistic("inv_var", 6));
+  dx->set_output(true);
+  const Error error = validation_error(a.g);
+  if (adaptive_available()) {
+    BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+    BOOST_TEST(mentions(error,
+                        "adalayernorm_backward 'adalayernorm_backward_0': mean 'mean' (uid 5) "
+                        "has dims [4, 1, 1], expected [4, 50, 1]"));
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
