@@ -185,7 +185,7 @@ void def_conv(nb::class_<PyGraph>& cls, const char* name, const char* first, con
 }
 
 // The binding of a forward norm taking (X, scale, bias, phase, epsilon) and returning (Y, mean,
-// inv_variance), the statistics None in Inference: layernorm, instancenorm.
+// inv_variance), the statistics None in Inference: layernorm, instancenorm, adalayernorm.
 template <class Attributes, auto node>
 auto mean_norm() {
   return [](PyGraph& g, const Tensor& x, const Tensor& scale, const Tensor& bias,
@@ -215,7 +215,8 @@ A resample_attributes(ResampleMode mode, Dims window, Dims stride, std::optional
 }
 
 // The binding of a backward node taking (dY, X, scale, mean, inv_variance) and returning
-// (dX, dScale, dBias): layernorm_backward, batchnorm_backward.
+// (dX, dScale, dBias): layernorm_backward, batchnorm_backward, instancenorm_backward,
+// adalayernorm_backward.
 template <auto node>
 auto mean_norm_backward() {
   return [](PyGraph& g, const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& mean,
@@ -502,12 +503,35 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "A batch norm finalized from genstats' sums of accumulation_count (N * H * W) values\n"
           "per channel. Returns (eq_scale, eq_bias, mean, inv_variance, next_running_mean,\n"
           "next_running_var); epsilon, momentum and the count are passed by value.")
+      .def(
+          "dbn_weight",
+          [](PyGraph& g, const Tensor& dy, const Tensor& x, const Tensor& mean,
+             const Tensor& inv_variance, const Tensor& scale, std::optional<DataType> compute,
+             const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            DbnWeightAttributes attributes;
+            const auto outs = g.graph.dbn_weight(dy, x, mean, inv_variance, scale,
+                                                 named(attributes, name, compute));
+            return std::make_tuple(outs[0], outs[1], outs[2], outs[3], outs[4]);
+          },
+          "dy"_a, "x"_a, "mean"_a, "inv_variance"_a, "scale"_a, nb::kw_only(),
+          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "The weight half of a batch norm's backward split over X [N, C, (D,) H, W]\n"
+          "(channels-last). Returns (dScale, dBias, eq_scale_dy, eq_scale_x, eq_bias), each\n"
+          "[1, C, 1, ...] Float: dX = eq_scale_dy * dY + eq_scale_x * X + eq_bias.")
       .def("instancenorm", mean_norm<InstancenormAttributes, &Graph::instancenorm>(), "x"_a,
            "scale"_a, "bias"_a, nb::kw_only(), "phase"_a, "epsilon"_a,
            "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
            "Instance normalization of X [N, C, (D,) H, W] per sample and channel (channels-last).\n"
            "Returns (Y, mean, inv_variance); the statistics ([N, C, 1, ...] Float) are None in\n"
            "the Inference phase. epsilon: a number or a tensor.")
+      .def(
+          "adalayernorm", mean_norm<AdaLayernormAttributes, &Graph::adalayernorm>(), "x"_a,
+          "scale"_a, "bias"_a, nb::kw_only(), "phase"_a, "epsilon"_a,
+          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "Adaptive layer normalization of X [B, S, D...] (cuDNN >= 9.9): scale and bias per\n"
+          "sample ([B, 1, D...]). Returns (Y, mean, inv_variance); the statistics ([B, S, 1, ...]\n"
+          "Float) are None in the Inference phase. epsilon: a number or a tensor.")
       .def(
           "rmsnorm",
           [](PyGraph& g, const Tensor& x, const Tensor& scale, NormFwdPhase phase,
@@ -578,6 +602,11 @@ void def_nodes(nb::class_<PyGraph>& cls) {
            "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
            "Instance normalization backward from instancenorm's saved statistics. Returns\n"
            "(dX, dScale, dBias).")
+      .def("adalayernorm_backward", mean_norm_backward<&Graph::adalayernorm_backward>(), "dy"_a,
+           "x"_a, "scale"_a, "mean"_a, "inv_variance"_a, nb::kw_only(),
+           "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+           "Adaptive layer normalization backward from adalayernorm's saved statistics. Returns\n"
+           "(dX, dScale, dBias); the parameter gradients per sample like the scale, in Float.")
       .def(
           "batchnorm_inference",
           [](PyGraph& g, const Tensor& x, const Tensor& mean, const Tensor& inv_variance,

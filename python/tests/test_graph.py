@@ -543,6 +543,68 @@ def test_instancenorm_gives_statistics_per_sample_and_channel():
     assert none_mean is None and none_inv is None
 
 
+def test_dbn_weight_gives_five_channel_tensors_and_names_a_wrong_mean():
+    g = half_graph()
+    nhwc = [32 * 5 * 3, 1, 3 * 32, 32]
+    dy, x = (g.tensor(name=n, uid=1 + i, dim=[4, 32, 5, 3], stride=nhwc)
+             for i, n in enumerate(["dY", "X"]))
+    mean, inv_var, scale = (g.tensor(name=n, uid=3 + i, dim=[1, 32, 1, 1],
+                                     data_type=DataType.Float)
+                            for i, n in enumerate(["mean", "inv_var", "scale"]))
+    outs = g.dbn_weight(dy, x, mean, inv_var, scale, name="dbn")
+    for t in outs:
+        t.set_output(True)
+    lowered = g.lower()
+    assert lowered.operations == ["dbn_weight 'dbn'"]
+    assert lowered.backend_operations == ["OperationBnBwdWeights"]
+    assert all(t.dim == [1, 32, 1, 1] and t.data_type is DataType.Float for t in outs)
+    assert [t.name for t in outs] == ["dbn::dScale", "dbn::dBias", "dbn::eq_scale_dy",
+                                      "dbn::eq_scale_x", "dbn::eq_bias"]
+
+    bad = half_graph()
+    bx = bad.tensor(name="X", uid=2, dim=[4, 32, 5, 3], stride=nhwc)
+    per_sample = bad.tensor(name="mean", uid=3, dim=[4, 32, 1, 1], data_type=DataType.Float)
+    channel = [bad.tensor(name=n, uid=4 + i, dim=[1, 32, 1, 1], data_type=DataType.Float)
+               for i, n in enumerate(["inv_var", "scale"])]
+    bad.dbn_weight(bad.tensor(name="dY", uid=1, dim=[4, 32, 5, 3], stride=nhwc), bx, per_sample,
+                   *channel)[0].set_output(True)
+    e = error_of(bad.validate)
+    assert e.code is ErrorCode.ShapeMismatch
+    assert "mean 'mean' (uid 3) has dims [4, 32, 1, 1], expected [1, 32, 1, 1]" in e.message
+
+
+def test_adalayernorm_takes_per_sample_parameters_and_gives_per_row_statistics():
+    if dnngraph.cudnn_runtime_version() < 90900 or dnngraph.cudnn_compiled_version() < 90900:
+        pytest.skip("adaptive layer norm needs cuDNN >= 9.9")
+    g = half_graph()
+    x = g.tensor(name="X", uid=1, dim=[4, 50, 64], stride=[50 * 64, 64, 1])
+    scale, bias = (g.tensor(name=n, uid=2 + i, dim=[4, 1, 64], stride=[64, 64, 1],
+                            data_type=DataType.Float) for i, n in enumerate(["scale", "bias"]))
+    y, mean, inv_var = g.adalayernorm(x, scale, bias, phase=dnngraph.NormFwdPhase.Training,
+                                      epsilon=1e-5, name="ada")
+    for t in (y, mean, inv_var):
+        t.set_output(True)
+    dy = g.tensor(name="dY", uid=6, dim=[4, 50, 64], stride=[50 * 64, 64, 1])
+    dx, dscale, dbias = g.adalayernorm_backward(dy, x, scale, mean, inv_var, name="ada_bwd")
+    for t in (dx, dscale, dbias):
+        t.set_output(True)
+    assert g.lower().operations == ["adalayernorm 'ada'", "adalayernorm_backward 'ada_bwd'"]
+    assert mean.dim == [4, 50, 1] and dscale.dim == [4, 1, 64]
+    _, none_mean, none_inv = half_graph().adalayernorm(
+        x, scale, bias, phase=dnngraph.NormFwdPhase.Inference, epsilon=1e-5)
+    assert none_mean is None and none_inv is None
+
+    shared = half_graph()
+    sx = shared.tensor(name="X", uid=1, dim=[4, 50, 64], stride=[50 * 64, 64, 1])
+    layer_scale, layer_bias = (shared.tensor(name=n, uid=2 + i, dim=[1, 50, 64],
+                                             data_type=DataType.Float)
+                               for i, n in enumerate(["scale", "bias"]))
+    shared.adalayernorm(sx, layer_scale, layer_bias, phase=dnngraph.NormFwdPhase.Inference,
+                        epsilon=1e-5)[0].set_output(True)
+    e = error_of(shared.validate)
+    assert e.code is ErrorCode.ShapeMismatch and "expected [4, 1, 64]" in e.message
+
+
 def test_ragged_tensors_lower_and_need_the_padding_mask():
     def graph(padding):
         g = dnngraph.Graph(io_data_type=DataType.Half)
