@@ -138,16 +138,17 @@ BOOST_AUTO_TEST_CASE(queries_packed_token_after_token_over_pages_lower_outside_t
   // so.
   Paged p;
   auto offsets = p.g.tensor(tensor("q_offsets", 10, {3, 1, 1, 1}).set_data_type(DataType::Int32));
-  const Dims token_major{17 * 8 * 64, 64, 8 * 64, 1};
-  p.q->set_stride(token_major).set_ragged_offset(offsets);
+  // Token-major strides of [b, 8 heads, s, 64].
+  const auto token_major = [](std::int64_t s) -> Dims { return {s * 512, 64, 512, 1}; };
+  p.q->set_stride(token_major(17)).set_ragged_offset(offsets);
   p.g.set_override_shape_enabled(true);
   p.run();
-  p.o->set_stride(token_major).set_ragged_offset(offsets);
+  p.o->set_stride(token_major(17)).set_ragged_offset(offsets);
   const LoweringSummary s = require_lowered(p.g);
   BOOST_TEST(s.all_finalized);
   BOOST_TEST(loads_in(s).size() == 2U);
   const std::vector<Dims> shapes{{2, 8, 9, 64}, {2, 8, 9, 64}};
-  const std::vector<Dims> strides{{9 * 8 * 64, 64, 8 * 64, 1}, {9 * 8 * 64, 64, 8 * 64, 1}};
+  const std::vector<Dims> strides{token_major(9), token_major(9)};
   const auto checked = p.g.check_overrides(std::vector<std::int64_t>{1, 4}, shapes, strides);
   BOOST_TEST_REQUIRE(!checked.has_value());
   BOOST_TEST(mentions(checked.error(), "paged cache take no execute-time overrides"));

@@ -135,6 +135,7 @@ Errors run_and_compare(const SdpaCase& c, const Graph& g, const dnngraph::Handle
     shapes.insert(shapes.end(), 2, Dims{c.b, 1, 1, 1});
   }
   std::vector<Dims> strides;
+  strides.reserve(shapes.size() + 1);
   for (const Dims& shape : shapes) {
     strides.push_back(dnngraph::packed_strides(shape));
   }
