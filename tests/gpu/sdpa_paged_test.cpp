@@ -9,8 +9,6 @@
 // the Error), never a pass.
 #include <boost/test/unit_test.hpp>
 
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +19,6 @@
 #include <random>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -29,6 +26,7 @@ import dnngraph;
 
 #include "support/built_cases.hpp"
 #include "support/device_buffer.hpp"
+#include "support/gpu_run.hpp"
 #include "support/host_tensor.hpp"
 #include "support/reference.hpp"
 #include "support/sdpa_reference.hpp"
@@ -40,11 +38,9 @@ using dnngraph::DiagonalAlignment;
 using dnngraph::Graph;
 using dnngraph::SdpaAttributes;
 using dnngraph::TensorAttributes;
-using dnngraph::test::describe;
 using dnngraph::test::DeviceBuffer;
 using dnngraph::test::HostTensor;
 using dnngraph::test::repack;
-using dnngraph::test::require_cuda;
 using dnngraph::test::SdpaCase;
 using dnngraph::test::starts;
 using dnngraph::test::token_major;
@@ -219,7 +215,8 @@ struct Errors {
 
 // Runs a built graph once on inputs uniform in [-1, 1] and compares O (and Stats) with the
 // reference on the valid rows. Every output byte starts as NaN.
-Errors run_and_compare(const PagedCase& pc, const Graph& g, const dnngraph::Handle& handle) {
+Errors run_and_compare(const PagedCase& pc, dnngraph::test::BuiltCase& built,
+                       std::int64_t workspace_size) {
   const SdpaCase& c = pc.attention;
   std::mt19937 rng(c.seed);
   const auto count = [](const Dims& d) { return dnngraph::test::element_count(d); };
@@ -228,9 +225,9 @@ Errors run_and_compare(const PagedCase& pc, const Graph& g, const dnngraph::Hand
                                          count({c.b, c.h_k, pc.pages(p) * p.block_size, c.d}), rng);
   };
   // Q (and O) hold the valid tokens only when packed (THD).
-  const auto tokens_q = static_cast<std::size_t>(starts(c.len_q).back());
+  const std::vector<std::int64_t> q_starts = starts(c.len_q);
   const std::size_t q_count =
-      pc.ragged_q ? tokens_q * static_cast<std::size_t>(c.h_q * c.d) : count(c.q_dims());
+      pc.ragged_q ? static_cast<std::size_t>(q_starts.back() * c.h_q * c.d) : count(c.q_dims());
   const HostTensor q = dnngraph::test::random_tensor(c.type, q_count, rng);
   std::vector<float> q_padded = q.values;
   if (pc.ragged_q) {
@@ -245,55 +242,30 @@ Errors run_and_compare(const PagedCase& pc, const Graph& g, const dnngraph::Hand
   const dnngraph::test::SdpaExpected e =
       dnngraph::test::sdpa_reference(c, q_padded, k.unpaged, v.unpaged);
   const std::size_t rows = e.row_valid.size();
-  std::vector<std::byte> o_bytes(q_count * static_cast<std::size_t>(dnngraph::size_of(c.type)));
-  std::vector<float> stats(rows);
 
-  const auto upload_int32 = [](const std::vector<std::int32_t>& values, const char* what) {
-    return require_cuda(DeviceBuffer::copy_of(std::span<const std::int32_t>(values)), what);
-  };
-  DeviceBuffer q_dev = require_cuda(DeviceBuffer::copy_of(q.bytes), "Q");
-  DeviceBuffer k_dev = require_cuda(DeviceBuffer::copy_of(k.container), "K pages");
-  DeviceBuffer v_dev = require_cuda(DeviceBuffer::copy_of(v.container), "V pages");
-  DeviceBuffer table_k_dev = upload_int32(k.table, "page_table_k");
-  DeviceBuffer table_v_dev = upload_int32(v.table, "page_table_v");
-  DeviceBuffer len_q_dev = upload_int32(c.len_q, "seq_len_q");
-  DeviceBuffer len_kv_dev = upload_int32(c.len_kv, "seq_len_kv");
-  std::vector<std::int32_t> q_offsets;  // in elements
-  for (const std::int64_t first : starts(c.len_q)) {
-    q_offsets.push_back(static_cast<std::int32_t>(first * c.h_q * c.d));
-  }
-  DeviceBuffer q_offsets_dev = upload_int32(q_offsets, "q_offsets");
-  DeviceBuffer o_dev = require_cuda(DeviceBuffer::allocate(o_bytes.size()), "O");
-  DeviceBuffer stats_dev = require_cuda(DeviceBuffer::allocate(rows * sizeof(float)), "Stats");
-  require_cuda(o_dev.fill_bytes(0xFF), "fill O");
-  require_cuda(stats_dev.fill_bytes(0xFF), "fill Stats");
-  const auto workspace_size = g.get_workspace_size();
-  BOOST_REQUIRE_MESSAGE(workspace_size.has_value(), "workspace: " << describe(workspace_size));
-  DeviceBuffer workspace = require_cuda(
-      DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*workspace_size, 1))),
-      "workspace");
-  std::unordered_map<std::int64_t, void*> pack{{uid_q, q_dev.get()},
-                                               {uid_k, k_dev.get()},
-                                               {uid_v, v_dev.get()},
-                                               {uid_o, o_dev.get()},
-                                               {uid_len_q, len_q_dev.get()},
-                                               {uid_len_kv, len_kv_dev.get()},
-                                               {uid_table_k, table_k_dev.get()},
-                                               {uid_table_v, table_v_dev.get()}};
-  if (c.stats) {
-    pack[uid_stats] = stats_dev.get();
-  }
+  dnngraph::test::PackRun run;
+  run.copy(uid_q, std::span<const std::byte>(q.bytes), "Q");
+  run.copy(uid_k, std::span<const std::byte>(k.container), "K pages");
+  run.copy(uid_v, std::span<const std::byte>(v.container), "V pages");
+  run.copy(uid_table_k, std::span<const std::int32_t>(k.table), "page_table_k");
+  run.copy(uid_table_v, std::span<const std::int32_t>(v.table), "page_table_v");
+  run.copy(uid_len_q, std::span<const std::int32_t>(c.len_q), "seq_len_q");
+  run.copy(uid_len_kv, std::span<const std::int32_t>(c.len_kv), "seq_len_kv");
   if (pc.ragged_q) {
-    pack[uid_q_offsets] = q_offsets_dev.get();
+    std::vector<std::int32_t> q_offsets;  // in elements
+    q_offsets.reserve(q_starts.size());
+    for (const std::int64_t first : q_starts) {
+      q_offsets.push_back(static_cast<std::int32_t>(first * c.h_q * c.d));
+    }
+    run.copy(uid_q_offsets, std::span<const std::int32_t>(q_offsets), "q_offsets");
   }
-  const auto ran = g.execute(handle, pack, workspace.get());
-  BOOST_REQUIRE_MESSAGE(ran.has_value(), pc.text() << ": execute failed: " << describe(ran));
-  require_cuda(dnngraph::test::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"),
-               c.name + " after execute");
-  require_cuda(o_dev.download(std::span<std::byte>(o_bytes)), "O");
-  require_cuda(stats_dev.download(std::span<float>(stats)), "Stats");
+  DeviceBuffer* o_dev =
+      run.output(uid_o, q_count * static_cast<std::size_t>(dnngraph::size_of(c.type)), "O");
+  DeviceBuffer* stats_dev =
+      c.stats ? run.output(uid_stats, rows * sizeof(float), "Stats") : nullptr;
+  run.execute(built, workspace_size, pc.text());
 
-  std::vector<float> o_got = dnngraph::test::decode(c.type, o_bytes);
+  std::vector<float> o_got = dnngraph::test::download(*o_dev, c.type, q_count, "O");
   if (pc.ragged_q) {
     const std::vector<float> packed = std::move(o_got);
     o_got.assign(e.o.size(), 0.0F);
@@ -306,7 +278,9 @@ Errors run_and_compare(const PagedCase& pc, const Graph& g, const dnngraph::Hand
       dnngraph::test::compare(valid_rows(std::span<const float>(o_got), e.row_valid, per_row),
                               valid_rows(std::span<const double>(e.o), e.row_valid, per_row),
                               dnngraph::test::o_tolerance(c.type));
-  if (c.stats) {
+  if (stats_dev != nullptr) {
+    const std::vector<float> stats =
+        dnngraph::test::download(*stats_dev, DataType::Float, rows, "Stats");
     errors.stats =
         dnngraph::test::compare(valid_rows(std::span<const float>(stats), e.row_valid, 1),
                                 valid_rows(std::span<const double>(e.stats), e.row_valid, 1),
@@ -325,9 +299,7 @@ boost::unit_test::precondition builds(const PagedCase& c) {
 // of 1e-2 and 2e-3; a page read from the wrong block or past seq_len_kv errs by O(0.1) or is NaN.
 void check_against_reference(const PagedCase& c) {
   const auto taken = dnngraph::test::take_built_case(c.text(), [c] { return make_graph(c); });
-  dnngraph::test::BuiltCase& b = *taken.built;
-  BOOST_REQUIRE(b.handle.has_value());
-  const Errors errors = run_and_compare(c, b.graph, *b.handle);
+  const Errors errors = run_and_compare(c, *taken.built, taken.workspace_size);
   BOOST_TEST_MESSAGE(
       c.text() << ": O " << errors.o.describe()
                << (c.attention.stats ? "; Stats " + errors.stats.describe() : std::string()));
