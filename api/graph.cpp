@@ -519,7 +519,10 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   p.o = add_output(name, "O");
   p.stats = attributes.generate_stats() ? add_output(name, "Stats") : nullptr;
   if (!check_inputs(node, {{"Q", q.get()}, {"K", k.get()}, {"V", v.get()}}) ||
-      !check_attention_inputs(node, settings)) {
+      !check_attention_inputs(node, settings) ||
+      (attributes.paged_attention() &&
+       !check_inputs(node, {{"page_table_k", attributes.page_table_k().get()},
+                            {"page_table_v", attributes.page_table_v().get()}}))) {
     return {p.o, p.stats};
   }
   const auto scalar = [&](const char* what, float value) {
@@ -528,6 +531,8 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   if (const auto scale = attributes.attn_scale()) {
     p.scale = scalar("attn_scale", *scale);
   }
+  p.paged = detail::PagedCachePorts::make(
+      attributes, [&](const char* port) { return add_internal(name, port); });
   // Only with a mask: cuDNN 9.19 refuses a variant pack with a uid no operation reads
   // (CUDNN_STATUS_BAD_PARAM_NULL_POINTER at execute, measured on the H200).
   if (settings.padding || settings.causal) {

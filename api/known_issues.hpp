@@ -23,7 +23,7 @@ struct GraphTraits {
   bool dynamic_shape = false;    // the operation graph is built with dynamic shapes
   bool sdpa = false;             // an attention (sdpa) node
   // an sdpa or sdpa_backward node outside the one form cuDNN runs exact under override shapes
-  // (SdpaNode::in_override_form: ragged Q and O, a padding mask, inference)
+  // (SdpaNode::in_override_form: ragged Q and O, a padding mask, inference, no paged cache)
   bool sdpa_outside_override_form = false;
   bool rng = false;  // a random-number (rng) node
 };

@@ -661,10 +661,41 @@ class SdpaAttributes final : public AttentionAttributes<SdpaAttributes> {
     generate_stats_ = generate;
     return *this;
   }
+  // K and V read from a paged cache, as serving systems (vLLM) keep them. sdpa()'s K and V are
+  // then the containers of pages, K [num_blocks, h_k, block_size, d] and V [num_blocks_v, h_v,
+  // block_size_v, d_v] (any strides with the head dim innermost, so [num_blocks, block_size, h, d]
+  // memory too), and page_table_k / page_table_v (Int32 [b, 1, pages, 1], packed, in device
+  // memory) hold, for batch i and page p, the block that holds that batch's key positions
+  // p * block_size .. (p + 1) * block_size - 1. max_seq_len_kv is the attention's key length
+  // s_kv (each page table holds exactly ceil(max_seq_len_kv / block_size) pages); the padding
+  // mask's seq_len_kv (at most max_seq_len_kv) gives each batch's length. Needs the padding mask
+  // and cuDNN 9.5; forward only (docs/attention.md, "Paged KV cache").
+  SdpaAttributes& set_paged_attention(std::shared_ptr<TensorAttributes> page_table_k,
+                                      std::shared_ptr<TensorAttributes> page_table_v,
+                                      std::int64_t max_seq_len_kv) {
+    page_table_k_ = std::move(page_table_k);
+    page_table_v_ = std::move(page_table_v);
+    max_seq_len_kv_ = max_seq_len_kv;
+    return *this;
+  }
   [[nodiscard]] bool generate_stats() const noexcept { return generate_stats_; }
+  // Whether set_paged_attention was called.
+  [[nodiscard]] bool paged_attention() const noexcept { return max_seq_len_kv_.has_value(); }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& page_table_k() const noexcept {
+    return page_table_k_;
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& page_table_v() const noexcept {
+    return page_table_v_;
+  }
+  [[nodiscard]] std::optional<std::int64_t> max_seq_len_kv() const noexcept {
+    return max_seq_len_kv_;
+  }
 
  private:
   bool generate_stats_ = false;
+  std::shared_ptr<TensorAttributes> page_table_k_;
+  std::shared_ptr<TensorAttributes> page_table_v_;
+  std::optional<std::int64_t> max_seq_len_kv_;
 };
 
 // The gradients of scaled dot-product attention (see Graph::sdpa_backward): the scale, masks and

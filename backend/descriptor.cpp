@@ -24,6 +24,7 @@ std::string_view descriptor_type_name(cudnnBackendDescriptorType_t type) noexcep
     case CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR: return "OperationConcat";
     case CUDNN_BACKEND_RNG_DESCRIPTOR: return "Rng";
     case CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR: return "OperationRng";
+    case CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR: return "OperationPagedCacheLoad";
     case CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR: return "OperationGenStats";
     case CUDNN_BACKEND_OPERATION_BN_FINALIZE_STATISTICS_DESCRIPTOR: return "OperationBnFinalize";
     case CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR: return "OperationBnBwdWeights";

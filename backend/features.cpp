@@ -67,7 +67,7 @@ constexpr std::optional<cudnnBackendNormMode_t> ada_layer_norm;
 #endif
 
 // Versions: the "@since" notes of cuDNN 9.27's cudnn_graph.h, but for the concatenate operation.
-constexpr std::array<FeatureEntry, 8> table{{
+constexpr std::array<FeatureEntry, 9> table{{
     {Feature::VariantPackOverrides, "execute-time override shapes in the variant pack",
      "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS, _SHAPES, _STRIDES", 91800,
      override_unique_ids.has_value()},
@@ -99,6 +99,12 @@ constexpr std::array<FeatureEntry, 8> table{{
     {Feature::AdaptiveLayerNorm, "adaptive layer normalization",
      "CUDNN_ADA_LAYER_NORM of CUDNN_ATTR_OPERATION_NORM_FWD_MODE / _BWD_MODE", 90900,
      ada_layer_norm.has_value()},
+    // The descriptor and its attributes are "@since cuDNN 9.4.0" in 9.27's cudnn_graph.h, as is the
+    // kernel cache dnngraph needs anyway (so every header it compiles with declares them);
+    // cudnn-frontend 1.32 (node/paged_cache_load.h) asks for 9.5.0 at compile and run time, and
+    // so does dnngraph.
+    {Feature::PagedCacheLoad, "the paged K/V cache load of attention",
+     "CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR", 90500, compiled_version >= 90500},
 }};
 
 struct VersionedEntry {

@@ -28,6 +28,7 @@ enum class Feature {
   ConcatOperation,             // the concatenate operation (9.7)
   SliceOperation,              // the slice operation (9.22)
   AdaptiveLayerNorm,           // the adaptive layer norm mode of the norm operations (9.9)
+  PagedCacheLoad,              // K/V read from a paged cache through a page table (9.5)
 };
 
 struct FeatureEntry {

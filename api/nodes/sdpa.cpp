@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -14,6 +15,7 @@ std::vector<TensorPtr> SdpaPorts::inputs() const {
   std::vector<TensorPtr> list;
   append_present(list, {q, k, v, seq_len_q, seq_len_kv, scale, neg_inf, dropout.seed,
                         dropout.offset, dropout.scale});
+  paged.append_inputs(list);
   return list;
 }
 
@@ -29,12 +31,13 @@ std::vector<TensorPtr> SdpaPorts::internals() const {
   masks.append_to(list);
   append_present(list, {row_max, centered, exps, row_sum, log_sum, unused_stats, probs,
                         dropout.internal_mask(), kept, dropped});
+  paged.append_internals(list);
   return list;
 }
 
 void SdpaNode::settle_internals() {
   const auto& q = ports_.q->dim();
-  const std::vector<std::int64_t> score_dims{q[0], q[1], q[2], ports_.k->dim()[2]};
+  const std::vector<std::int64_t> score_dims{q[0], q[1], q[2], ports_.keys()->dim()[2]};
   const std::vector<std::int64_t> row_dims{q[0], q[1], q[2], 1};
   const auto settle = [](const TensorPtr& t, const std::vector<std::int64_t>& dims, DataType type) {
     if (t) {
@@ -60,9 +63,15 @@ Result<void> SdpaNode::infer(const GraphContext& context) {
   if (auto ok = check_known_compute(attributes_.compute_data_type()); !ok) {
     return ok;
   }
-  if (auto ok =
-          check_attention(describe(), attributes_.compute_data_type(),
-                          AttentionSettings::of(attributes_), *ports_.q, *ports_.k, *ports_.v);
+  // A paged cache first: the attention's checks read the caches gathered from its pages.
+  if (auto ok = ports_.paged.check_and_settle(describe(), attributes_.padding_mask(), *ports_.q,
+                                              *ports_.k, *ports_.v);
+      !ok) {
+    return ok;
+  }
+  if (auto ok = check_attention(describe(), attributes_.compute_data_type(),
+                                AttentionSettings::of(attributes_), *ports_.q, *ports_.keys(),
+                                *ports_.values());
       !ok) {
     return ok;
   }
@@ -73,7 +82,8 @@ Result<void> SdpaNode::infer(const GraphContext& context) {
   if (!ports_.o->data_type()) {
     ports_.o->set_data_type(ports_.q->data_type().value_or(DataType::Half));  // checked: set
   }
-  if (auto ok = settle_output(*ports_.o, {q[0], q[1], q[2], ports_.v->dim()[3]}, context); !ok) {
+  if (auto ok = settle_output(*ports_.o, {q[0], q[1], q[2], ports_.values()->dim()[3]}, context);
+      !ok) {
     return ok;
   }
   if (ports_.o->data_type() != ports_.q->data_type() || ports_.o->stride()[3] != 1) {
@@ -105,8 +115,8 @@ Result<void> SdpaNode::infer(const GraphContext& context) {
   const auto settle_mask = [&](TensorAttributes& mask, const std::vector<std::int64_t>& dims) {
     return settle_output(mask, dims, context);
   };
-  if (auto ok =
-          ports_.dropout.settle(describe(), {q[0], q[1], q[2], ports_.k->dim()[2]}, settle_mask);
+  if (auto ok = ports_.dropout.settle(describe(), {q[0], q[1], q[2], ports_.keys()->dim()[2]},
+                                      settle_mask);
       !ok) {
     return ok;
   }
@@ -116,7 +126,7 @@ Result<void> SdpaNode::infer(const GraphContext& context) {
 
 bool SdpaNode::in_override_form() const {
   return ports_.q->is_ragged() && ports_.o->is_ragged() && attributes_.padding_mask() &&
-         !ports_.stats && !ports_.dropout.output_mask() &&
+         !ports_.paged.present() && !ports_.stats && !ports_.dropout.output_mask() &&
          attributes_.dropout_probability().value_or(0.0) == 0.0 &&
          attributes_.causal().value_or(DiagonalAlignment::TopLeft) == DiagonalAlignment::TopLeft;
 }
@@ -179,6 +189,14 @@ Result<void> SdpaNode::check_override_form(std::span<const ShapedTensor> inputs)
 
 Result<std::vector<std::vector<std::int64_t>>> SdpaNode::all_output_dims(
     std::span<const ShapedTensor> inputs) const {
+  if (ports_.paged.present()) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      describe() +
+                          ": K and V from a paged cache take no execute-time overrides (cuDNN "
+                          "was not measured serving them; the containers and page tables are "
+                          "not sequences): build a graph per shape, and give each batch's "
+                          "lengths through seq_len_q / seq_len_kv");
+  }
   if (in_override_form()) {
     if (auto ok = check_override_form(inputs); !ok) {
       return std::unexpected(ok.error());
@@ -262,12 +280,16 @@ Result<std::vector<LoweredOperation>> SdpaNode::lower_all(const TensorTable& ten
   const SdpaPorts& p = ports_;
   AttentionSteps ops(describe(), [&](const TensorAttributes& t) { return lowered(tensors, t); });
   const backend::Tensor* q = ops.tensor(p.q);
-  const backend::Tensor* v = ops.tensor(p.v);
+  const backend::Tensor* v = ops.tensor(p.values());
   const backend::Tensor* seq_q = ops.tensor(p.seq_len_q);
   const backend::Tensor* seq_kv = ops.tensor(p.seq_len_kv);
   const backend::Tensor* neg_inf = ops.tensor(p.neg_inf);
+  std::optional<AttentionSteps::Pages> k_pages;
+  if (p.paged.present()) {
+    k_pages = AttentionSteps::Pages{ops.tensor(p.k), ops.tensor(p.paged.page_table_k)};
+  }
   const backend::Tensor* current =
-      ops.scores({.k = *p.k,
+      ops.scores({.k = *p.keys(),
                   .q = q,
                   .scale = ops.tensor(p.scale),
                   .seq_q = seq_q,
@@ -275,7 +297,8 @@ Result<std::vector<LoweredOperation>> SdpaNode::lower_all(const TensorTable& ten
                   .neg_inf = neg_inf,
                   .scores = p.scores,
                   .scaled = p.scaled,
-                  .padding = attributes_.padding_mask() ? &p.masks : nullptr});
+                  .padding = attributes_.padding_mask() ? &p.masks : nullptr,
+                  .k_pages = k_pages});
   if (const auto causal = attributes_.causal()) {
     current = ops.causal_mask(p.masks, *causal, current, seq_q, seq_kv, neg_inf);
   }
@@ -308,6 +331,10 @@ Result<std::vector<LoweredOperation>> SdpaNode::lower_all(const TensorTable& ten
     ops.pointwise("P * mask", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {probs, mask, nullptr}, kept);
     ops.pointwise("P * mask / (1 - p)", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
                   {kept, ops.tensor(p.dropout.scale), nullptr}, p_for_v);
+  }
+  if (p.paged.present()) {  // where cudnn-frontend 1.32 gathers V: right before P V
+    ops.paged_cache_load("V from pages", ops.tensor(p.v), ops.tensor(p.paged.page_table_v), seq_kv,
+                         v);
   }
   ops.matmul("P V", {p_for_v, v, o}, {seq_q, nullptr, seq_kv});
   return std::move(ops).finish();

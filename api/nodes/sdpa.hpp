@@ -8,6 +8,7 @@
 #include "api/node_attributes.hpp"
 #include "api/nodes/node.hpp"
 #include "api/nodes/sdpa_common.hpp"
+#include "api/nodes/sdpa_paged.hpp"
 
 namespace dnngraph::detail {
 
@@ -29,7 +30,12 @@ struct SdpaPorts {
   // times 1 / (1 - p) in the io type, what P V reads instead of P.
   DropoutPorts dropout;
   TensorPtr kept, dropped;
+  // A paged K/V cache (set_paged_attention; empty without): k and v are then its containers.
+  PagedCachePorts paged;
 
+  // What the attention reads as K and V: the caches gathered from the pages, or k and v.
+  [[nodiscard]] const TensorPtr& keys() const { return paged.present() ? paged.k_view : k; }
+  [[nodiscard]] const TensorPtr& values() const { return paged.present() ? paged.v_view : v; }
   [[nodiscard]] std::vector<TensorPtr> inputs() const;
   [[nodiscard]] std::vector<TensorPtr> outputs() const;
   [[nodiscard]] std::vector<TensorPtr> internals() const;
@@ -54,7 +60,8 @@ class SdpaNode final : public Node {
   }
   // The one form cuDNN runs exact under execute-time overrides (measured on cuDNN 9.28.1 with
   // cudnn-frontend 1.32's own SDPA; docs/attention.md): Q and O ragged (THD), a padding mask,
-  // inference, no dropout, no causal mask or a top-left one.
+  // inference, no dropout, no causal mask or a top-left one, K and V in memory (a paged cache was
+  // not measured with overrides).
   [[nodiscard]] bool in_override_form() const;
   // Execute-time overrides. In in_override_form() (the one form that builds with them) they may
   // change Q's and O's sequence dim (the longest sequence of the batch), nothing else: K, V and
@@ -62,7 +69,8 @@ class SdpaNode final : public Node {
   // query token is refused (cuDNN answers NOT_SUPPORTED_INVALID_DYNAMIC_SHAPE at execute).
   // Outside it (refused at build, known issue sdpa-override-shapes) the checks say what an
   // override would mean: the batch and the sequence lengths may change, not the heads or head
-  // dims. O, Stats, the dropout mask and the internal score and row tensors follow.
+  // dims. O, Stats, the dropout mask and the internal score and row tensors follow. A paged cache
+  // takes no overrides at all (its containers and page tables are not sequences).
   [[nodiscard]] Result<std::vector<std::vector<std::int64_t>>> all_output_dims(
       std::span<const ShapedTensor> inputs) const override;
   // Composite: lower_all() makes every operation; lower() alone cannot stand for the node.

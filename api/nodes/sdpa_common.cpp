@@ -7,6 +7,7 @@
 #include "api/nodes/rng.hpp"
 #include "backend/matmul.hpp"
 #include "backend/operation_matmul.hpp"
+#include "backend/operation_paged_cache_load.hpp"
 #include "backend/operation_pointwise.hpp"
 #include "backend/operation_reduction.hpp"
 #include "backend/operation_reshape.hpp"
@@ -467,6 +468,27 @@ void AttentionSteps::rng(const char* step, double keep, const backend::Tensor* s
   ops_.push_back(std::move(*op));
 }
 
+void AttentionSteps::paged_cache_load(const char* step, const backend::Tensor* container,
+                                      const backend::Tensor* page_table,
+                                      const backend::Tensor* seq_len, const backend::Tensor* y) {
+  if (!ready(step, {container, page_table, seq_len, y})) {
+    return;
+  }
+  auto op = backend::OperationPagedCacheLoad::create();
+  if (!op) {
+    return fail(step, op.error());
+  }
+  auto ok = op->set_container(*container);
+  if (ok) ok = op->set_page_table(*page_table);
+  if (ok) ok = op->set_sequence(*seq_len);
+  if (ok) ok = op->set_y(*y);
+  if (ok) ok = op->finalize();
+  if (!ok) {
+    return fail(step, ok.error());
+  }
+  add(std::move(*op), std::nullopt);
+}
+
 void AttentionSteps::keep(backend::Descriptor part) {
   if (!ops_.empty()) {
     ops_.back().parts.push_back(std::move(part));
@@ -480,6 +502,11 @@ const backend::Tensor* AttentionSteps::scores(const Scores& s) {
       error_ = kt.error();
     }
     return nullptr;
+  }
+  if (s.k_pages) {
+    // cudnn-frontend 1.32's composite SDPA: the load writes K^T ([b, h_k, d, s_kv], s_kv
+    // innermost-but-one), which the matmul reads.
+    paged_cache_load("K from pages", s.k_pages->container, s.k_pages->page_table, s.seq_kv, &*kt);
   }
   const backend::Tensor* current = tensor(s.scores);
   matmul("Q K^T", {s.q, &*kt, current}, {s.seq_q, s.seq_kv, nullptr});

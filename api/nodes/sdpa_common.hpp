@@ -144,17 +144,27 @@ class AttentionSteps {
   // The dropout mask: y drawn from Bernoulli(keep) keyed by seed and offset.
   void rng(const char* step, double keep, const backend::Tensor* seed,
            const backend::Tensor* offset, const backend::Tensor* y);
+  // y (a virtual K^T or V) gathered from a paged container through a page table, each batch up to
+  // its seq_len.
+  void paged_cache_load(const char* step, const backend::Tensor* container,
+                        const backend::Tensor* page_table, const backend::Tensor* seq_len,
+                        const backend::Tensor* y);
   // Keeps a descriptor the operations use alive with them (K^T).
   void keep(backend::Descriptor part);
 
   // S = Q K^T (K^T: K's uid, dims 2/3 swapped; per-batch M and N with lengths), times the scale
   // where given, then the padding mask where asked: the first steps of forward and backward.
-  // Returns the scores so far.
+  // With k_pages, K (then the virtual cache) is first gathered from them. Returns the scores so
+  // far.
+  struct Pages {
+    const backend::Tensor *container, *page_table;
+  };
   struct Scores {
     const TensorAttributes& k;
     const backend::Tensor *q, *scale, *seq_q, *seq_kv, *neg_inf;
     TensorPtr scores, scaled;
     const AttentionMaskPorts* padding;  // null: no padding mask
+    std::optional<Pages> k_pages = std::nullopt;
   };
   const backend::Tensor* scores(const Scores& s);
   // C = A B (per-batch M and K overrides), summed over each group of query heads into `grad`

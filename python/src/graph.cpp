@@ -629,10 +629,18 @@ void def_nodes(nb::class_<PyGraph>& cls) {
              const std::optional<Tensor>& seq_len_q, const std::optional<Tensor>& seq_len_kv,
              std::optional<double> dropout, const std::optional<Tensor>& seed,
              const std::optional<Tensor>& offset, bool dropout_mask_output,
-             std::optional<DataType> compute, const std::optional<std::string>& name) {
+             const std::optional<Tensor>& page_table_k, const std::optional<Tensor>& page_table_v,
+             std::optional<std::int64_t> max_seq_len_kv, std::optional<DataType> compute,
+             const std::optional<std::string>& name) {
             const auto locked = lock(g);
             SdpaAttributes attributes;
             attributes.set_generate_stats(generate_stats);
+            // Any of the three makes the cache paged; validate() names what is missing.
+            if (page_table_k || page_table_v || max_seq_len_kv) {
+              attributes.set_paged_attention(page_table_k.value_or(nullptr),
+                                             page_table_v.value_or(nullptr),
+                                             max_seq_len_kv.value_or(0));
+            }
             const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
                                      padding_mask, seq_len_q,   seq_len_kv,
                                      compute,      name,        dropout,
@@ -644,8 +652,9 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "generate_stats"_a = false, "causal_mask"_a = false, "causal_mask_bottom_right"_a = false,
           "padding_mask"_a = false, "seq_len_q"_a = nb::none(), "seq_len_kv"_a = nb::none(),
           "dropout"_a = nb::none(), "seed"_a = nb::none(), "offset"_a = nb::none(),
-          "dropout_mask_output"_a = false, "compute_data_type"_a = nb::none(),
-          "name"_a = nb::none(),
+          "dropout_mask_output"_a = false, "page_table_k"_a = nb::none(),
+          "page_table_v"_a = nb::none(), "max_seq_len_kv"_a = nb::none(),
+          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
           "Scaled dot-product attention O = softmax(attn_scale * Q K^T + masks) V for Q\n"
           "[b, h_q, s_q, d], K [b, h_k, s_kv, d], V [b, h_v, s_kv, d_v] (Half or BFloat16,\n"
           "h_k and h_v dividing h_q). Returns (O, Stats); Stats (Float [b, h_q, s_q, 1], the\n"
@@ -654,7 +663,11 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "key. padding_mask needs seq_len_q and seq_len_kv (Int32 [b, 1, 1, 1]).\n"
           "dropout=p in [0, 1) with seed= and offset= (one Int64 or Int32 value each, in device\n"
           "memory) drops each probability with p before P V (Stats are not dropped);\n"
-          "dropout_mask_output=True also writes the mask: dropout_mask(O) gives it.")
+          "dropout_mask_output=True also writes the mask: dropout_mask(O) gives it.\n"
+          "page_table_k=, page_table_v= (Int32 [b, 1, pages, 1]) and max_seq_len_kv= read K\n"
+          "and V from a paged cache: k and v are then containers [num_blocks, h, block_size,\n"
+          "d], each page table holds ceil(max_seq_len_kv / block_size) block indices per\n"
+          "batch, and padding_mask=True with seq_len_kv gives each batch's length.")
       .def(
           "sdpa_backward",
           [](PyGraph& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,

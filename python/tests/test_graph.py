@@ -674,6 +674,48 @@ def test_sdpa_dropout_draws_a_mask_before_p_v_and_can_write_it():
     assert g.dropout_mask(q) is None
 
 
+def paged_attention(pages=5, **sdpa_options):
+    """A BFloat16 attention over a paged cache: Q [2, 8, 17, 64]; K and V containers of 11
+    blocks [2 heads, 8 positions, 64]; page tables [2, 1, pages, 1]; max_seq_len_kv 33."""
+    g = dnngraph.Graph(io_data_type=DataType.BFloat16)
+    q = g.tensor(name="Q", uid=1, dim=[2, 8, 17, 64])
+    k, v = (g.tensor(name=n, uid=2 + i, dim=[11, 2, 8, 64]) for i, n in enumerate("KV"))
+    seq_q, seq_kv, table_k, table_v = (
+        g.tensor(name=n, uid=6 + i, dim=dim, data_type=DataType.Int32)
+        for i, (n, dim) in enumerate([("seq_q", [2, 1, 1, 1]), ("seq_kv", [2, 1, 1, 1]),
+                                      ("table_k", [2, 1, pages, 1]),
+                                      ("table_v", [2, 1, 5, 1])]))
+    options = dict(padding_mask=True, seq_len_q=seq_q, seq_len_kv=seq_kv, page_table_k=table_k,
+                   page_table_v=table_v, max_seq_len_kv=33)
+    options.update(sdpa_options)
+    o, _ = g.sdpa(q, k, v, name="attn", **options)
+    o.set_output(True).set_uid(4)
+    return g, o
+
+
+def test_sdpa_reads_k_and_v_from_a_paged_cache():
+    g, o = paged_attention()
+    summary = g.lower()
+    # load K, Q K^T, 6 padding steps, 6 softmax steps, divide, load V, P V.
+    assert summary.operation_count == 17
+    assert summary.backend_operations[0] == "OperationPagedCacheLoad"
+    assert summary.backend_operations[-2:] == ["OperationPagedCacheLoad", "OperationMatmul"]
+    assert o.dim == [2, 8, 17, 64]
+
+
+def test_sdpa_paged_cache_is_checked_before_cudnn():
+    g, _ = paged_attention(pages=4)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.ShapeMismatch
+    assert ("sdpa 'attn': page_table_k 'table_k' (uid 8) has dims [2, 1, 4, 1], expected "
+            "[2, 1, 5, 1]") in e.message
+    g, _ = paged_attention(padding_mask=False, seq_len_q=None, seq_len_kv=None)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.InvalidAttribute and "needs the padding mask" in e.message
+    g, _ = paged_attention(max_seq_len_kv=None)
+    assert "max_seq_len_kv is 0" in error_of(g.validate).message
+
+
 def test_sdpa_dropout_is_checked_before_cudnn():
     g, _, _ = attention(dropout=1.0)
     e = error_of(g.validate)

@@ -9,6 +9,7 @@
 #include "backend/kernel_cache.hpp"
 #include "backend/operation_concat.hpp"
 #include "backend/operation_graph.hpp"
+#include "backend/operation_paged_cache_load.hpp"
 #include "backend/operation_slice.hpp"
 #include "backend/variant_pack.hpp"
 #include "backend/version.hpp"
@@ -30,7 +31,7 @@ bool contains(const std::string& text, const std::string& part) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_feature_has_a_name_its_cudnn_names_and_a_cudnn_9_minimum) {
-  BOOST_TEST(backend::features().size() == 8U);
+  BOOST_TEST(backend::features().size() == 9U);
   for (const auto& e : backend::features()) {
     BOOST_TEST(&backend::entry(e.feature) == &e);
     BOOST_TEST(!e.name.empty());
@@ -50,6 +51,7 @@ BOOST_AUTO_TEST_CASE(the_versions_each_feature_needs) {
   BOOST_TEST(backend::entry(Feature::ConcatOperation).minimum == 90700);
   BOOST_TEST(backend::entry(Feature::SliceOperation).minimum == 92200);
   BOOST_TEST(backend::entry(Feature::AdaptiveLayerNorm).minimum == 90900);
+  BOOST_TEST(backend::entry(Feature::PagedCacheLoad).minimum == 90500);
 }
 
 BOOST_AUTO_TEST_CASE(compiled_follows_the_headers_and_a_looked_up_function_needs_none) {
@@ -188,4 +190,16 @@ BOOST_AUTO_TEST_CASE(the_adaptive_layer_norm_mode_is_given_or_refused_as_too_old
   const std::string text = backend::too_old_message(Feature::AdaptiveLayerNorm);
   BOOST_TEST(contains(text, "adaptive layer normalization (CUDNN_ADA_LAYER_NORM"), text);
   BOOST_TEST(contains(text, "needs cuDNN >= 9.9.0"), text);
+}
+
+BOOST_AUTO_TEST_CASE(the_paged_cache_load_is_created_or_refused_as_too_old) {
+  auto op = backend::OperationPagedCacheLoad::create();
+  if (backend::available(Feature::PagedCacheLoad)) {
+    BOOST_TEST_REQUIRE(op.has_value(), (op ? "" : op.error().to_string()));
+    BOOST_TEST(backend::descriptor_type_name(op->type()) == "OperationPagedCacheLoad");
+  } else {
+    BOOST_TEST_REQUIRE(!op.has_value());
+    BOOST_TEST(op.error().code == CUDNN_STATUS_NOT_SUPPORTED);
+    BOOST_TEST(contains(op.error().to_string(), "needs cuDNN >= 9.5"), op.error().to_string());
+  }
 }

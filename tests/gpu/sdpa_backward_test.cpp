@@ -30,6 +30,7 @@ import dnngraph;
 #include "support/host_tensor.hpp"
 #include "support/host_types.hpp"
 #include "support/reference.hpp"
+#include "support/sdpa_reference.hpp"
 
 namespace {
 
@@ -43,6 +44,7 @@ using dnngraph::test::DeviceBuffer;
 using dnngraph::test::HostTensor;
 using dnngraph::test::require_cuda;
 using dnngraph::test::Tolerance;
+using dnngraph::test::valid_rows;
 using Dims = std::vector<std::int64_t>;
 
 enum : std::int64_t {
@@ -264,20 +266,6 @@ void backward(const BackwardCase& c, const std::vector<float>& q, const std::vec
       }
     }
   }
-}
-
-// Keeps the elements of valid rows only.
-template <class T>
-std::vector<T> valid_rows(std::span<const T> values, const std::vector<bool>& row_valid,
-                          std::size_t per_row) {
-  std::vector<T> kept;
-  for (std::size_t r = 0; r < row_valid.size(); ++r) {
-    if (row_valid[r]) {
-      kept.insert(kept.end(), values.begin() + static_cast<std::ptrdiff_t>(r * per_row),
-                  values.begin() + static_cast<std::ptrdiff_t>((r + 1) * per_row));
-    }
-  }
-  return kept;
 }
 
 // Tolerances. Inputs are uniform in [-1, 1] and exact in their type; the matmuls accumulate in

@@ -29,7 +29,12 @@ struct PackRun {
   std::deque<DeviceBuffer> buffers;  // a deque: output() hands out addresses that stay valid
 
   void upload(std::int64_t uid, DataType type, std::span<const float> values, const char* what) {
-    buffers.push_back(require_cuda(DeviceBuffer::copy_of(encode(type, values).bytes), what));
+    copy(uid, std::span<const std::byte>(encode(type, values).bytes), what);
+  }
+  // Host data as it is to lie in device memory (bytes in their storage type, Int32 lengths).
+  template <class T>
+  void copy(std::int64_t uid, std::span<const T> host, const char* what) {
+    buffers.push_back(require_cuda(DeviceBuffer::copy_of(host), what));
     pack.emplace(uid, buffers.back().get());
   }
   DeviceBuffer* output(std::int64_t uid, std::size_t bytes, const char* what) {

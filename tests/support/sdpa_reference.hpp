@@ -1,0 +1,169 @@
+// The CPU reference of attention (sdpa) in double that the GPU tests share: a case (types,
+// shapes, masks, per-batch lengths), softmax(scale Q K^T + masks) V with its log-sum-exp, the
+// rows that have a defined output, the tolerances argued for them, and the packing of
+// variable-length batches token after token (THD). Include after
+// `import dnngraph;`.
+#pragma once
+
+#include "support/reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace dnngraph::test {
+
+struct SdpaCase {
+  std::string name;
+  DataType type;
+  std::int64_t b, h_q, h_k, s_q, s_kv, d;
+  std::optional<DiagonalAlignment> causal;
+  bool stats = false;
+  std::vector<std::int32_t> len_q, len_kv;  // per batch; empty: no padding mask
+  std::uint32_t seed = 1;
+
+  [[nodiscard]] bool padded() const { return !len_q.empty(); }
+  [[nodiscard]] float scale() const { return 1.0F / std::sqrt(static_cast<float>(d)); }
+  [[nodiscard]] std::string text() const {
+    return name + " (" + std::string(dnngraph::to_string(type)) + ", b " + std::to_string(b) +
+           " h_q " + std::to_string(h_q) + " h_k " + std::to_string(h_k) + " s_q " +
+           std::to_string(s_q) + " s_kv " + std::to_string(s_kv) + " d " + std::to_string(d) + ")";
+  }
+  [[nodiscard]] std::vector<std::int64_t> q_dims() const { return {b, h_q, s_q, d}; }
+  [[nodiscard]] std::vector<std::int64_t> kv_dims() const { return {b, h_k, s_kv, d}; }
+};
+
+// Tolerances. Inputs are uniform in [-1, 1] and exact in their type; Q K^T and P V accumulate
+// in Float (products of Half/BFloat16 values are exact in Float), so the errors that count are
+// two roundings to the io type: P (each probability to 2^-9 relative in BFloat16, 2^-12 in
+// Half; O = sum p_j v_j with sum p_j = 1 and |v_j| <= 1 moves by at most that) and O itself (the
+// same relative step). Bound: 2 * 2^-9 = 3.9e-3 (BFloat16), 2 * 2^-12 = 4.9e-4 (Half); the
+// tolerances leave ~2.5x (BFloat16 1e-2) and ~4x (Half 2e-3). A wrong mask or head mapping errs
+// by O(0.1). Stats (Float log-sum-exp, |Stats| < 6 here) carry only Float rounding and the
+// engine's exp/log approximations (~1e-6 relative): 1e-3 absolute leaves > 100x.
+inline Tolerance o_tolerance(DataType type) {
+  return type == DataType::BFloat16 ? Tolerance{.abs = 1e-2, .rel = 1e-2}
+                                    : Tolerance{.abs = 2e-3, .rel = 2e-3};
+}
+inline constexpr Tolerance stats_tolerance{.abs = 1e-3, .rel = 1e-4};
+
+struct SdpaExpected {
+  std::vector<double> o;        // [b, h_q, s_q, d], packed
+  std::vector<double> stats;    // [b, h_q, s_q]
+  std::vector<bool> row_valid;  // [b, h_q, s_q]: a query row inside its batch's length
+};
+
+// Softmax(scale Q K^T + masks) V in double. Query head h reads K/V head h / (h_q / h_k).
+inline SdpaExpected sdpa_reference(const SdpaCase& c, const std::vector<float>& q,
+                                   const std::vector<float>& k, const std::vector<float>& v) {
+  const auto n = [](std::int64_t x) { return static_cast<std::size_t>(x); };
+  const std::size_t rows = n(c.b * c.h_q * c.s_q);
+  SdpaExpected e{std::vector<double>(rows * n(c.d), 0.0), std::vector<double>(rows, 0.0),
+                 std::vector<bool>(rows, false)};
+  const std::int64_t group = c.h_q / c.h_k;
+  std::vector<double> score(n(c.s_kv));
+  for (std::int64_t bi = 0; bi < c.b; ++bi) {
+    const std::int64_t lq = c.padded() ? c.len_q[n(bi)] : c.s_q;
+    const std::int64_t lkv = c.padded() ? c.len_kv[n(bi)] : c.s_kv;
+    for (std::int64_t h = 0; h < c.h_q; ++h) {
+      const std::int64_t hk = h / group;
+      for (std::int64_t i = 0; i < lq; ++i) {
+        const std::size_t row = n((bi * c.h_q + h) * c.s_q + i);
+        double max = -std::numeric_limits<double>::infinity();
+        for (std::int64_t j = 0; j < c.s_kv; ++j) {
+          bool keep = j < lkv;
+          if (c.causal == DiagonalAlignment::TopLeft) {
+            keep = keep && j <= i;
+          } else if (c.causal == DiagonalAlignment::BottomRight) {
+            keep = keep && j <= i + lkv - lq;
+          }
+          double dot = 0;
+          for (std::int64_t x = 0; x < c.d; ++x) {
+            dot += static_cast<double>(q[row * n(c.d) + n(x)]) *
+                   k[n(((bi * c.h_k + hk) * c.s_kv + j) * c.d + x)];
+          }
+          score[n(j)] = keep ? dot * c.scale() : -std::numeric_limits<double>::infinity();
+          max = std::max(max, score[n(j)]);
+        }
+        if (!std::isfinite(max)) {
+          continue;  // every key masked: no defined output
+        }
+        double sum = 0;
+        for (double& s : score) {
+          s = std::exp(s - max);
+          sum += s;
+        }
+        e.row_valid[row] = true;
+        e.stats[row] = max + std::log(sum);
+        for (std::int64_t j = 0; j < c.s_kv; ++j) {
+          const double p = score[n(j)] / sum;
+          for (std::int64_t x = 0; x < c.d; ++x) {
+            e.o[row * n(c.d) + n(x)] += p * v[n(((bi * c.h_k + hk) * c.s_kv + j) * c.d + x)];
+          }
+        }
+      }
+    }
+  }
+  return e;
+}
+
+// Keeps the elements of valid rows only (padding rows have no defined output).
+template <class T>
+[[nodiscard]] std::vector<T> valid_rows(std::span<const T> values,
+                                        const std::vector<bool>& row_valid, std::size_t per_row) {
+  std::vector<T> kept;
+  for (std::size_t r = 0; r < row_valid.size(); ++r) {
+    if (row_valid[r]) {
+      kept.insert(kept.end(), values.begin() + static_cast<std::ptrdiff_t>(r * per_row),
+                  values.begin() + static_cast<std::ptrdiff_t>((r + 1) * per_row));
+    }
+  }
+  return kept;
+}
+
+// Variable-length batches packed token after token (THD, ragged).
+
+// Token-major ("THD") strides of [b, h, s, d]: token t of a batch at t * h * d, head at d.
+[[nodiscard]] inline std::vector<std::int64_t> token_major(const std::vector<std::int64_t>& d) {
+  return {d[2] * d[1] * d[3], d[3], d[1] * d[3], 1};
+}
+
+// Where each batch starts, in tokens: the exclusive prefix sum of the lengths, then the total.
+[[nodiscard]] inline std::vector<std::int64_t> starts(const std::vector<std::int32_t>& lengths) {
+  std::vector<std::int64_t> first{0};
+  for (const std::int32_t l : lengths) {
+    first.push_back(first.back() + l);
+  }
+  return first;
+}
+
+// Packs [b, h, s_max, d] (BHSD, padded) rows of valid tokens token after token, or back.
+inline void repack(const SdpaCase& c, std::int64_t h, std::int64_t s_max,
+                   const std::vector<std::int32_t>& lengths, bool to_packed,
+                   std::span<const float> from, std::span<float> to) {
+  const auto first = starts(lengths);
+  for (std::int64_t bi = 0; bi < c.b; ++bi) {
+    for (std::int64_t t = 0; t < lengths[static_cast<std::size_t>(bi)]; ++t) {
+      for (std::int64_t hi = 0; hi < h; ++hi) {
+        for (std::int64_t x = 0; x < c.d; ++x) {
+          const auto padded = static_cast<std::size_t>(((bi * h + hi) * s_max + t) * c.d + x);
+          const auto packed = static_cast<std::size_t>(
+              ((first[static_cast<std::size_t>(bi)] + t) * h + hi) * c.d + x);
+          if (to_packed) {
+            to[packed] = from[padded];
+          } else {
+            to[padded] = from[packed];
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace dnngraph::test
