@@ -131,6 +131,18 @@ Result<void> PagedCachePorts::check_and_settle(const std::string& node, bool pad
   if (auto ok = check_container(node, "V", v, q); !ok) {
     return ok;
   }
+  // Measured on the H200 (session 10, cuDNN 9.19 and 9.27, tests/gpu/sdpa_paged_test.cpp): K in
+  // blocks of 16 and V in blocks of 8 (BFloat16 inference) built and ran with success and left
+  // every value of O NaN; every case with one block size ran exact. Not run through
+  // cudnn-frontend, which accepts the pair: refused until measured right.
+  if (k.dim()[2] != v.dim()[2]) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node + ": K's pages hold " + std::to_string(k.dim()[2]) +
+                          " positions (block size, dim 2 of " + k.describe() + "), V's " +
+                          std::to_string(v.dim()[2]) +
+                          "; give both caches one block size (with two, cuDNN 9.19 and 9.27 "
+                          "returned success and an O of NaN on the H200)");
+  }
   if (q.dim().size() != 4) {
     return {};  // check_attention names Q's rank
   }

@@ -263,11 +263,16 @@ BOOST_AUTO_TEST_CASE(a_pooling_behind_a_pointwise_node_is_refused) {
   BOOST_TEST(mentions(error, "known issue resample-after-pointwise-unwritten"));
 }
 
-// The machines this runs on load cuDNN 9.19, where the workaround applies.
+// Below cuDNN 9.27 (CI's 9.19) the workaround applies; from 9.27 (measured exact) BFloat16 pools.
 BOOST_AUTO_TEST_CASE(a_bfloat16_x_is_refused_naming_the_known_issue) {
   Pool p;
   p.x->set_data_type(DataType::BFloat16);
   p.pool(max3x3());
+  if (dnngraph::cudnn_runtime_version() >= 92700) {
+    const auto validated = p.g.validate();
+    BOOST_TEST(validated.has_value(), (validated ? "" : validated.error().message));
+    return;
+  }
   const Error error = validation_error(p.g);
   BOOST_TEST(error.code == ErrorCode::UnsupportedDataType);
   BOOST_TEST(mentions(error,

@@ -119,17 +119,28 @@ BOOST_AUTO_TEST_CASE(training_with_a_bottom_right_causal_mask_reads_the_longest_
   BOOST_TEST(p.stats->dim() == (Dims{2, 8, 17, 1}));
 }
 
-BOOST_AUTO_TEST_CASE(containers_of_another_block_size_and_count_for_v_and_token_major_pages_lower) {
+BOOST_AUTO_TEST_CASE(containers_of_another_block_count_for_v_and_token_major_pages_lower) {
   // vLLM keeps a block as [block_size, h, d]: dims [blocks, h, block_size, d] with token-major
-  // strides. V has its own block size (so its own page count) and head dim.
-  Paged p({.d_v = 128, .block_k = 8, .block_v = 16, .blocks_k = 9, .blocks_v = 5});
+  // strides. V has its own block count and head dim.
+  Paged p({.d_v = 128, .block_k = 8, .block_v = 8, .blocks_k = 9, .blocks_v = 5});
   const Dims& kd = p.k->dim();
   p.k->set_stride({kd[1] * kd[2] * kd[3], kd[3], kd[1] * kd[3], 1});
   p.run();
   const LoweringSummary s = require_lowered(p.g);
   BOOST_TEST(s.all_finalized);
-  BOOST_TEST(p.table_v->dim() == (Dims{2, 1, 3, 1}));
+  BOOST_TEST(p.table_v->dim() == (Dims{2, 1, 5, 1}));
   BOOST_TEST(p.o->dim() == (Dims{2, 8, 17, 128}));
+}
+
+BOOST_AUTO_TEST_CASE(k_and_v_of_two_block_sizes_are_refused) {
+  // Measured on the H200 (cuDNN 9.19 and 9.27): K in blocks of 16, V in blocks of 8 ran with
+  // success and an O of NaN.
+  Paged p({.block_k = 8, .block_v = 16, .blocks_k = 9, .blocks_v = 5});
+  p.run();
+  const Error error = validation_error(p.g);
+  BOOST_TEST((error.code == ErrorCode::InvalidAttribute));
+  BOOST_TEST(mentions(error, "K's pages hold 8 positions"));
+  BOOST_TEST(mentions(error, "V's 16; give both caches one block size"));
 }
 
 BOOST_AUTO_TEST_CASE(queries_packed_token_after_token_over_pages_lower_outside_the_override_form) {
