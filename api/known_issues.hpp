@@ -53,6 +53,7 @@ enum class Defect {
   ResampleMaxBackwardWithoutIndex,
   ResampleBfloat16Wrong,
   ResampleAfterPointwiseUnwritten,
+  PagedKvTwoBlockSizes,
 };
 
 // Versions in the cudnnGetVersion() encoding, e.g. 92700 for 9.27.0.

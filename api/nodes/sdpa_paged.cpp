@@ -140,8 +140,9 @@ Result<void> PagedCachePorts::check_and_settle(const std::string& node, bool pad
                       node + ": K's pages hold " + std::to_string(k.dim()[2]) +
                           " positions (block size, dim 2 of " + k.describe() + "), V's " +
                           std::to_string(v.dim()[2]) +
-                          "; give both caches one block size (with two, cuDNN 9.19 and 9.27 "
-                          "returned success and an O of NaN on the H200)");
+                          "; give both caches one block size (known issue "
+                          "paged-kv-two-block-sizes: with two, cuDNN 9.19 and 9.27 returned "
+                          "success and an O of NaN on the H200)");
   }
   if (q.dim().size() != 4) {
     return {};  // check_attention names Q's rank
