@@ -70,7 +70,8 @@ bool env_flag(const char* name, bool fallback) {
   const char* value = std::getenv(name);
   return value == nullptr ? fallback : std::string(value) != "0";
 }
-const bool g_bshd = std::string(std::getenv("PROBE_LAYOUT") ? std::getenv("PROBE_LAYOUT") : "") == "bshd";
+const bool g_bshd =
+    std::string(std::getenv("PROBE_LAYOUT") ? std::getenv("PROBE_LAYOUT") : "") == "bshd";
 const bool g_stats = env_flag("PROBE_STATS", true);
 const bool g_causal = env_flag("PROBE_CAUSAL", true);
 // PROBE_IMPL=composite or unified: cudnn-frontend's SDPA implementation (default AUTO).
@@ -95,6 +96,21 @@ Dims layout(const Dims& dims) {
     return packed(dims);
   }
   return {dims[2] * dims[1] * dims[3], dims[3], dims[1] * dims[3], 1};
+}
+
+// Validates and builds a graph (heuristics A); false with the frontend's message in result.
+bool build(fe::graph::Graph& graph, cudnnHandle_t handle, Result& result) {
+  auto status = graph.validate();
+  if (status.is_good()) status = graph.build_operation_graph(handle);
+  if (status.is_good()) status = graph.create_execution_plans({fe::HeurMode_t::A});
+  if (status.is_good()) status = graph.check_support(handle);
+  if (status.is_good()) status = graph.build_plans(handle);
+  if (!status.is_good()) {
+    result.error = status.get_message();
+    return false;
+  }
+  result.built = true;
+  return true;
 }
 
 // build_s > 0: an override-shape graph built at build_s, executed at s through override lists.
@@ -149,16 +165,9 @@ Result run(cudnnHandle_t handle, std::int64_t s, bool dynamic,
     stats->set_output(true).set_data_type(fe::DataType_t::FLOAT).set_uid(kUidStats);
   }
 
-  auto status = graph->validate();
-  if (status.is_good()) status = graph->build_operation_graph(handle);
-  if (status.is_good()) status = graph->create_execution_plans({fe::HeurMode_t::A});
-  if (status.is_good()) status = graph->check_support(handle);
-  if (status.is_good()) status = graph->build_plans(handle);
-  if (!status.is_good()) {
-    result.error = status.get_message();
+  if (!build(*graph, handle, result)) {
     return result;
   }
-  result.built = true;
   const auto elements = static_cast<std::size_t>(kBatch * kHeads * s * kHeadDim);
   const auto rows = static_cast<std::size_t>(kBatch * kHeads * s);
   Device dq(elements * 2), dk(elements * 2), dv(elements * 2), d_o(elements * 2), d_stats(rows * 4);
@@ -226,8 +235,7 @@ Result run(cudnnHandle_t handle, std::int64_t s, bool dynamic,
   result.stats.resize(g_stats ? rows : 0);
   cuda_ok(cudaMemcpy(o_half.data(), d_o.ptr, elements * 2, cudaMemcpyDeviceToHost), "copy");
   if (g_stats) {
-    cuda_ok(cudaMemcpy(result.stats.data(), d_stats.ptr, rows * 4, cudaMemcpyDeviceToHost),
-            "copy");
+    cuda_ok(cudaMemcpy(result.stats.data(), d_stats.ptr, rows * 4, cudaMemcpyDeviceToHost), "copy");
   }
   result.o.reserve(elements);
   for (const __half h : o_half) {
@@ -263,15 +271,19 @@ Result run_thd(cudnnHandle_t handle, std::int64_t q_dim, std::int64_t build_dim,
   const Dims offsets_dims{kBatch + 1, 1, 1, 1};
   auto make = [&](const char* name, std::int64_t uid, const Dims& dims, const Dims& strides,
                   fe::DataType_t type = fe::DataType_t::NOT_SET) {
-    auto attributes = fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(dims).set_stride(strides);
+    auto attributes =
+        fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(dims).set_stride(
+            strides);
     if (type != fe::DataType_t::NOT_SET) {
       attributes.set_data_type(type);
     }
     return graph->tensor(attributes);
   };
   constexpr std::int64_t kUidQOffsets = 8, kUidOOffsets = 9;
-  auto q_offsets = make("q_offsets", kUidQOffsets, offsets_dims, {1, 1, 1, 1}, fe::DataType_t::INT64);
-  auto o_offsets = make("o_offsets", kUidOOffsets, offsets_dims, {1, 1, 1, 1}, fe::DataType_t::INT64);
+  auto q_offsets =
+      make("q_offsets", kUidQOffsets, offsets_dims, {1, 1, 1, 1}, fe::DataType_t::INT64);
+  auto o_offsets =
+      make("o_offsets", kUidOOffsets, offsets_dims, {1, 1, 1, 1}, fe::DataType_t::INT64);
   auto tq = make("Q", kUidQ, {kBatch, kHeads, declared, kHeadDim}, token_major);
   tq->set_ragged_offset(q_offsets);
   auto tk = make("K", kUidK, kv_dims, kv_strides);
@@ -288,18 +300,14 @@ Result run_thd(cudnnHandle_t handle, std::int64_t q_dim, std::int64_t build_dim,
                      .set_seq_len_q(seq_q)
                      .set_seq_len_kv(seq_kv);
   auto [o, stats] = graph->sdpa(tq, tk, tv, options);
-  o->set_output(true).set_dim({kBatch, kHeads, declared, kHeadDim}).set_stride(token_major).set_uid(kUidO);
+  o->set_output(true)
+      .set_dim({kBatch, kHeads, declared, kHeadDim})
+      .set_stride(token_major)
+      .set_uid(kUidO);
   o->set_ragged_offset(o_offsets);
-  auto status = graph->validate();
-  if (status.is_good()) status = graph->build_operation_graph(handle);
-  if (status.is_good()) status = graph->create_execution_plans({fe::HeurMode_t::A});
-  if (status.is_good()) status = graph->check_support(handle);
-  if (status.is_good()) status = graph->build_plans(handle);
-  if (!status.is_good()) {
-    result.error = status.get_message();
+  if (!build(*graph, handle, result)) {
     return result;
   }
-  result.built = true;
   std::vector<std::int64_t> offsets{0};
   for (const std::int32_t n : len_q) {
     offsets.push_back(offsets.back() + n * kHeads * kHeadDim);
@@ -311,9 +319,11 @@ Result run_thd(cudnnHandle_t handle, std::int64_t q_dim, std::int64_t build_dim,
   cuda_ok(cudaMemcpy(dq.ptr, q.data(), tokens * 2, cudaMemcpyHostToDevice), "copy");
   cuda_ok(cudaMemcpy(dk.ptr, k.data(), kv_elements * 2, cudaMemcpyHostToDevice), "copy");
   cuda_ok(cudaMemcpy(dv.ptr, v.data(), kv_elements * 2, cudaMemcpyHostToDevice), "copy");
-  cuda_ok(cudaMemcpy(d_offsets.ptr, offsets.data(), offsets.size() * 8, cudaMemcpyHostToDevice), "copy");
+  cuda_ok(cudaMemcpy(d_offsets.ptr, offsets.data(), offsets.size() * 8, cudaMemcpyHostToDevice),
+          "copy");
   cuda_ok(cudaMemcpy(d_len_q.ptr, len_q.data(), len_q.size() * 4, cudaMemcpyHostToDevice), "copy");
-  cuda_ok(cudaMemcpy(d_len_kv.ptr, len_kv.data(), len_kv.size() * 4, cudaMemcpyHostToDevice), "copy");
+  cuda_ok(cudaMemcpy(d_len_kv.ptr, len_kv.data(), len_kv.size() * 4, cudaMemcpyHostToDevice),
+          "copy");
   cuda_ok(cudaMemset(d_o.ptr, 0xff, tokens * 2), "memset");
   std::vector<std::int64_t> uids;
   std::vector<Dims> shapes, strides;
@@ -334,11 +344,14 @@ Result run_thd(cudnnHandle_t handle, std::int64_t q_dim, std::int64_t build_dim,
     return result;
   }
   Device workspace(static_cast<std::size_t>(workspace_size) + 1);
-  std::unordered_map<std::int64_t, void*> pack{{kUidQ, dq.ptr},           {kUidK, dk.ptr},
-                                               {kUidV, dv.ptr},           {kUidO, d_o.ptr},
+  std::unordered_map<std::int64_t, void*> pack{{kUidQ, dq.ptr},
+                                               {kUidK, dk.ptr},
+                                               {kUidV, dv.ptr},
+                                               {kUidO, d_o.ptr},
                                                {kUidQOffsets, d_offsets.ptr},
                                                {kUidOOffsets, d_offsets.ptr},
-                                               {kUidSeqQ, d_len_q.ptr},   {kUidSeqKv, d_len_kv.ptr}};
+                                               {kUidSeqQ, d_len_q.ptr},
+                                               {kUidSeqKv, d_len_kv.ptr}};
   if (auto ran = build_dim > 0 ? graph->execute(handle, pack, workspace.ptr, uids, shapes, strides)
                                : graph->execute(handle, pack, workspace.ptr);
       !ran.is_good()) {
@@ -365,8 +378,9 @@ int main() {
   }
   std::printf("# cudnn-frontend %d, cuDNN %zu, sdpa Half%s%s %s b %lld h %lld d %lld\n",
               CUDNN_FRONTEND_VERSION, cudnnGetVersion(), g_causal ? " causal" : "",
-              g_stats ? " training" : " inference", g_bshd ? "[b, s, h, d]" : "[b, h, s, d]", static_cast<long long>(kBatch),
-              static_cast<long long>(kHeads), static_cast<long long>(kHeadDim));
+              g_stats ? " training" : " inference", g_bshd ? "[b, s, h, d]" : "[b, h, s, d]",
+              static_cast<long long>(kBatch), static_cast<long long>(kHeads),
+              static_cast<long long>(kHeadDim));
   auto cache = std::make_shared<fe::KernelCache>();
   std::mt19937 gen(7);
   std::uniform_real_distribution<float> uniform(-1.0F, 1.0F);
@@ -426,7 +440,8 @@ int main() {
                                           static_cast<std::int32_t>(s / 2 + 1)};
     const std::vector<std::int32_t> len_kv{static_cast<std::int32_t>(kMaxKv), 77};
     std::vector<__half> q(static_cast<std::size_t>((len_q[0] + len_q[1]) * kHeads * kHeadDim));
-    std::vector<__half> k(static_cast<std::size_t>(kBatch * kMaxKv * kHeads * kHeadDim)), v(k.size());
+    std::vector<__half> k(static_cast<std::size_t>(kBatch * kMaxKv * kHeads * kHeadDim)),
+        v(k.size());
     for (auto* data : {&q, &k, &v}) {
       for (__half& x : *data) {
         x = __float2half(uniform(gen));
@@ -451,9 +466,11 @@ int main() {
     }
     const bool ok = nan == 0 && o_diff <= 1e-2F;
     wrong += ok ? 0 : 1;
-    std::printf("s %3lld: THD override (built at 128, lengths %d and %d, kv 128 and 77): O NaN %zu of %zu, max |O - static| %.3g: %s\n",
-                static_cast<long long>(s), len_q[0], len_q[1], nan, routed.o.size(), o_diff,
-                ok ? "agrees" : "DIFFERS");
+    std::printf(
+        "s %3lld: THD override (built at 128, lengths %d and %d, kv 128 and 77): O NaN %zu of %zu, "
+        "max |O - static| %.3g: %s\n",
+        static_cast<long long>(s), len_q[0], len_q[1], nan, routed.o.size(), o_diff,
+        ok ? "agrees" : "DIFFERS");
   }
   cudnnDestroy(handle);
   std::printf("# %d length(s) differ\n", wrong);

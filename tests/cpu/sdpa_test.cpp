@@ -514,7 +514,7 @@ struct RaggedAttention : Attention {
     q->set_stride(token_major(17)).set_ragged_offset(q_offsets);
     add_lengths(2);
   }
-  static Dims token_major(std::int64_t s) { return {s * 8 * 64, 64, 8 * 64, 1}; }
+  static Dims token_major(std::int64_t s) { return {s * 8 * 64, 64, std::int64_t{8} * 64, 1}; }
   void run_form(SdpaAttributes attributes) {
     run(attributes.set_padding_mask(true).set_seq_len_q(seq_q).set_seq_len_kv(seq_kv));
     o->set_stride(token_major(17)).set_ragged_offset(q_offsets);
@@ -559,9 +559,9 @@ BOOST_AUTO_TEST_CASE(the_ragged_form_takes_any_query_length_and_nothing_else) {
   BOOST_TEST_REQUIRE(!batch.has_value());
   BOOST_TEST(mentions(batch.error(), "dim 0 may not change"));
   // Another token stride.
-  const auto strides =
-      a.check_at(9, {1, 4}, {{2, 8, 9, 64}, {2, 8, 9, 64}},
-                 {{9 * 8 * 64 * 2, 64, 8 * 64 * 2, 1}, RaggedAttention::token_major(9)});
+  const auto strides = a.check_at(9, {1, 4}, {{2, 8, 9, 64}, {2, 8, 9, 64}},
+                                  {{std::int64_t{9} * 8 * 64 * 2, 64, std::int64_t{8} * 64 * 2, 1},
+                                   RaggedAttention::token_major(9)});
   BOOST_TEST_REQUIRE(!strides.has_value());
   BOOST_TEST(mentions(strides.error(), "the head, token and element strides stay"));
   // The offsets themselves.
