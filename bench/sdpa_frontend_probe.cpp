@@ -113,6 +113,39 @@ bool build(fe::graph::Graph& graph, cudnnHandle_t handle, Result& result) {
   return true;
 }
 
+// Overrides as three lists; empty: the graph runs at its build shapes.
+struct OverrideLists {
+  std::vector<std::int64_t> uids;
+  std::vector<Dims> shapes, strides;
+};
+
+// Asks the workspace (with the overrides, if any), executes once and waits; false with the
+// frontend's message in result.
+bool execute(fe::graph::Graph& graph, cudnnHandle_t handle, const OverrideLists& o,
+             std::unordered_map<std::int64_t, void*>& pack, Result& result) {
+  const bool overridden = !o.uids.empty();
+  std::int64_t workspace_size = 0;
+  if (auto ws = overridden
+                    ? graph.get_workspace_size(handle, workspace_size, o.uids, o.shapes, o.strides)
+                    : graph.get_workspace_size(workspace_size);
+      !ws.is_good()) {
+    result.built = false;
+    result.error = "workspace: " + ws.get_message();
+    return false;
+  }
+  Device workspace(static_cast<std::size_t>(workspace_size) + 1);
+  if (auto ran = overridden
+                     ? graph.execute(handle, pack, workspace.ptr, o.uids, o.shapes, o.strides)
+                     : graph.execute(handle, pack, workspace.ptr);
+      !ran.is_good()) {
+    result.built = false;
+    result.error = "execute: " + ran.get_message();
+    return false;
+  }
+  cuda_ok(cudaDeviceSynchronize(), "synchronize");
+  return true;
+}
+
 // build_s > 0: an override-shape graph built at build_s, executed at s through override lists.
 // padding: a padding mask whose length tensors hold s for every batch.
 Result run(cudnnHandle_t handle, std::int64_t s, bool dynamic,
@@ -180,8 +213,8 @@ Result run(cudnnHandle_t handle, std::int64_t s, bool dynamic,
   Device d_seq(lengths.size() * 4);
   cuda_ok(cudaMemcpy(d_seq.ptr, lengths.data(), lengths.size() * 4, cudaMemcpyHostToDevice),
           "copy");
-  std::vector<std::int64_t> uids;
-  std::vector<Dims> shapes, strides;
+  OverrideLists lists;
+  auto& [uids, shapes, strides] = lists;
   if (build_s > 0) {
     for (const std::int64_t uid : {kUidQ, kUidK, kUidV, kUidO}) {
       uids.push_back(uid);
@@ -201,16 +234,6 @@ Result run(cudnnHandle_t handle, std::int64_t s, bool dynamic,
       }
     }
   }
-  std::int64_t workspace_size = 0;
-  if (auto ws = build_s > 0
-                    ? graph->get_workspace_size(handle, workspace_size, uids, shapes, strides)
-                    : graph->get_workspace_size(workspace_size);
-      !ws.is_good()) {
-    result.built = false;
-    result.error = "workspace: " + ws.get_message();
-    return result;
-  }
-  Device workspace(static_cast<std::size_t>(workspace_size) + 1);
   std::unordered_map<std::int64_t, void*> pack{{kUidQ, dq.ptr},
                                                {kUidK, dk.ptr},
                                                {kUidV, dv.ptr},
@@ -223,14 +246,10 @@ Result run(cudnnHandle_t handle, std::int64_t s, bool dynamic,
     pack.emplace(kUidSeqQ, d_seq.ptr);
     pack.emplace(kUidSeqKv, d_seq.ptr);
   }
-  if (auto ran = build_s > 0 ? graph->execute(handle, pack, workspace.ptr, uids, shapes, strides)
-                             : graph->execute(handle, pack, workspace.ptr);
-      !ran.is_good()) {
-    result.built = false;
-    result.error = "execute: " + ran.get_message();
+  if (!execute(*graph, handle, lists, pack, result)) {
     return result;
   }
-  cuda_ok(cudaDeviceSynchronize(), "synchronize");
+
   std::vector<__half> o_half(elements);
   result.stats.resize(g_stats ? rows : 0);
   cuda_ok(cudaMemcpy(o_half.data(), d_o.ptr, elements * 2, cudaMemcpyDeviceToHost), "copy");
@@ -325,25 +344,14 @@ Result run_thd(cudnnHandle_t handle, std::int64_t q_dim, std::int64_t build_dim,
   cuda_ok(cudaMemcpy(d_len_kv.ptr, len_kv.data(), len_kv.size() * 4, cudaMemcpyHostToDevice),
           "copy");
   cuda_ok(cudaMemset(d_o.ptr, 0xff, tokens * 2), "memset");
-  std::vector<std::int64_t> uids;
-  std::vector<Dims> shapes, strides;
+  OverrideLists lists;
   if (build_dim > 0) {
     for (const std::int64_t uid : {kUidQ, kUidO}) {
-      uids.push_back(uid);
-      shapes.push_back({kBatch, kHeads, q_dim, kHeadDim});
-      strides.push_back(token_major);
+      lists.uids.push_back(uid);
+      lists.shapes.push_back({kBatch, kHeads, q_dim, kHeadDim});
+      lists.strides.push_back(token_major);
     }
   }
-  std::int64_t workspace_size = 0;
-  if (auto ws = build_dim > 0
-                    ? graph->get_workspace_size(handle, workspace_size, uids, shapes, strides)
-                    : graph->get_workspace_size(workspace_size);
-      !ws.is_good()) {
-    result.built = false;
-    result.error = "workspace: " + ws.get_message();
-    return result;
-  }
-  Device workspace(static_cast<std::size_t>(workspace_size) + 1);
   std::unordered_map<std::int64_t, void*> pack{{kUidQ, dq.ptr},
                                                {kUidK, dk.ptr},
                                                {kUidV, dv.ptr},
@@ -352,14 +360,10 @@ Result run_thd(cudnnHandle_t handle, std::int64_t q_dim, std::int64_t build_dim,
                                                {kUidOOffsets, d_offsets.ptr},
                                                {kUidSeqQ, d_len_q.ptr},
                                                {kUidSeqKv, d_len_kv.ptr}};
-  if (auto ran = build_dim > 0 ? graph->execute(handle, pack, workspace.ptr, uids, shapes, strides)
-                               : graph->execute(handle, pack, workspace.ptr);
-      !ran.is_good()) {
-    result.built = false;
-    result.error = "execute: " + ran.get_message();
+  if (!execute(*graph, handle, lists, pack, result)) {
     return result;
   }
-  cuda_ok(cudaDeviceSynchronize(), "synchronize");
+
   std::vector<__half> o_half(tokens);
   cuda_ok(cudaMemcpy(o_half.data(), d_o.ptr, tokens * 2, cudaMemcpyDeviceToHost), "copy");
   for (const __half h : o_half) {
