@@ -47,7 +47,8 @@ std::size_t bytes_of(DataType type, const dnngraph::test::Dims& dims) {
   return dnngraph::test::element_count(dims) * static_cast<std::size_t>(dnngraph::size_of(type));
 }
 
-// Builds the case with heuristics A then Fallback, runs it once on inputs uniform in [-1, 1]
+// Builds the case with the suite's heuristics (A then Fallback unless DNNGRAPH_TEST_HEURISTICS
+// names one; support/built_cases.hpp), runs it once on inputs uniform in [-1, 1]
 // (fixed seed), and compares the output with the reference within the output type's tolerance.
 // A build failure (no engine for the case) is a finding: the message carries all of it.
 void check_against_reference(const ConvCase& c) {
@@ -59,7 +60,7 @@ void check_against_reference(const ConvCase& c) {
   auto handle = Handle::create();
   BOOST_REQUIRE_MESSAGE(handle.has_value(), "Handle::create failed: " << describe(handle));
   dnngraph::test::ConvGraph graph = dnngraph::test::make_conv_graph(c);
-  const auto built = graph.graph.build(*handle, {HeuristicMode::A, HeuristicMode::Fallback});
+  const auto built = graph.graph.build(*handle, dnngraph::test::case_heuristics());
   if (!built) {
     BOOST_TEST_MESSAGE(c.name << ": build failed: " << describe(built));
   }

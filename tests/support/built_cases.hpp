@@ -1,18 +1,23 @@
 // GPU test cases whose graph cuDNN may not run: the case's precondition builds the graph once
-// (heuristics A, then Fallback) and skips the case, with the Error as the reason, when cuDNN has
-// no engine for it: a finding, reported as skipped, never as passed. The body then takes the
-// built graph. Include after `import dnngraph;` and <boost/test/unit_test.hpp>.
+// (heuristics A, then Fallback; DNNGRAPH_TEST_HEURISTICS=B builds with B alone, so that a run of
+// the suite measures B's choices rather than A's) and skips the case, with the Error as the
+// reason, when cuDNN has no engine for it: a finding, reported as skipped, never as passed. The
+// body then takes the built graph. Include after `import dnngraph;` and
+// <boost/test/unit_test.hpp>.
 #pragma once
 
 #include "support/gpu_checks.hpp"
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 namespace dnngraph::test {
 
@@ -27,6 +32,25 @@ inline std::map<std::string, std::unique_ptr<BuiltCase>>& built_cases() {
   return cases;
 }
 
+// The heuristics the cases build with: A then Fallback, or the one mode DNNGRAPH_TEST_HEURISTICS
+// names (A, B or Fallback). Any other value fails the run rather than silently testing A.
+inline const std::vector<HeuristicMode>& case_heuristics() {
+  static const std::vector<HeuristicMode> modes = [] {
+    const char* chosen = std::getenv("DNNGRAPH_TEST_HEURISTICS");  // NOLINT(concurrency-mt-unsafe)
+    if (chosen == nullptr || *chosen == '\0') {
+      return std::vector<HeuristicMode>{HeuristicMode::A, HeuristicMode::Fallback};
+    }
+    for (const HeuristicMode mode : {HeuristicMode::A, HeuristicMode::B, HeuristicMode::Fallback}) {
+      if (to_string(mode) == std::string_view(chosen)) {
+        return std::vector<HeuristicMode>{mode};
+      }
+    }
+    BOOST_FAIL("DNNGRAPH_TEST_HEURISTICS=" << chosen << ": expected A, B or Fallback");
+    return std::vector<HeuristicMode>{};
+  }();
+  return modes;
+}
+
 // Builds make() once per key.
 inline BuiltCase& build_case(const std::string& key, const std::function<Graph()>& make) {
   auto& slot = built_cases()[key];
@@ -37,7 +61,7 @@ inline BuiltCase& build_case(const std::string& key, const std::function<Graph()
       slot->built = std::unexpected(handle.error());
     } else {
       slot->handle = std::move(*handle);
-      slot->built = slot->graph.build(*slot->handle, {HeuristicMode::A, HeuristicMode::Fallback});
+      slot->built = slot->graph.build(*slot->handle, case_heuristics());
     }
   }
   return *slot;
