@@ -220,12 +220,12 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
                             "without set_override_shape_enabled, or per shape with a kernel "
                             "cache)");
     }
-    if (traits.rng && !traits.sdpa && chosen.error().code == ErrorCode::NoEngine) {
-      return make_error(ErrorCode::NoEngine,
-                        chosen.error().message + "\n  (known issue rng-outside-attention: cuDNN " +
-                            backend::version_string(backend::loaded_version()) +
-                            " serves the RNG operation inside attention only; measured without an "
-                            "engine alone and as a matmul's dropout)");
+    if (chosen.error().code == ErrorCode::NoEngine) {
+      if (const KnownIssue* issue =
+              known_issue_explaining_no_engine(traits, backend::loaded_version())) {
+        return make_error(ErrorCode::NoEngine,
+                          chosen.error().message + "\n  (" + describe(*issue) + ")");
+      }
     }
     return std::unexpected(chosen.error());
   }

@@ -68,6 +68,9 @@ struct KnownIssue {
   std::string_view workaround;  // what dnngraph does, and where in the code
   // Plan-choice entries: whether the entry rules the candidate out. Null for the others.
   bool (*applies)(const GraphTraits& graph, const Candidate& candidate);
+  // Entries of a graph cuDNN offers no engine for: whether the entry explains a NoEngine build of
+  // the graph, so that build() names it. Null for the others.
+  bool (*explains_no_engine)(const GraphTraits& graph);
 };
 
 // Every entry, in Defect order, for docs and tests.
@@ -83,6 +86,10 @@ struct KnownIssue {
 [[nodiscard]] const KnownIssue* known_issue_for(const GraphTraits& graph,
                                                 const Candidate& candidate,
                                                 std::int64_t version) noexcept;
+
+// The entry that explains why cuDNN `version` offered no engine for the graph, or null.
+[[nodiscard]] const KnownIssue* known_issue_explaining_no_engine(const GraphTraits& graph,
+                                                                 std::int64_t version) noexcept;
 
 // "known cuDNN defect <id> (measured on cuDNN 9.27.0; applies to every cuDNN, no fixed version
 // measured yet): <what>"

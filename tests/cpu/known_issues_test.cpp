@@ -145,3 +145,23 @@ BOOST_AUTO_TEST_CASE(an_sdpa_node_in_an_override_shape_graph_rules_every_candida
   override_matmul.override_shapes = true;
   BOOST_TEST(known_issue_for(override_matmul, Candidate{engine7}, 92700) == nullptr);
 }
+
+BOOST_AUTO_TEST_CASE(an_rng_node_outside_attention_explains_a_no_engine_build) {
+  using dnngraph::detail::known_issue_explaining_no_engine;
+  GraphTraits rng;
+  rng.rng = true;
+  for (std::int64_t version : {91900, 92700}) {
+    const auto* issue = known_issue_explaining_no_engine(rng, version);
+    BOOST_TEST_REQUIRE(issue != nullptr);
+    BOOST_TEST((issue->defect == Defect::RngOutsideAttention));
+    BOOST_TEST(dnngraph::detail::describe(*issue).find("rng-outside-attention") !=
+               std::string::npos);
+  }
+  // Inside attention cuDNN serves the RNG (sdpa dropout); a graph without rng is not explained.
+  GraphTraits dropout_attention = rng;
+  dropout_attention.sdpa = true;
+  BOOST_TEST(known_issue_explaining_no_engine(dropout_attention, 92700) == nullptr);
+  BOOST_TEST(known_issue_explaining_no_engine(GraphTraits{}, 92700) == nullptr);
+  // Candidate rules are not NoEngine explanations, and the other way round.
+  BOOST_TEST(known_issue_for(rng, Candidate{engine7}, 92700) == nullptr);
+}

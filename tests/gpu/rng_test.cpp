@@ -249,6 +249,20 @@ const RngCase dropout_half{"matmul dropout", DataType::Half, {1, 256, 192}, 0.9,
 const RngCase dropout_bf16{"matmul dropout", DataType::BFloat16, {1, 130, 96}, 0.5, 40};
 }  // namespace cases
 
+// A mask cuDNN offers no engine for is refused naming the known issue, so a user reads why.
+void check_no_engine_names_the_known_issue(const RngCase& c) {
+  const auto taken = dnngraph::test::take_case(c.text() + " (no-engine message)",
+                                               [c] { return make_graph(c); });
+  if (taken->built.has_value()) {
+    BOOST_TEST_MESSAGE(c.text() << ": built (cuDNN serves it here): nothing to name");
+    return;
+  }
+  BOOST_TEST_REQUIRE((taken->built.error().code == dnngraph::ErrorCode::NoEngine),
+                     describe(taken->built));
+  BOOST_TEST(taken->built.error().message.find("rng-outside-attention") != std::string::npos,
+             describe(taken->built));
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(rng_on_the_gpu)
@@ -256,4 +270,8 @@ DNNGRAPH_REFERENCE_CASE(float_mask_is_bernoulli_and_keyed, cases::mask_float)
 DNNGRAPH_REFERENCE_CASE(half_mask_is_bernoulli_and_keyed, cases::mask_half)
 DNNGRAPH_REFERENCE_CASE(half_matmul_dropout_keeps_scaled_products, cases::dropout_half)
 DNNGRAPH_REFERENCE_CASE(bfloat16_matmul_dropout_keeps_scaled_products, cases::dropout_bf16)
+BOOST_AUTO_TEST_CASE(a_mask_without_an_engine_names_the_known_issue) {
+  check_no_engine_names_the_known_issue(cases::mask_half);
+  check_no_engine_names_the_known_issue(cases::dropout_bf16);
+}
 BOOST_AUTO_TEST_SUITE_END()
