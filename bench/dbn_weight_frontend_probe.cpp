@@ -6,9 +6,7 @@
 // graph and heuristics mode, whether it built and executed or the frontend's error. dnngraph's
 // gpu_dbn_weight_test got NoEngine for both forms on cuDNN 9.19 (session 10).
 // Built only with cudnn-frontend's headers (DNNGRAPH_CUDNN_FRONTEND_INCLUDE).
-#include <cudnn_frontend.h>
-
-#include <cuda_runtime_api.h>
+#include "frontend_probe.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -85,15 +83,10 @@ void probe(const char* what, bool fused, fe::HeurMode_t mode, cudnnHandle_t hand
     t->set_output(true);
     outputs.push_back(t);
   }
-  auto status = g.validate();
-  if (status.is_good()) status = g.build_operation_graph(handle);
-  if (status.is_good()) status = g.create_execution_plans({mode});
-  if (status.is_good()) status = g.check_support();
-  if (status.is_good()) status = g.build_plans();
-  const char* mode_name = mode == fe::HeurMode_t::A ? "A" : "Fallback";
-  if (!status.is_good()) {
-    std::printf("%s, heuristics %s: not built: %s\n", what, mode_name,
-                status.get_message().c_str());
+  const dnngraph_bench::Built built = dnngraph_bench::build(g, handle, {mode});
+  const char* mode_name = dnngraph_bench::mode_name(mode);
+  if (!built.ok) {
+    std::printf("%s, heuristics %s: not built: %s\n", what, mode_name, built.error.c_str());
     return;
   }
   std::unordered_map<Tensor, void*> pack;

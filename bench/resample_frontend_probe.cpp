@@ -6,17 +6,12 @@
 // pooling, whose Y dnngraph found unwritten. Per graph: built or the
 // frontend's error, and how many of Y's elements differ from a CPU reference by more than the
 // type's rounding. Built only with cudnn-frontend's headers (DNNGRAPH_CUDNN_FRONTEND_INCLUDE).
-#include <cudnn_frontend.h>
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime_api.h>
+#include "frontend_probe.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <random>
@@ -38,10 +33,6 @@ struct Probe {
 };
 
 Dims nhwc(const Dims& d) { return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]}; }
-
-float round_trip(bool bf16, float v) {
-  return bf16 ? __bfloat162float(__float2bfloat16(v)) : __half2float(__float2half(v));
-}
 
 void run(cudnnHandle_t handle, const Probe& p) {
   const std::int64_t n = p.x[0], c = p.x[1], h = p.x[2], w = p.x[3];
@@ -73,14 +64,10 @@ void run(cudnnHandle_t handle, const Probe& p) {
           .set_post_padding({p.padding, p.padding})
           .set_generate_index(false));
   y->set_output(true).set_uid(2).set_dim(y_dims).set_stride(nhwc(y_dims));
-  auto status = graph.validate();
-  if (status.is_good()) status = graph.build_operation_graph(handle);
-  if (status.is_good())
-    status = graph.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
-  if (status.is_good()) status = graph.check_support(handle);
-  if (status.is_good()) status = graph.build_plans(handle);
-  if (!status.is_good()) {
-    std::printf("%s: not built: %s\n", p.name, status.get_message().c_str());
+  const dnngraph_bench::Built built =
+      dnngraph_bench::build(graph, handle, {fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
+  if (!built.ok) {
+    std::printf("%s: not built: %s\n", p.name, built.error.c_str());
     return;
   }
   const std::size_t x_count = static_cast<std::size_t>(n * c * h * w);
@@ -90,14 +77,8 @@ void run(cudnnHandle_t handle, const Probe& p) {
   std::vector<float> xv(x_count);
   std::vector<std::uint16_t> x_bits(x_count);
   for (std::size_t i = 0; i < x_count; ++i) {
-    xv[i] = round_trip(p.bf16, dist(rng));
-    if (p.bf16) {
-      const __nv_bfloat16 b = __float2bfloat16(xv[i]);
-      std::memcpy(&x_bits[i], &b, 2);
-    } else {
-      const __half hv = __float2half(xv[i]);
-      std::memcpy(&x_bits[i], &hv, 2);
-    }
+    xv[i] = dnngraph_bench::round_trip(dist(rng), p.bf16);
+    x_bits[i] = dnngraph_bench::to_bits(xv[i], p.bf16);
   }
   void *xd = nullptr, *yd = nullptr, *ws = nullptr;
   std::int64_t ws_size = 0;
@@ -135,16 +116,7 @@ void run(cudnnHandle_t handle, const Probe& p) {
           }
           const double want = p.max ? acc : acc / taps;
           const std::size_t at = static_cast<std::size_t>(((b * oh + i) * ow + j) * c + k);
-          float got = 0;
-          if (p.bf16) {
-            __nv_bfloat16 bv;
-            std::memcpy(&bv, &y_bits[at], 2);
-            got = __bfloat162float(bv);
-          } else {
-            __half hv;
-            std::memcpy(&hv, &y_bits[at], 2);
-            got = __half2float(hv);
-          }
+          const float got = dnngraph_bench::from_bits(y_bits[at], p.bf16);
           const double error = std::abs(got - want);
           worst = std::isnan(error) ? error : std::max(worst, error);
           wrong += !(error <= (p.bf16 ? 8e-3 : 1e-3) * std::abs(want) + 1e-5) ? 1 : 0;

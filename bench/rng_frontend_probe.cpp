@@ -6,9 +6,7 @@
 // mode (A, then Fallback) it prints whether a plan was built (and how many engine configs the
 // heuristics offered) or the frontend's error; a built mask is run once and its fraction of ones
 // printed. Built only with cudnn-frontend's headers (DNNGRAPH_CUDNN_FRONTEND_INCLUDE).
-#include <cudnn_frontend.h>
-
-#include <cuda_runtime_api.h>
+#include "frontend_probe.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -69,19 +67,14 @@ std::shared_ptr<fe::graph::Graph> make(bool dropout) {
 void probe(cudnnHandle_t handle, bool dropout, fe::HeurMode_t mode, const char* mode_name) {
   const char* name = dropout ? "matmul dropout (Half)" : "mask alone (Float)";
   auto graph = make(dropout);
-  auto status = graph->validate();
-  if (status.is_good()) status = graph->build_operation_graph(handle);
-  if (status.is_good()) status = graph->create_execution_plans({mode});
-  const std::int64_t configs = status.is_good() ? graph->get_execution_plan_count() : 0;
-  if (status.is_good()) status = graph->check_support(handle);
-  if (status.is_good()) status = graph->build_plans(handle);
-  if (!status.is_good()) {
+  const dnngraph_bench::Built built = dnngraph_bench::build(*graph, handle, {mode});
+  if (!built.ok) {
     std::printf("%s, heuristics %s: not built (%lld engine configs offered): %s\n", name, mode_name,
-                static_cast<long long>(configs), status.get_message().c_str());
+                static_cast<long long>(built.configs), built.error.c_str());
     return;
   }
   std::printf("%s, heuristics %s: built (%lld engine configs offered)\n", name, mode_name,
-              static_cast<long long>(configs));
+              static_cast<long long>(built.configs));
   if (dropout) {
     return;
   }

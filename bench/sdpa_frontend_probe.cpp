@@ -12,10 +12,7 @@
 // test uses: test/python/test_sdpa_thd.py, test_sdpa_thd_dynamic_shapes), also at 200 (longer
 // than the build).
 // Built only with cudnn-frontend's headers (DNNGRAPH_CUDNN_FRONTEND_INCLUDE).
-#include <cudnn_frontend.h>
-
-#include <cuda_fp16.h>
-#include <cuda_runtime_api.h>
+#include "frontend_probe.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -30,31 +27,15 @@
 namespace {
 
 namespace fe = cudnn_frontend;
-using Dims = std::vector<std::int64_t>;
+using dnngraph_bench::cuda_ok;
+using dnngraph_bench::Device;
+using dnngraph_bench::Dims;
 
 constexpr std::int64_t kBatch = 2;
 constexpr std::int64_t kHeads = 4;
 constexpr std::int64_t kHeadDim = 64;
 constexpr std::int64_t kUidQ = 1, kUidK = 2, kUidV = 3, kUidO = 4, kUidStats = 5, kUidSeqQ = 6,
                        kUidSeqKv = 7;
-
-bool cuda_ok(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    std::printf("CUDA %s: %s\n", what, cudaGetErrorString(status));
-    return false;
-  }
-  return true;
-}
-
-struct Device {
-  void* ptr = nullptr;
-  explicit Device(std::size_t bytes) { cuda_ok(cudaMalloc(&ptr, bytes), "malloc"); }
-  ~Device() { cudaFree(ptr); }
-  Device(const Device&) = delete;
-  Device& operator=(const Device&) = delete;
-  Device(Device&&) = delete;
-  Device& operator=(Device&&) = delete;
-};
 
 struct Result {
   bool built = false;
@@ -100,50 +81,19 @@ Dims layout(const Dims& dims) {
 
 // Validates and builds a graph (heuristics A); false with the frontend's message in result.
 bool build(fe::graph::Graph& graph, cudnnHandle_t handle, Result& result) {
-  auto status = graph.validate();
-  if (status.is_good()) status = graph.build_operation_graph(handle);
-  if (status.is_good()) status = graph.create_execution_plans({fe::HeurMode_t::A});
-  if (status.is_good()) status = graph.check_support(handle);
-  if (status.is_good()) status = graph.build_plans(handle);
-  if (!status.is_good()) {
-    result.error = status.get_message();
-    return false;
-  }
-  result.built = true;
-  return true;
+  const dnngraph_bench::Built built = dnngraph_bench::build(graph, handle, {fe::HeurMode_t::A});
+  result.built = built.ok;
+  result.error = built.error;
+  return built.ok;
 }
 
-// Overrides as three lists; empty: the graph runs at its build shapes.
-struct OverrideLists {
-  std::vector<std::int64_t> uids;
-  std::vector<Dims> shapes, strides;
-};
-
-// Asks the workspace (with the overrides, if any), executes once and waits; false with the
-// frontend's message in result.
-bool execute(fe::graph::Graph& graph, cudnnHandle_t handle, const OverrideLists& o,
+// Executes once (with the overrides, if any: empty lists run the build shapes) and waits; false
+// with what failed in result.
+bool execute(fe::graph::Graph& graph, cudnnHandle_t handle, const dnngraph_bench::Overrides& o,
              std::unordered_map<std::int64_t, void*>& pack, Result& result) {
-  const bool overridden = !o.uids.empty();
-  std::int64_t workspace_size = 0;
-  if (auto ws = overridden
-                    ? graph.get_workspace_size(handle, workspace_size, o.uids, o.shapes, o.strides)
-                    : graph.get_workspace_size(workspace_size);
-      !ws.is_good()) {
-    result.built = false;
-    result.error = "workspace: " + ws.get_message();
-    return false;
-  }
-  Device workspace(static_cast<std::size_t>(workspace_size) + 1);
-  if (auto ran = overridden
-                     ? graph.execute(handle, pack, workspace.ptr, o.uids, o.shapes, o.strides)
-                     : graph.execute(handle, pack, workspace.ptr);
-      !ran.is_good()) {
-    result.built = false;
-    result.error = "execute: " + ran.get_message();
-    return false;
-  }
-  cuda_ok(cudaDeviceSynchronize(), "synchronize");
-  return true;
+  result.error = dnngraph_bench::execute(graph, handle, pack, o);
+  result.built = result.error.empty();
+  return result.built;
 }
 
 // build_s > 0: an override-shape graph built at build_s, executed at s through override lists.
@@ -203,17 +153,12 @@ Result run(cudnnHandle_t handle, std::int64_t s, bool dynamic,
   }
   const auto elements = static_cast<std::size_t>(kBatch * kHeads * s * kHeadDim);
   const auto rows = static_cast<std::size_t>(kBatch * kHeads * s);
-  Device dq(elements * 2), dk(elements * 2), dv(elements * 2), d_o(elements * 2), d_stats(rows * 4);
-  cuda_ok(cudaMemcpy(dq.ptr, q.data(), elements * 2, cudaMemcpyHostToDevice), "copy");
-  cuda_ok(cudaMemcpy(dk.ptr, k.data(), elements * 2, cudaMemcpyHostToDevice), "copy");
-  cuda_ok(cudaMemcpy(dv.ptr, v.data(), elements * 2, cudaMemcpyHostToDevice), "copy");
+  Device dq(q), dk(k), dv(v), d_o(elements * 2), d_stats(rows * 4);
   cuda_ok(cudaMemset(d_o.ptr, 0xff, elements * 2), "memset");  // NaN until written
   cuda_ok(cudaMemset(d_stats.ptr, 0xff, rows * 4), "memset");
   const std::vector<std::int32_t> lengths(kBatch, static_cast<std::int32_t>(s));
-  Device d_seq(lengths.size() * 4);
-  cuda_ok(cudaMemcpy(d_seq.ptr, lengths.data(), lengths.size() * 4, cudaMemcpyHostToDevice),
-          "copy");
-  OverrideLists lists;
+  Device d_seq(lengths);
+  dnngraph_bench::Overrides lists;
   auto& [uids, shapes, strides] = lists;
   if (build_s > 0) {
     for (const std::int64_t uid : {kUidQ, kUidK, kUidV, kUidO}) {
@@ -250,14 +195,10 @@ Result run(cudnnHandle_t handle, std::int64_t s, bool dynamic,
     return result;
   }
 
-  std::vector<__half> o_half(elements);
-  result.stats.resize(g_stats ? rows : 0);
-  cuda_ok(cudaMemcpy(o_half.data(), d_o.ptr, elements * 2, cudaMemcpyDeviceToHost), "copy");
   if (g_stats) {
-    cuda_ok(cudaMemcpy(result.stats.data(), d_stats.ptr, rows * 4, cudaMemcpyDeviceToHost), "copy");
+    result.stats = d_stats.read<float>(rows);
   }
-  result.o.reserve(elements);
-  for (const __half h : o_half) {
+  for (const __half h : d_o.read<__half>(elements)) {
     result.o.push_back(__half2float(h));
   }
   return result;
@@ -332,19 +273,10 @@ Result run_thd(cudnnHandle_t handle, std::int64_t q_dim, std::int64_t build_dim,
     offsets.push_back(offsets.back() + n * kHeads * kHeadDim);
   }
   const auto tokens = static_cast<std::size_t>(offsets.back());
-  const auto kv_elements = static_cast<std::size_t>(kBatch * kMaxKv * kHeads * kHeadDim);
-  Device dq(tokens * 2), dk(kv_elements * 2), dv(kv_elements * 2), d_o(tokens * 2),
-      d_offsets(offsets.size() * 8), d_len_q(len_q.size() * 4), d_len_kv(len_kv.size() * 4);
-  cuda_ok(cudaMemcpy(dq.ptr, q.data(), tokens * 2, cudaMemcpyHostToDevice), "copy");
-  cuda_ok(cudaMemcpy(dk.ptr, k.data(), kv_elements * 2, cudaMemcpyHostToDevice), "copy");
-  cuda_ok(cudaMemcpy(dv.ptr, v.data(), kv_elements * 2, cudaMemcpyHostToDevice), "copy");
-  cuda_ok(cudaMemcpy(d_offsets.ptr, offsets.data(), offsets.size() * 8, cudaMemcpyHostToDevice),
-          "copy");
-  cuda_ok(cudaMemcpy(d_len_q.ptr, len_q.data(), len_q.size() * 4, cudaMemcpyHostToDevice), "copy");
-  cuda_ok(cudaMemcpy(d_len_kv.ptr, len_kv.data(), len_kv.size() * 4, cudaMemcpyHostToDevice),
-          "copy");
+  // q holds the tokens, k and v the [b, kMaxKv, h, d] caches.
+  Device dq(q), dk(k), dv(v), d_o(tokens * 2), d_offsets(offsets), d_len_q(len_q), d_len_kv(len_kv);
   cuda_ok(cudaMemset(d_o.ptr, 0xff, tokens * 2), "memset");
-  OverrideLists lists;
+  dnngraph_bench::Overrides lists;
   if (build_dim > 0) {
     for (const std::int64_t uid : {kUidQ, kUidO}) {
       lists.uids.push_back(uid);
@@ -364,9 +296,7 @@ Result run_thd(cudnnHandle_t handle, std::int64_t q_dim, std::int64_t build_dim,
     return result;
   }
 
-  std::vector<__half> o_half(tokens);
-  cuda_ok(cudaMemcpy(o_half.data(), d_o.ptr, tokens * 2, cudaMemcpyDeviceToHost), "copy");
-  for (const __half h : o_half) {
+  for (const __half h : d_o.read<__half>(tokens)) {
     result.o.push_back(__half2float(h));
   }
   return result;
@@ -375,9 +305,8 @@ Result run_thd(cudnnHandle_t handle, std::int64_t q_dim, std::int64_t build_dim,
 }  // namespace
 
 int main() {
-  cudnnHandle_t handle = nullptr;
-  if (cudnnCreate(&handle) != CUDNN_STATUS_SUCCESS) {
-    std::printf("no cuDNN handle\n");
+  cudnnHandle_t handle = dnngraph_bench::open_handle();
+  if (handle == nullptr) {
     return 1;
   }
   std::printf("# cudnn-frontend %d, cuDNN %zu, sdpa Half%s%s %s b %lld h %lld d %lld\n",
@@ -407,23 +336,18 @@ int main() {
                   fixed.built ? "built" : ("failed: " + fixed.error).c_str());
       return;
     }
-    std::size_t nan = 0;
-    float o_diff = 0, stats_diff = 0;
+    dnngraph_bench::Worst o, stats;
     for (std::size_t i = 0; i < routed.o.size(); ++i) {
-      if (std::isnan(routed.o[i])) {
-        ++nan;
-      } else {
-        o_diff = std::fmax(o_diff, std::fabs(routed.o[i] - fixed.o[i]));
-      }
+      o.add(routed.o[i], fixed.o[i]);
     }
     for (std::size_t i = 0; i < routed.stats.size(); ++i) {
-      stats_diff = std::fmax(stats_diff, std::fabs(routed.stats[i] - fixed.stats[i]));
+      stats.add(routed.stats[i], fixed.stats[i]);
     }
-    const bool ok = nan == 0 && o_diff <= 1e-2F && stats_diff <= 1e-3F;
+    const bool ok = o.within(1e-2) && stats.within(1e-3);
     wrong += ok ? 0 : 1;
     std::printf(
         "s %3lld: %s: O NaN %zu of %zu, max |O - static| %.3g, max |Stats - static| %.3g: %s\n",
-        static_cast<long long>(s), route, nan, routed.o.size(), o_diff, stats_diff,
+        static_cast<long long>(s), route, o.nan, o.compared, o.max_error, stats.max_error,
         ok ? "agrees" : "DIFFERS");
   };
   for (const std::int64_t s : {64, 17, 33, 128, 200}) {
@@ -459,21 +383,16 @@ int main() {
                   fixed.built ? "built" : ("failed: " + fixed.error).c_str());
       continue;
     }
-    std::size_t nan = 0;
-    float o_diff = 0;
+    dnngraph_bench::Worst o;
     for (std::size_t i = 0; i < routed.o.size(); ++i) {
-      if (std::isnan(routed.o[i]) || std::isnan(fixed.o[i])) {
-        ++nan;
-      } else {
-        o_diff = std::fmax(o_diff, std::fabs(routed.o[i] - fixed.o[i]));
-      }
+      o.add(routed.o[i], fixed.o[i]);
     }
-    const bool ok = nan == 0 && o_diff <= 1e-2F;
+    const bool ok = o.within(1e-2);
     wrong += ok ? 0 : 1;
     std::printf(
         "s %3lld: THD override (built at 128, lengths %d and %d, kv 128 and 77): O NaN %zu of %zu, "
         "max |O - static| %.3g: %s\n",
-        static_cast<long long>(s), len_q[0], len_q[1], nan, routed.o.size(), o_diff,
+        static_cast<long long>(s), len_q[0], len_q[1], o.nan, o.compared, o.max_error,
         ok ? "agrees" : "DIFFERS");
   }
   cudnnDestroy(handle);
