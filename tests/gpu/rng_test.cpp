@@ -251,8 +251,8 @@ const RngCase dropout_bf16{"matmul dropout", DataType::BFloat16, {1, 130, 96}, 0
 
 // A mask cuDNN offers no engine for is refused naming the known issue, so a user reads why.
 void check_no_engine_names_the_known_issue(const RngCase& c) {
-  const auto taken = dnngraph::test::take_case(c.text() + " (no-engine message)",
-                                               [c] { return make_graph(c); });
+  const auto taken =
+      dnngraph::test::take_case(c.text() + " (no-engine message)", [c] { return make_graph(c); });
   if (taken->built.has_value()) {
     BOOST_TEST_MESSAGE(c.text() << ": built (cuDNN serves it here): nothing to name");
     return;
