@@ -300,7 +300,7 @@ struct Ragged {
   Attention a;
   TensorPtr q_offsets, kv_offsets;
 
-  explicit Ragged(DataType offset_type = DataType::Int32, Dims offset_dims = {3, 1, 1, 1}) {
+  explicit Ragged(DataType offset_type = DataType::Int32, const Dims& offset_dims = {3, 1, 1, 1}) {
     for (const TensorPtr& t : {a.q, a.k, a.v}) {
       const Dims& d = t->dim();
       t->set_stride({d[2] * d[1] * d[3], d[3], d[1] * d[3], 1});

@@ -35,7 +35,6 @@ using dnngraph::test::require_cuda;
 
 using dnngraph::DataType;
 using dnngraph::Handle;
-using dnngraph::HeuristicMode;
 using dnngraph::Result;
 using dnngraph::test::ConvCase;
 using dnngraph::test::DeviceBuffer;
