@@ -228,6 +228,41 @@ void add_node(FuzzedDataProvider& in, Graph& g, Graph& other, std::vector<Tensor
       a.set_padding_mask(in.ConsumeBool()).set_seq_len_q(pick()).set_seq_len_kv(pick());
     }
     if (in.ConsumeBool()) a.set_compute_data_type(some_enum<DataType>(in, 11));
+    if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {
+      a.set_dropout(in.ConsumeFloatingPoint<double>(), pick(), pick());
+      if (in.ConsumeBool()) a.set_dropout_mask_output(in.ConsumeBool());
+    }
+  };
+  // Outputs of a node with several, into the pool (the absent ones are null).
+  const auto keep = [&](const auto& outs) {
+    for (const auto& out : outs) {
+      if (out) pool.push_back(out);
+    }
+  };
+  // A norm's phase and epsilon, drawn.
+  const auto norm = [&](auto& a) {
+    if (in.ConsumeIntegralInRange<int>(0, 15) != 0) {
+      a.set_forward_phase(some_enum<dnngraph::NormFwdPhase>(in, 2));
+    }
+    if (in.ConsumeIntegralInRange<int>(0, 15) != 0) a.set_epsilon(pick());
+  };
+  // Batch statistics' epsilon and running statistics, drawn (batchnorm and bn_finalize).
+  const auto batch_statistics = [&](auto& a) {
+    if (in.ConsumeIntegralInRange<int>(0, 15) != 0) a.set_epsilon(pick());
+    if (in.ConsumeBool()) a.set_previous_running_stats(pick(), pick(), pick());
+  };
+  // A resample's mode and window geometry, drawn (forward and backward share them).
+  const auto window = [&](auto& a) {
+    const auto list = [&] { return dims(in, 4); };
+    if (in.ConsumeIntegralInRange<int>(0, 15) != 0) {
+      a.set_mode(some_enum<dnngraph::ResampleMode>(in, 3));
+    }
+    if (in.ConsumeIntegralInRange<int>(0, 7) != 0) a.set_window(list());
+    if (in.ConsumeIntegralInRange<int>(0, 7) != 0) a.set_stride(list());
+    if (in.ConsumeBool()) a.set_padding(list());
+    if (in.ConsumeBool()) a.set_pre_padding(list());
+    if (in.ConsumeBool()) a.set_post_padding(list());
+    if (in.ConsumeBool()) a.set_compute_data_type(some_enum<DataType>(in, 11));
   };
   // Sometimes a pooled tensor becomes ragged, its offsets drawn from the pool too.
   if (in.ConsumeIntegralInRange<int>(0, 7) == 0) {
@@ -235,7 +270,7 @@ void add_node(FuzzedDataProvider& in, Graph& g, Graph& other, std::vector<Tensor
       t->set_ragged_offset(pick());
     }
   }
-  switch (in.ConsumeIntegralInRange<int>(0, 14)) {
+  switch (in.ConsumeIntegralInRange<int>(0, 29)) {
     case 0: {
       dnngraph::MatmulAttributes a;
       if (in.ConsumeBool()) a.set_compute_data_type(some_enum<DataType>(in, 11));
@@ -285,25 +320,15 @@ void add_node(FuzzedDataProvider& in, Graph& g, Graph& other, std::vector<Tensor
     }
     case 7: {
       dnngraph::LayernormAttributes a;
-      if (in.ConsumeIntegralInRange<int>(0, 15) != 0) {
-        a.set_forward_phase(some_enum<dnngraph::NormFwdPhase>(in, 2));
-      }
-      if (in.ConsumeIntegralInRange<int>(0, 15) != 0) a.set_epsilon(pick());
-      for (const auto& out : g.layernorm(pick(), pick(), pick(), a)) {
-        if (out) pool.push_back(out);
-      }
+      norm(a);
+      keep(g.layernorm(pick(), pick(), pick(), a));
       break;
     }
     case 8: {
       dnngraph::RmsnormAttributes a;
-      if (in.ConsumeIntegralInRange<int>(0, 15) != 0) {
-        a.set_forward_phase(some_enum<dnngraph::NormFwdPhase>(in, 2));
-      }
-      if (in.ConsumeIntegralInRange<int>(0, 15) != 0) a.set_epsilon(pick());
+      norm(a);
       if (in.ConsumeBool()) a.set_bias(pick());
-      for (const auto& out : g.rmsnorm(pick(), pick(), a)) {
-        if (out) pool.push_back(out);
-      }
+      keep(g.rmsnorm(pick(), pick(), a));
       break;
     }
     case 9: {
@@ -321,36 +346,112 @@ void add_node(FuzzedDataProvider& in, Graph& g, Graph& other, std::vector<Tensor
       dnngraph::SdpaAttributes a;
       attention(a);
       if (in.ConsumeBool()) a.set_generate_stats(in.ConsumeBool());
-      for (const auto& out : g.sdpa(pick(), pick(), pick(), a)) {
-        if (out) pool.push_back(out);
+      if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {
+        a.set_paged_attention(pick(), pick(), in.ConsumeIntegralInRange<std::int64_t>(-2, 300));
       }
+      keep(g.sdpa(pick(), pick(), pick(), a));
       break;
     }
     case 11: {
       dnngraph::SdpaBackwardAttributes a;
       attention(a);
-      for (const auto& out : g.sdpa_backward(pick(), pick(), pick(), pick(), pick(), pick(), a)) {
-        if (out) pool.push_back(out);
-      }
+      keep(g.sdpa_backward(pick(), pick(), pick(), pick(), pick(), pick(), a));
       break;
     }
     case 12: {
       dnngraph::NormBackwardAttributes a;
       if (in.ConsumeBool()) a.set_compute_data_type(some_enum<DataType>(in, 11));
-      for (const auto& out : g.layernorm_backward(pick(), pick(), pick(), pick(), pick(), a)) {
-        if (out) pool.push_back(out);
-      }
+      keep(g.layernorm_backward(pick(), pick(), pick(), pick(), pick(), a));
       break;
     }
     case 13: {
-      for (const auto& out : g.rmsnorm_backward(pick(), pick(), pick(), pick())) {
-        if (out) pool.push_back(out);
+      keep(g.rmsnorm_backward(pick(), pick(), pick(), pick()));
+      break;
+    }
+    case 14: {
+      dnngraph::BatchnormInferenceAttributes a;
+      pool.push_back(g.batchnorm_inference(pick(), pick(), pick(), pick(), pick(), a));
+      break;
+    }
+    case 15: {
+      dnngraph::BatchnormAttributes a;
+      batch_statistics(a);
+      keep(g.batchnorm(pick(), pick(), pick(), a));
+      break;
+    }
+    case 16: keep(g.batchnorm_backward(pick(), pick(), pick(), pick(), pick())); break;
+    case 17: {
+      dnngraph::InstancenormAttributes a;
+      norm(a);
+      keep(g.instancenorm(pick(), pick(), pick(), a));
+      break;
+    }
+    case 18: keep(g.instancenorm_backward(pick(), pick(), pick(), pick(), pick())); break;
+    case 19: {
+      dnngraph::AdaLayernormAttributes a;
+      norm(a);
+      keep(g.adalayernorm(pick(), pick(), pick(), a));
+      break;
+    }
+    case 20: keep(g.adalayernorm_backward(pick(), pick(), pick(), pick(), pick())); break;
+    case 21: keep(g.genstats(pick())); break;
+    case 22: {
+      dnngraph::BnFinalizeAttributes a;
+      batch_statistics(a);
+      if (in.ConsumeIntegralInRange<int>(0, 15) != 0) a.set_accumulation_count(pick());
+      keep(g.bn_finalize(pick(), pick(), pick(), pick(), a));
+      break;
+    }
+    case 23: keep(g.dbn_weight(pick(), pick(), pick(), pick(), pick())); break;
+    case 24: {
+      dnngraph::ResampleAttributes a;
+      window(a);
+      if (in.ConsumeBool()) a.set_generate_index(in.ConsumeBool());
+      keep(g.resample(pick(), a));
+      break;
+    }
+    case 25: {
+      dnngraph::ResampleBackwardAttributes a;
+      window(a);
+      if (in.ConsumeBool()) a.set_x(pick());
+      if (in.ConsumeBool()) a.set_y(pick());
+      if (in.ConsumeBool()) a.set_index(pick());
+      pool.push_back(g.resample_backward(pick(), a));
+      break;
+    }
+    case 26: {
+      dnngraph::RngAttributes a;
+      if (in.ConsumeIntegralInRange<int>(0, 15) != 0) {
+        a.set_bernoulli_probability(in.ConsumeFloatingPoint<double>());
+      }
+      pool.push_back(g.rng(pick(), pick(), a));
+      if (in.ConsumeBool()) {
+        pool.back()->set_dim(dims(in));  // the mask's dims are the user's to set
       }
       break;
     }
+    case 27: {
+      dnngraph::ConcatenateAttributes a;
+      a.set_axis(in.ConsumeIntegralInRange<std::int64_t>(-2, 6));
+      if (in.ConsumeBool()) a.set_in_place_index(in.ConsumeIntegralInRange<std::int64_t>(-2, 5));
+      std::vector<TensorPtr> inputs(in.ConsumeIntegralInRange<std::size_t>(0, 4));
+      for (auto& t : inputs) {
+        t = pick();
+      }
+      pool.push_back(g.concatenate(inputs, a));
+      break;
+    }
     default: {
-      dnngraph::BatchnormInferenceAttributes a;
-      pool.push_back(g.batchnorm_inference(pick(), pick(), pick(), pick(), pick(), a));
+      dnngraph::SliceAttributes a;
+      std::vector<std::pair<std::int64_t, std::int64_t>> slices(
+          in.ConsumeIntegralInRange<std::size_t>(0, 6));
+      for (auto& [start, limit] : slices) {
+        start = in.ConsumeIntegralInRange<std::int64_t>(-2, 40);
+        limit = in.ConsumeIntegralInRange<std::int64_t>(-2, 40);
+      }
+      a.set_slices(std::move(slices));
+      if (in.ConsumeBool()) a.set_strides(dims(in, 6));
+      pool.push_back(g.slice(pick(), a));
       break;
     }
   }
