@@ -3,18 +3,23 @@
 
 #include "api/error.hpp"
 #include "backend/features.hpp"
+#include "backend/library.hpp"
 #include "backend/status.hpp"
 
 #include <string_view>
 
 namespace dnngraph::detail {
 
+// CudnnNotFound where no libcudnn could be loaded (the status then says where it looked),
+// CudnnFailure otherwise.
 [[nodiscard]] inline Error cudnn_error(const backend::Status& status, std::string_view doing) {
-  return Error{ErrorCode::CudnnFailure, std::string(doing) + ": " + status.to_string()};
+  const bool not_found = status.code == CUDNN_STATUS_NOT_INITIALIZED && !backend::library_loaded();
+  return Error{not_found ? ErrorCode::CudnnNotFound : ErrorCode::CudnnFailure,
+               std::string(doing) + ": " + status.to_string()};
 }
 
-// VersionTooOld for a versioned capability the headers compiled against or the loaded cuDNN
-// lack: "<doing>: <backend::too_old_message>", naming the version needed and both versions.
+// VersionTooOld for a versioned capability the loaded cuDNN lacks: "<doing>:
+// <backend::too_old_message>", naming the version needed and the one loaded.
 [[nodiscard]] inline Error version_too_old(backend::Feature feature, std::string_view doing) {
   return Error{ErrorCode::VersionTooOld,
                std::string(doing) + ": " + backend::too_old_message(feature)};

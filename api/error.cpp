@@ -21,6 +21,7 @@ std::string_view to_string(ErrorCode code) noexcept {
     case ErrorCode::InvalidState: return "InvalidState";
     case ErrorCode::InvalidJson: return "InvalidJson";
     case ErrorCode::IoFailure: return "IoFailure";
+    case ErrorCode::CudnnNotFound: return "CudnnNotFound";
   }
   return "Unknown";
 }

@@ -21,10 +21,11 @@ enum class ErrorCode : std::uint8_t {
   NoEngine,             // heuristics found no plan that finalizes
   CudnnFailure,         // a cuDNN call failed; the message carries its status and last error
   CudaFailure,          // a CUDA runtime call failed
-  VersionTooOld,        // the feature needs a newer cuDNN than the one compiled against / loaded
+  VersionTooOld,        // the feature needs a newer cuDNN than the one loaded
   InvalidState,         // the call is not allowed in the object's current state
   InvalidJson,          // a serialized document was rejected before it reached cuDNN
   IoFailure,            // a file or folder could not be read, written, renamed or locked
+  CudnnNotFound,        // no usable libcudnn.so.9 could be loaded; the message says where it looked
 };
 
 [[nodiscard]] std::string_view to_string(ErrorCode code) noexcept;

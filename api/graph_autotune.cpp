@@ -3,8 +3,10 @@
 #include "api/graph.hpp"
 
 #include "api/built_graph.hpp"
+#include "api/cudnn_error.hpp"
 #include "api/gpu_timer.hpp"
 #include "api/logging.hpp"
+#include "backend/handle.hpp"
 
 #include <cudnn.h>
 
@@ -94,11 +96,11 @@ Result<AutotuneReport> Graph::autotune(const Handle& handle,
   if (handle.empty()) {
     return make_error(ErrorCode::InvalidHandle, "autotune: the Handle is empty");
   }
-  cudaStream_t stream = nullptr;
-  if (const cudnnStatus_t s = cudnnGetStream(handle.native(), &stream); s != CUDNN_STATUS_SUCCESS) {
-    return make_error(ErrorCode::CudnnFailure,
-                      "autotune: cudnnGetStream failed: " + std::string(cudnnGetErrorString(s)));
+  auto stream_of_handle = backend::get_stream(handle.native());
+  if (!stream_of_handle) {
+    return std::unexpected(detail::cudnn_error(stream_of_handle.error(), "autotune"));
   }
+  cudaStream_t stream = *stream_of_handle;
   // What build() left, restored when no candidate can be timed or timing itself fails.
   std::unique_ptr<const detail::BuiltGraph> original = std::move(built_);
   const PlanPolicy policy = built_policy_;

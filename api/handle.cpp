@@ -6,15 +6,22 @@
 #include "api/version_check.hpp"
 #include "backend/features.hpp"
 #include "backend/handle.hpp"
+#include "backend/library.hpp"
 #include "backend/version.hpp"
 
 namespace dnngraph {
 
 Result<Handle> Handle::create() {
-  // An older library than the headers lacks what the headers promised: say so before cuDNN fails
-  // somewhere less clear.
-  if (auto ok = detail::check_loaded_cudnn(backend::compiled_version, backend::loaded_version(),
-                                           backend::library_path());
+  // No library, or one older than dnngraph supports: say so before cuDNN fails somewhere less
+  // clear.
+  auto library = backend::library();
+  if (!library) {
+    Error error = detail::cudnn_error(library.error(), "create a cuDNN handle");
+    detail::log_info([&] { return error.message; });
+    return std::unexpected(std::move(error));
+  }
+  if (auto ok = detail::check_loaded_cudnn(backend::minimum_supported_version, (*library)->version,
+                                           (*library)->path, (*library)->reason);
       !ok) {
     detail::log_info([&] { return ok.error().message; });
     return std::unexpected(ok.error());

@@ -1,34 +1,108 @@
-// dnngraph's cuDNN version functions over backend/version.
+// dnngraph's cuDNN queries over backend/library, backend/version and backend/features.
 #include "api/version.hpp"
 
+#include "api/types.hpp"
 #include "api/version_check.hpp"
+#include "backend/features.hpp"
+#include "backend/library.hpp"
 #include "backend/version.hpp"
+
+#include <array>
+#include <cstddef>
+#include <utility>
 
 namespace dnngraph {
 
-std::int64_t cudnn_compiled_version() noexcept { return backend::compiled_version; }
+namespace {
 
-std::int64_t cudnn_runtime_version() noexcept { return backend::runtime_version(); }
+// CudnnCapability -> backend::Feature; the two enums list the same capabilities in one order.
+constexpr std::array<backend::Feature, 9> feature_of{
+    backend::Feature::VariantPackOverrides,
+    backend::Feature::OverrideShapeFlag,
+    backend::Feature::WorkspaceSizeWithOverrides,
+    backend::Feature::KernelCacheCounters,
+    backend::Feature::SdpaBackwardAccumulator,
+    backend::Feature::ConcatOperation,
+    backend::Feature::SliceOperation,
+    backend::Feature::AdaptiveLayerNorm,
+    backend::Feature::PagedCacheLoad,
+};
+
+constexpr bool capabilities_agree() {
+  for (std::size_t i = 0; i < feature_of.size(); ++i) {
+    if (static_cast<std::size_t>(feature_of[i]) != i) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(capabilities_agree(), "api/version.cpp: CudnnCapability out of step with Feature");
+
+constexpr std::array<std::string_view, 9> capability_names{
+    "VariantPackOverrides", "OverrideShapeFlag",       "WorkspaceSizeWithOverrides",
+    "KernelCacheCounters",  "SdpaBackwardAccumulator", "ConcatOperation",
+    "SliceOperation",       "AdaptiveLayerNorm",       "PagedCacheLoad",
+};
+
+}  // namespace
+
+std::int64_t cudnn_runtime_version() { return backend::runtime_version(); }
 
 std::string cudnn_library_path() { return backend::library_path(); }
 
+std::string cudnn_library_source() { return backend::library_source(); }
+
+Result<void> set_cudnn_library(const std::string& path) {
+  if (path.empty()) {
+    return make_error(ErrorCode::InvalidAttribute, "set_cudnn_library: the path is empty");
+  }
+  if (auto ok = backend::choose_library(path); !ok) {
+    return make_error(ErrorCode::InvalidState, ok.error().context + ": " + ok.error().last_error);
+  }
+  return {};
+}
+
+void add_cudnn_search_candidate(std::string path, std::string reason) {
+  backend::add_library_candidate(std::move(path), std::move(reason));
+}
+
+std::int64_t cudnn_minimum_version() noexcept { return backend::minimum_supported_version; }
+
+std::int64_t cudnn_compiled_version() noexcept { return backend::compiled_version; }
+
 std::string cudnn_version_string(std::int64_t version) { return backend::version_string(version); }
+
+std::string_view to_string(CudnnCapability capability) noexcept {
+  const auto i = static_cast<std::size_t>(capability);
+  return i < capability_names.size() ? capability_names[i] : unknown_enumerator;
+}
+
+bool cudnn_offers(CudnnCapability capability) {
+  const auto i = static_cast<std::size_t>(capability);
+  return i < feature_of.size() && backend::available(feature_of[i]);
+}
+
+std::int64_t cudnn_version_needed(CudnnCapability capability) noexcept {
+  const auto i = static_cast<std::size_t>(capability);
+  return i < feature_of.size() ? backend::entry(feature_of[i]).minimum : 0;
+}
 
 namespace detail {
 
-Result<void> check_loaded_cudnn(std::int64_t compiled, std::int64_t loaded,
-                                std::string_view library_path) {
-  if (loaded >= compiled) {
+Result<void> check_loaded_cudnn(std::int64_t minimum, std::int64_t loaded,
+                                std::string_view library_path, std::string_view source) {
+  if (loaded >= minimum) {
     return {};
   }
   const std::string where =
       library_path.empty() ? std::string("an unknown path") : std::string(library_path);
   return make_error(ErrorCode::VersionTooOld,
-                    "create a cuDNN handle: dnngraph was compiled against cuDNN " +
-                        backend::version_string(compiled) + " and the loaded cuDNN is " +
-                        backend::version_string(loaded) + " (" + where +
-                        "), older than that; put the newer cuDNN first (LD_LIBRARY_PATH) or "
-                        "build dnngraph against this one (CUDNN_ROOT)");
+                    "create a cuDNN handle: the loaded cuDNN is " +
+                        backend::version_string(loaded) + " (" + where + ", " +
+                        std::string(source) + "), and dnngraph needs cuDNN " +
+                        backend::version_string(minimum) +
+                        " or newer; name a newer one with DNNGRAPH_CUDNN_LIB or "
+                        "set_cudnn_library() (pip install nvidia-cudnn-cu13 brings one)");
 }
 
 }  // namespace detail

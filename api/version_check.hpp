@@ -1,5 +1,5 @@
-// The check Handle::create makes of the loaded cuDNN against the one compiled against (internal
-// to api/), apart so that a CPU test can give it any pair of versions.
+// The check Handle::create makes of the loaded cuDNN against the oldest dnngraph supports
+// (internal to api/), apart so that a CPU test can give it any pair of versions.
 #pragma once
 
 #include "api/error.hpp"
@@ -9,9 +9,10 @@
 
 namespace dnngraph::detail {
 
-// VersionTooOld when `loaded` is older than `compiled`, naming both versions and the loaded
-// library's path.
-[[nodiscard]] Result<void> check_loaded_cudnn(std::int64_t compiled, std::int64_t loaded,
-                                              std::string_view library_path);
+// VersionTooOld when `loaded` is older than `minimum`, naming both versions, the loaded library's
+// path and why it was taken (`source`).
+[[nodiscard]] Result<void> check_loaded_cudnn(std::int64_t minimum, std::int64_t loaded,
+                                              std::string_view library_path,
+                                              std::string_view source);
 
 }  // namespace dnngraph::detail

@@ -2,6 +2,7 @@
 #include "backend/descriptor.hpp"
 
 #include "backend/features.hpp"
+#include "backend/library.hpp"
 
 #include <string>
 #include <utility>
@@ -60,7 +61,7 @@ Expected<Descriptor> Descriptor::create(cudnnBackendDescriptorType_t type) {
       [type] {
         return "cudnnBackendCreateDescriptor(" + std::string(descriptor_type_name(type)) + ")";
       },
-      [&] { return cudnnBackendCreateDescriptor(type, &raw); });
+      [&] { return lib::cudnnBackendCreateDescriptor(type, &raw); });
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }
@@ -87,8 +88,8 @@ Descriptor::~Descriptor() { reset(); }
 void Descriptor::reset() noexcept {
   if (raw_ != nullptr) {
     // A destroy failure leaves nothing to recover; the descriptor is gone either way.
-    [[maybe_unused]] auto destroyed =
-        call("cudnnBackendDestroyDescriptor", [&] { return cudnnBackendDestroyDescriptor(raw_); });
+    [[maybe_unused]] auto destroyed = call(
+        "cudnnBackendDestroyDescriptor", [&] { return lib::cudnnBackendDestroyDescriptor(raw_); });
     raw_ = nullptr;
   }
   finalized_ = false;
@@ -97,7 +98,7 @@ void Descriptor::reset() noexcept {
 Expected<void> Descriptor::finalize() {
   auto ok = call_described(
       [this] { return "cudnnBackendFinalize(" + std::string(descriptor_type_name(type_)) + ")"; },
-      [&] { return cudnnBackendFinalize(raw_); });
+      [&] { return lib::cudnnBackendFinalize(raw_); });
   if (ok) {
     finalized_ = true;
   }
@@ -111,7 +112,7 @@ Expected<void> Descriptor::set_raw(const Attribute& attribute, cudnnBackendAttri
         return "set " + std::string(attribute.name) + " on " +
                std::string(descriptor_type_name(type_));
       },
-      [&] { return cudnnBackendSetAttribute(raw_, attribute.id, type, count, values); });
+      [&] { return lib::cudnnBackendSetAttribute(raw_, attribute.id, type, count, values); });
 }
 
 Expected<std::int64_t> Descriptor::get_raw(const Attribute& attribute,
@@ -123,7 +124,9 @@ Expected<std::int64_t> Descriptor::get_raw(const Attribute& attribute,
         return "get " + std::string(attribute.name) + " of " +
                std::string(descriptor_type_name(type_));
       },
-      [&] { return cudnnBackendGetAttribute(raw_, attribute.id, type, requested, &count, out); });
+      [&] {
+        return lib::cudnnBackendGetAttribute(raw_, attribute.id, type, requested, &count, out);
+      });
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }
@@ -148,9 +151,9 @@ Expected<std::string> Descriptor::get_string(const Attribute& attribute) const {
     auto ok = call(
         "get " + std::string(attribute.name) + " of " + std::string(descriptor_type_name(type_)),
         [&] {
-          return cudnnBackendGetAttribute(native(), attribute.id, CUDNN_TYPE_CHAR,
-                                          static_cast<std::int64_t>(text.size()), &count,
-                                          text.data());
+          return lib::cudnnBackendGetAttribute(native(), attribute.id, CUDNN_TYPE_CHAR,
+                                               static_cast<std::int64_t>(text.size()), &count,
+                                               text.data());
         });
     if (!ok && ok.error().code == CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT && count > *size) {
       *size = count;

@@ -6,111 +6,99 @@
 
 #include <array>
 #include <cstddef>
-#include <optional>
 
 namespace dnngraph::backend {
 
 namespace {
 
-// Each group is declared from the version its feature's entry below names.
-#if CUDNN_VERSION >= 91800
-constexpr std::optional<Attribute> override_unique_ids =
+// dnngraph compiles against cuDNN 9.19 or newer headers and runs on whatever cuDNN 9 is loaded
+// (backend/library): what it may use is asked of the loaded version alone. Attributes and
+// descriptor types that headers older than their feature lack are named here with the values
+// cuDNN 9.28.1's cudnn_graph.h gives them (enum values of the C ABI never change once released);
+// where the headers compiled against declare one, a static_assert holds the two equal.
+static_assert(CUDNN_VERSION >= 91900, "dnngraph needs cuDNN 9.19 or newer headers to compile");
+
+template <class Enum>
+constexpr Enum named(int value) {
+  return static_cast<Enum>(value);
+}
+using AttributeName = cudnnBackendAttributeName_t;
+
+constexpr Attribute override_unique_ids =
     DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS);
-constexpr std::optional<Attribute> override_shapes =
-    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES);
-constexpr std::optional<Attribute> override_strides =
-    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_OVERRIDE_STRIDES);
-#else
-constexpr std::optional<Attribute> override_unique_ids;
-constexpr std::optional<Attribute> override_shapes;
-constexpr std::optional<Attribute> override_strides;
-#endif
+constexpr Attribute override_shapes = DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES);
+constexpr Attribute override_strides = DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_OVERRIDE_STRIDES);
+constexpr Attribute override_shape_enabled{named<AttributeName>(805),
+                                           "CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED"};
+constexpr Attribute cache_revision{named<AttributeName>(2403), "CUDNN_ATTR_KERNEL_CACHE_REVISION"};
+constexpr Attribute cache_entry_count{named<AttributeName>(2404),
+                                      "CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT"};
+constexpr cudnnBackendDescriptorType_t slice_descriptor = named<cudnnBackendDescriptorType_t>(47);
+constexpr Attribute slice_x{named<AttributeName>(3300), "CUDNN_ATTR_OPERATION_SLICE_XDESC"};
+constexpr Attribute slice_y{named<AttributeName>(3301), "CUDNN_ATTR_OPERATION_SLICE_YDESC"};
+constexpr Attribute slice_starts{named<AttributeName>(3302),
+                                 "CUDNN_ATTR_OPERATION_SLICE_START_INDICES"};
+constexpr Attribute slice_limits{named<AttributeName>(3303),
+                                 "CUDNN_ATTR_OPERATION_SLICE_LIMIT_INDICES"};
+constexpr Attribute slice_strides{named<AttributeName>(3304), "CUDNN_ATTR_OPERATION_SLICE_STRIDES"};
+constexpr cudnnBackendNormMode_t ada_layer_norm = CUDNN_ADA_LAYER_NORM;
+
 #if CUDNN_VERSION >= 92100
-constexpr std::optional<Attribute> override_shape_enabled =
-    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED);
-#else
-constexpr std::optional<Attribute> override_shape_enabled;
-#endif
-#if CUDNN_VERSION >= 92700
-constexpr std::optional<Attribute> cache_revision =
-    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_KERNEL_CACHE_REVISION);
-constexpr std::optional<Attribute> cache_entry_count =
-    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT);
-#else
-constexpr std::optional<Attribute> cache_revision;
-constexpr std::optional<Attribute> cache_entry_count;
+static_assert(override_shape_enabled.id == CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED);
 #endif
 #if CUDNN_VERSION >= 92200
-constexpr std::optional<cudnnBackendDescriptorType_t> slice_descriptor =
-    CUDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR;
-constexpr std::optional<Attribute> slice_x = DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_SLICE_XDESC);
-constexpr std::optional<Attribute> slice_y = DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_SLICE_YDESC);
-constexpr std::optional<Attribute> slice_starts =
-    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_SLICE_START_INDICES);
-constexpr std::optional<Attribute> slice_limits =
-    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_SLICE_LIMIT_INDICES);
-constexpr std::optional<Attribute> slice_strides =
-    DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_OPERATION_SLICE_STRIDES);
-#else
-constexpr std::optional<cudnnBackendDescriptorType_t> slice_descriptor;
-constexpr std::optional<Attribute> slice_x;
-constexpr std::optional<Attribute> slice_y;
-constexpr std::optional<Attribute> slice_starts;
-constexpr std::optional<Attribute> slice_limits;
-constexpr std::optional<Attribute> slice_strides;
+static_assert(slice_descriptor == CUDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR);
+static_assert(slice_x.id == CUDNN_ATTR_OPERATION_SLICE_XDESC);
+static_assert(slice_y.id == CUDNN_ATTR_OPERATION_SLICE_YDESC);
+static_assert(slice_starts.id == CUDNN_ATTR_OPERATION_SLICE_START_INDICES);
+static_assert(slice_limits.id == CUDNN_ATTR_OPERATION_SLICE_LIMIT_INDICES);
+static_assert(slice_strides.id == CUDNN_ATTR_OPERATION_SLICE_STRIDES);
 #endif
-
-#if CUDNN_VERSION >= 90900
-constexpr std::optional<cudnnBackendNormMode_t> ada_layer_norm = CUDNN_ADA_LAYER_NORM;
-#else
-constexpr std::optional<cudnnBackendNormMode_t> ada_layer_norm;
+#if CUDNN_VERSION >= 92700
+static_assert(cache_revision.id == CUDNN_ATTR_KERNEL_CACHE_REVISION);
+static_assert(cache_entry_count.id == CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT);
 #endif
 
 // Versions: the "@since" notes of cuDNN 9.27's cudnn_graph.h, but for the concatenate operation.
 constexpr std::array<FeatureEntry, 9> table{{
     {Feature::VariantPackOverrides, "execute-time override shapes in the variant pack",
-     "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS, _SHAPES, _STRIDES", 91800,
-     override_unique_ids.has_value()},
+     "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS, _SHAPES, _STRIDES", 91800},
     {Feature::OverrideShapeFlag, "the operation graph's override-shape flag",
-     "CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED", 92100,
-     override_shape_enabled.has_value()},
-    // Looked up in the loaded library (dlsym), so the headers compiled against do not matter.
+     "CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED", 92100},
+    // A function, looked up in the loaded library (backend/library).
     {Feature::WorkspaceSizeWithOverrides, "the workspace query for override shapes",
-     "cudnnGetExecutionPlanWorkspaceSize", 92300, true},
+     "cudnnGetExecutionPlanWorkspaceSize", 92300},
     {Feature::KernelCacheCounters, "the kernel cache's revision and entry count",
-     "CUDNN_ATTR_KERNEL_CACHE_REVISION, CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT", 92700,
-     cache_revision.has_value()},
+     "CUDNN_ATTR_KERNEL_CACHE_REVISION, CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT", 92700},
     // Not an attribute: the attention backward engines zero a dQ accumulator tensor in memory
     // themselves from 9.6 (before, cudnn-frontend 1.32 memsets it; dnngraph has no CUDA runtime
     // to do that, so below 9.6 the backward writes dQ directly).
     {Feature::SdpaBackwardAccumulator, "the attention backward's own zeroing of its dQ accumulator",
      "a non-virtual Float output of the SDPA backward pattern's dS K "
      "CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR",
-     90600, true},
+     90600},
     // The descriptor and its attributes are "@since cuDNN 9.0.0" in the headers, but
     // cudnn-frontend 1.32's concatenate node compiles it in and runs it from 9.7.0 only
     // ("Concatenate requires cuDNN v9.7.0", node/concatenate.h): dnngraph asks the same.
     {Feature::ConcatOperation, "the concatenate operation",
-     "CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR", 90700, compiled_version >= 90700},
+     "CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR", 90700},
     {Feature::SliceOperation, "the slice operation",
-     "CUDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR, CUDNN_ATTR_OPERATION_SLICE_*", 92200,
-     slice_descriptor.has_value()},
+     "CUDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR, CUDNN_ATTR_OPERATION_SLICE_*", 92200},
     // A norm mode, not an attribute: cudnn-frontend 1.32's adalayernorm nodes gate on 9.9.0.
     {Feature::AdaptiveLayerNorm, "adaptive layer normalization",
-     "CUDNN_ADA_LAYER_NORM of CUDNN_ATTR_OPERATION_NORM_FWD_MODE / _BWD_MODE", 90900,
-     ada_layer_norm.has_value()},
+     "CUDNN_ADA_LAYER_NORM of CUDNN_ATTR_OPERATION_NORM_FWD_MODE / _BWD_MODE", 90900},
     // The descriptor and its attributes are "@since cuDNN 9.4.0" in 9.27's cudnn_graph.h, as is the
     // kernel cache dnngraph needs anyway (so every header it compiles with declares them);
     // cudnn-frontend 1.32 (node/paged_cache_load.h) asks for 9.5.0 at compile and run time, and
     // so does dnngraph.
     {Feature::PagedCacheLoad, "the paged K/V cache load of attention",
-     "CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR", 90500, compiled_version >= 90500},
+     "CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR", 90500},
 }};
 
 struct VersionedEntry {
   VersionedAttribute attribute;
   Feature feature;
-  std::optional<Attribute> declared;  // nullopt where the headers lack it
+  Attribute attribute_value;
 };
 
 constexpr std::array<VersionedEntry, 11> versioned{{
@@ -133,8 +121,8 @@ constexpr std::array<VersionedEntry, 11> versioned{{
 struct VersionedTypeEntry {
   VersionedDescriptorType type;
   Feature feature;
-  std::optional<cudnnBackendDescriptorType_t> declared;  // nullopt where the headers lack it
-  std::string_view name;                                 // as descriptor_type_name spells it
+  cudnnBackendDescriptorType_t value;
+  std::string_view name;  // as descriptor_type_name spells it
 };
 
 constexpr std::array<VersionedTypeEntry, 1> versioned_types{{
@@ -142,36 +130,26 @@ constexpr std::array<VersionedTypeEntry, 1> versioned_types{{
      "OperationSlice"},
 }};
 
-// The tables are indexed by their enum, and an entry is compiled exactly when the headers are
-// as new as its minimum and declare every attribute and descriptor type (or norm mode) of it.
+// The tables are indexed by their enum.
 constexpr bool tables_agree() {
   for (std::size_t i = 0; i < table.size(); ++i) {
     if (static_cast<std::size_t>(table[i].feature) != i) {
       return false;
     }
   }
-  const FeatureEntry& ada = table[static_cast<std::size_t>(Feature::AdaptiveLayerNorm)];
-  if (ada.compiled != (compiled_version >= ada.minimum)) {
-    return false;
-  }
   for (std::size_t i = 0; i < versioned.size(); ++i) {
-    const VersionedEntry& v = versioned[i];
-    const FeatureEntry& f = table[static_cast<std::size_t>(v.feature)];
-    if (static_cast<std::size_t>(v.attribute) != i || v.declared.has_value() != f.compiled ||
-        f.compiled != (compiled_version >= f.minimum)) {
+    if (static_cast<std::size_t>(versioned[i].attribute) != i) {
       return false;
     }
   }
   for (std::size_t i = 0; i < versioned_types.size(); ++i) {
-    const VersionedTypeEntry& v = versioned_types[i];
-    const FeatureEntry& f = table[static_cast<std::size_t>(v.feature)];
-    if (static_cast<std::size_t>(v.type) != i || v.declared.has_value() != f.compiled) {
+    if (static_cast<std::size_t>(versioned_types[i].type) != i) {
       return false;
     }
   }
   return true;
 }
-static_assert(tables_agree(), "backend/features.cpp: a table is out of step with the headers");
+static_assert(tables_agree(), "backend/features.cpp: a table is out of step with its enum");
 
 }  // namespace
 
@@ -182,24 +160,21 @@ const FeatureEntry& entry(Feature feature) noexcept {
 }
 
 std::int64_t loaded_version() noexcept {
-  // The loaded library does not change within a process.
+  // The loaded library does not change within a process; 0 where none can be loaded.
   static const std::int64_t version = runtime_version();
   return version;
 }
 
-bool compiled(Feature feature) noexcept { return entry(feature).compiled; }
-
-bool loaded(Feature feature) noexcept { return loaded_version() >= entry(feature).minimum; }
-
-bool available(Feature feature) noexcept { return compiled(feature) && loaded(feature); }
+bool available(Feature feature) noexcept { return loaded_version() >= entry(feature).minimum; }
 
 std::string too_old_message(Feature feature) {
   const FeatureEntry& e = entry(feature);
+  const std::int64_t loaded = loaded_version();
   return std::string(e.name) + " (" + std::string(e.cudnn) +
-         ") needs cuDNN >= " + version_string(e.minimum) +
-         "; dnngraph was compiled against cuDNN " + version_string(compiled_version) +
-         (e.compiled ? "" : " (without it)") + " and cuDNN " + version_string(loaded_version()) +
-         " is loaded";
+         ") needs cuDNN >= " + version_string(e.minimum) + "; " +
+         (loaded == 0
+              ? "no cuDNN is loaded (" + library_source() + ")"
+              : "the loaded cuDNN is " + version_string(loaded) + " (" + library_path() + ")");
 }
 
 Status too_old(Feature feature) {
@@ -209,23 +184,23 @@ Status too_old(Feature feature) {
 
 Expected<Attribute> usable(VersionedAttribute attribute) {
   const VersionedEntry& v = versioned[static_cast<std::size_t>(attribute)];
-  if (!v.declared || !available(v.feature)) {
+  if (!available(v.feature)) {
     return std::unexpected(too_old(v.feature));
   }
-  return *v.declared;
+  return v.attribute_value;
 }
 
 Expected<cudnnBackendDescriptorType_t> usable(VersionedDescriptorType type) {
   const VersionedTypeEntry& v = versioned_types[static_cast<std::size_t>(type)];
-  if (!v.declared || !available(v.feature)) {
+  if (!available(v.feature)) {
     return std::unexpected(too_old(v.feature));
   }
-  return *v.declared;
+  return v.value;
 }
 
 std::string_view versioned_descriptor_type_name(cudnnBackendDescriptorType_t type) noexcept {
   for (const VersionedTypeEntry& v : versioned_types) {
-    if (v.declared == type) {
+    if (v.value == type) {
       return v.name;
     }
   }
@@ -233,10 +208,10 @@ std::string_view versioned_descriptor_type_name(cudnnBackendDescriptorType_t typ
 }
 
 Expected<cudnnBackendNormMode_t> adaptive_layer_norm_mode() {
-  if (!ada_layer_norm || !available(Feature::AdaptiveLayerNorm)) {
+  if (!available(Feature::AdaptiveLayerNorm)) {
     return std::unexpected(too_old(Feature::AdaptiveLayerNorm));
   }
-  return *ada_layer_norm;
+  return ada_layer_norm;
 }
 
 }  // namespace dnngraph::backend

@@ -1,10 +1,10 @@
 // backend features: the one room that knows which cuDNN version brought which capability. Each
-// versioned capability dnngraph uses is a named entry with the version it needs, whether the
-// headers compiled against have it ("compiled") and whether the library loaded now has it
-// ("loaded": cudnnGetVersion, asked once), and one way to say "too old". Attributes that only
-// newer headers declare are known here only (features.cpp), so descriptor classes declare every
-// method whatever the headers, answering too_old() where they cannot, and no file outside this
-// room tests CUDNN_VERSION.
+// versioned capability dnngraph uses is a named entry with the version it needs, answered by the
+// library loaded now (cudnnGetVersion through backend/library, asked once) and never by the
+// headers compiled against: one build serves every cuDNN 9 from the supported minimum on, each at
+// its own capabilities. Attributes that only newer headers declare are named in features.cpp, so
+// descriptor classes declare every method whatever the headers, answering too_old() where the
+// loaded cuDNN cannot, and no file outside this room tests CUDNN_VERSION.
 #pragma once
 
 #include "backend/attribute.hpp"
@@ -36,22 +36,19 @@ struct FeatureEntry {
   std::string_view name;   // for messages: "the operation graph's override-shape flag"
   std::string_view cudnn;  // what cuDNN's docs call it: attribute or function names
   std::int64_t minimum;    // cudnnGetVersion() encoding: 92100 for 9.21.0
-  bool compiled;           // the headers compiled against declare it (a looked-up function: true)
 };
 
 // Every entry, in Feature order.
 [[nodiscard]] std::span<const FeatureEntry> features() noexcept;
 [[nodiscard]] const FeatureEntry& entry(Feature feature) noexcept;
 
-// cudnnGetVersion() of the library loaded in this process, asked once.
+// cudnnGetVersion() of the library loaded in this process, asked once; 0 where none loads.
 [[nodiscard]] std::int64_t loaded_version() noexcept;
 
-[[nodiscard]] bool compiled(Feature feature) noexcept;
-[[nodiscard]] bool loaded(Feature feature) noexcept;     // loaded_version() >= minimum
-[[nodiscard]] bool available(Feature feature) noexcept;  // compiled and loaded
+[[nodiscard]] bool available(Feature feature) noexcept;  // loaded_version() >= minimum
 
-// The one "too old" text: "<name> (<cudnn>) needs cuDNN >= 9.21.0; dnngraph was compiled against
-// cuDNN 9.19.0 (without it) and cuDNN 9.19.0 is loaded".
+// The one "too old" text: "<name> (<cudnn>) needs cuDNN >= 9.21.0; the loaded cuDNN is 9.19.0
+// (<its path>)".
 [[nodiscard]] std::string too_old_message(Feature feature);
 // The same as a Status: CUDNN_STATUS_NOT_SUPPORTED, in the context of the cuDNN names.
 [[nodiscard]] Status too_old(Feature feature);
@@ -71,9 +68,7 @@ enum class VersionedAttribute {
   OperationSliceStrides,               // SliceOperation
 };
 
-// The attribute where its feature is available; too_old(feature) where the headers compiled
-// against lack it or the loaded library is older. Defined out of line, so the headers the library
-// was compiled with decide, never those of a program that includes this file.
+// The attribute where the loaded cuDNN has its feature; too_old(feature) where it is older.
 [[nodiscard]] Expected<Attribute> usable(VersionedAttribute attribute);
 
 // Descriptor types that only newer headers declare, each belonging to one feature.
@@ -83,13 +78,12 @@ enum class VersionedDescriptorType {
 
 // The descriptor type where its feature is available, else too_old(feature); as usable() above.
 [[nodiscard]] Expected<cudnnBackendDescriptorType_t> usable(VersionedDescriptorType type);
-// The name descriptor_type_name gives a versioned descriptor type the headers declare
-// ("OperationSlice"); "" for every other type.
+// The name descriptor_type_name gives a versioned descriptor type ("OperationSlice"); "" for
+// every other type.
 [[nodiscard]] std::string_view versioned_descriptor_type_name(
     cudnnBackendDescriptorType_t type) noexcept;
 
-// CUDNN_ADA_LAYER_NORM, a norm mode only newer headers declare, where Feature::AdaptiveLayerNorm
-// is available; too_old(Feature::AdaptiveLayerNorm) otherwise. Out of line, as usable().
+// CUDNN_ADA_LAYER_NORM where Feature::AdaptiveLayerNorm is available; too_old(...) otherwise.
 [[nodiscard]] Expected<cudnnBackendNormMode_t> adaptive_layer_norm_mode();
 
 }  // namespace dnngraph::backend

@@ -1,13 +1,15 @@
 // backend::Handle implementation.
 #include "backend/handle.hpp"
 
+#include "backend/library.hpp"
+
 #include <utility>
 
 namespace dnngraph::backend {
 
 Expected<Handle> Handle::create() {
   cudnnHandle_t raw = nullptr;
-  auto ok = call("cudnnCreate", [&] { return cudnnCreate(&raw); });
+  auto ok = call("cudnnCreate", [&] { return lib::cudnnCreate(&raw); });
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }
@@ -29,7 +31,7 @@ Handle::~Handle() { reset(); }
 void Handle::reset() noexcept {
   if (raw_ != nullptr) {
     // A destroy failure leaves nothing to recover; the handle is gone either way.
-    [[maybe_unused]] auto destroyed = call("cudnnDestroy", [&] { return cudnnDestroy(raw_); });
+    [[maybe_unused]] auto destroyed = call("cudnnDestroy", [&] { return lib::cudnnDestroy(raw_); });
     raw_ = nullptr;
   }
 }
@@ -37,7 +39,16 @@ void Handle::reset() noexcept {
 Expected<void> Handle::set_stream(cudaStream_t stream) { return backend::set_stream(raw_, stream); }
 
 Expected<void> set_stream(cudnnHandle_t handle, cudaStream_t stream) {
-  return call("cudnnSetStream", [&] { return cudnnSetStream(handle, stream); });
+  return call("cudnnSetStream", [&] { return lib::cudnnSetStream(handle, stream); });
+}
+
+Expected<cudaStream_t> get_stream(cudnnHandle_t handle) {
+  cudaStream_t stream = nullptr;
+  auto ok = call("cudnnGetStream", [&] { return lib::cudnnGetStream(handle, &stream); });
+  if (!ok) {
+    return std::unexpected(std::move(ok.error()));
+  }
+  return stream;
 }
 
 }  // namespace dnngraph::backend

@@ -37,5 +37,7 @@ class Handle {
 
 // cudnnSetStream on a handle owned elsewhere (as backend::execute takes one).
 [[nodiscard]] Expected<void> set_stream(cudnnHandle_t handle, cudaStream_t stream);
+// cudnnGetStream: the stream calls on `handle` run on.
+[[nodiscard]] Expected<cudaStream_t> get_stream(cudnnHandle_t handle);
 
 }  // namespace dnngraph::backend

@@ -1,6 +1,8 @@
 // backend::Status implementation.
 #include "backend/status.hpp"
 
+#include "backend/library.hpp"
+
 #include <array>
 #include <string>
 
@@ -9,7 +11,7 @@ namespace dnngraph::backend {
 std::string Status::to_string() const {
   std::string out = context;
   out += ": ";
-  out += cudnnGetErrorString(code);
+  out += lib::cudnnGetErrorString(code);
   out += " (" + std::to_string(static_cast<int>(code)) + ")";
   if (!last_error.empty()) {
     out += ": ";
@@ -23,7 +25,7 @@ Expected<void> check(cudnnStatus_t code, std::string_view context) {
     return {};
   }
   std::array<char, 1024> message{};
-  cudnnGetLastErrorString(message.data(), message.size());
+  lib::cudnnGetLastErrorString(message.data(), message.size());
   return std::unexpected(Status{code, std::string(context), std::string(message.data())});
 }
 

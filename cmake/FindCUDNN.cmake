@@ -1,4 +1,6 @@
-# FindCUDNN: the cuDNN headers and library as the imported target CUDNN::cudnn, found in the order
+# FindCUDNN: the cuDNN headers as the imported target CUDNN::headers (all dnngraph itself needs:
+# it opens libcudnn.so.9 at run time) and headers plus library as CUDNN::cudnn (for programs that
+# call cuDNN themselves, like the cudnn-frontend probes), found in the order
 # of CudnnDiscovery.cmake (CUDNN_ROOT, CUDNN_PATH, the active Python's nvidia-cudnn wheel,
 # /usr/local/cuda, the distribution's paths) and reported with its path and version.
 # Sets CUDNN_FOUND, CUDNN_INCLUDE_DIR, CUDNN_LIBRARY, CUDNN_VERSION, CUDNN_ROOT_FOUND,
@@ -17,6 +19,8 @@ if(CUDNN_FOUND AND NOT TARGET CUDNN::cudnn)
     message(STATUS "cuDNN ${CUDNN_VERSION} in ${CUDNN_ROOT_FOUND} (through ${CUDNN_FOUND_THROUGH}): "
                    "${CUDNN_LIBRARY}")
   endif()
+  add_library(CUDNN::headers INTERFACE IMPORTED)
+  set_target_properties(CUDNN::headers PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${CUDNN_INCLUDE_DIR}")
   add_library(CUDNN::cudnn SHARED IMPORTED)
   set_target_properties(CUDNN::cudnn PROPERTIES
     IMPORTED_LOCATION "${CUDNN_LIBRARY}"

@@ -8,6 +8,7 @@ export module dnngraph;
 
 export namespace dnngraph {
 using dnngraph::AdaLayernormAttributes;
+using dnngraph::add_cudnn_search_candidate;
 using dnngraph::arity;
 using dnngraph::AutotuneOptions;
 using dnngraph::AutotuneReport;
@@ -24,8 +25,14 @@ using dnngraph::ConvolutionMode;
 using dnngraph::ConvWgradAttributes;
 using dnngraph::cudnn_compiled_version;
 using dnngraph::cudnn_library_path;
+using dnngraph::cudnn_library_source;
+using dnngraph::cudnn_minimum_version;
+using dnngraph::cudnn_offers;
 using dnngraph::cudnn_runtime_version;
+using dnngraph::cudnn_version_needed;
 using dnngraph::cudnn_version_string;
+using dnngraph::set_cudnn_library;
+using dnngraph::CudnnCapability;
 using dnngraph::DataType;
 using dnngraph::DbnWeightAttributes;
 using dnngraph::DiagonalAlignment;

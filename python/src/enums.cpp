@@ -48,6 +48,8 @@ void bind_enums(nb::module_& m) {
                            "What cuDNN says of an engine's numbers (PlanPolicy filters on it).");
   bind_enum<BehaviorNote>(m, "BehaviorNote",
                           "What cuDNN says of an engine's behaviour (PlanPolicy filters on it).");
+  bind_enum<CudnnCapability>(m, "CudnnCapability",
+                             "What a cuDNN version brought: ask cudnn_offers(), not a version.");
 }
 
 }  // namespace dnngraph::python

@@ -200,18 +200,61 @@ void bind_reports(nb::module_& m) {
       });
 }
 
+// Step 3 of the search for libcudnn.so.9 (api/version.hpp): the nvidia-cudnn-cu13/-cu12 wheel of
+// the running Python, as pip installs it (site-packages/nvidia/cudnn/lib). Found without
+// importing it; nothing is added where there is none.
+void add_wheel_candidates() {
+  try {
+    const nb::object spec =
+        nb::module_::import_("importlib.util").attr("find_spec")("nvidia.cudnn");
+    if (spec.is_none() || spec.attr("submodule_search_locations").is_none()) {
+      return;
+    }
+    for (nb::handle folder : spec.attr("submodule_search_locations")) {
+      const std::string root = nb::cast<std::string>(nb::str(folder));
+      add_cudnn_search_candidate(root + "/lib/libcudnn.so.9",
+                                 "the nvidia-cudnn wheel of this Python (" + root + ")");
+    }
+  } catch (const nb::python_error&) {
+    // No `nvidia` package at all: the system's loader is asked instead.
+  }
+}
+
 }  // namespace
 
 void bind_runtime(nb::module_& m) {
+  add_wheel_candidates();
   bind_handle(m);
   bind_kernel_cache(m);
   bind_reports(m);
   m.def("cudnn_compiled_version", &cudnn_compiled_version,
-        "The cuDNN version dnngraph was compiled against, e.g. 91900.");
-  m.def("cudnn_runtime_version", &cudnn_runtime_version,
-        "The cuDNN version loaded in this process (cudnnGetVersion).");
+        "The cuDNN headers dnngraph was compiled against, e.g. 91900 (for information: what it\n"
+        "can do depends on the loaded cuDNN alone; see cudnn_offers).");
+  m.def(
+      "cudnn_runtime_version", &cudnn_runtime_version,
+      "The cuDNN version loaded in this process (cudnnGetVersion); 0 where none can be loaded.\n"
+      "The first call that needs cuDNN loads it: set_cudnn_library(), DNNGRAPH_CUDNN_LIB, a\n"
+      "libcudnn already loaded (torch's), this Python's nvidia-cudnn wheel, the system's loader.");
   m.def("cudnn_library_path", &cudnn_library_path,
-        "The path of the libcudnn loaded in this process (\"\" if the loader does not say).");
+        "The file the loaded libcudnn came from (\"\" where none can be loaded).");
+  m.def("cudnn_library_source", &cudnn_library_source,
+        "Why that libcudnn was taken, or where none could be, every place looked at.");
+  m.def(
+      "set_cudnn_library",
+      [](const std::string& path) {
+        if (auto ok = set_cudnn_library(path); !ok) {
+          raise(ok.error());
+        }
+      },
+      "path"_a,
+      "Use this libcudnn (a file, or a folder holding libcudnn.so.9); before the first call\n"
+      "that needs cuDNN.");
+  m.def("cudnn_minimum_version", &cudnn_minimum_version,
+        "The oldest cuDNN dnngraph runs on, e.g. 91900.");
+  m.def("cudnn_offers", &cudnn_offers, "capability"_a,
+        "Whether the loaded cuDNN offers a CudnnCapability (False where none can be loaded).");
+  m.def("cudnn_version_needed", &cudnn_version_needed, "capability"_a,
+        "The cuDNN version that brought a CudnnCapability, e.g. 92100.");
   m.def("cudnn_version_string", &cudnn_version_string, "version"_a, "91900 -> \"9.19.0\".");
   m.def("size_of", &size_of, "data_type"_a, "Bytes per element (fp8 types: 1).");
   m.def("arity", &arity, "mode"_a, "Number of inputs a pointwise mode takes: 1, 2 or 3.");

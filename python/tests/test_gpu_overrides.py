@@ -14,7 +14,7 @@ RUN_SHAPES = [(4, 300, 264, 512), (2, 128, 512, 256), (1, 1024, 1024, 1024), (8,
 
 
 def native_overrides():
-    return min(dnngraph.cudnn_compiled_version(), dnngraph.cudnn_runtime_version()) >= 92100
+    return dnngraph.cudnn_offers(dnngraph.CudnnCapability.OverrideShapeFlag)
 
 
 def test_a_matmul_built_once_runs_every_shape_with_overrides(cuda):

@@ -276,7 +276,7 @@ def test_concatenate_lowers_from_cudnn_9_7_and_is_refused_below():
     a = g.tensor(name="A", uid=1, dim=[2, 3, 4])
     b = g.tensor(name="B", uid=2, dim=[2, 5, 4])
     g.concatenate([a, b], axis=1, name="cat").set_output(True).set_uid(3)
-    if dnngraph.cudnn_compiled_version() >= 90700 and dnngraph.cudnn_runtime_version() >= 90700:
+    if dnngraph.cudnn_offers(dnngraph.CudnnCapability.ConcatOperation):
         assert g.lower().backend_operations == ["OperationConcat"]
     else:
         error = error_of(g.lower)
@@ -304,7 +304,7 @@ def test_slice_lowers_from_cudnn_9_22_and_is_refused_below():
     g = dnngraph.Graph(io_data_type=DataType.Half)
     x = g.tensor(name="X", uid=1, dim=[4, 6, 8])
     g.slice(x, slices=[(1, 3), (0, 6), (0, 8)], name="s").set_output(True).set_uid(2)
-    if dnngraph.cudnn_compiled_version() >= 92200 and dnngraph.cudnn_runtime_version() >= 92200:
+    if dnngraph.cudnn_offers(dnngraph.CudnnCapability.SliceOperation):
         assert g.lower().backend_operations == ["OperationSlice"]
     else:
         error = error_of(g.lower)
@@ -574,7 +574,7 @@ def test_dbn_weight_gives_five_channel_tensors_and_names_a_wrong_mean():
 
 
 def test_adalayernorm_takes_per_sample_parameters_and_gives_per_row_statistics():
-    if dnngraph.cudnn_runtime_version() < 90900 or dnngraph.cudnn_compiled_version() < 90900:
+    if not dnngraph.cudnn_offers(dnngraph.CudnnCapability.AdaptiveLayerNorm):
         pytest.skip("adaptive layer norm needs cuDNN >= 9.9")
     g = half_graph()
     x = g.tensor(name="X", uid=1, dim=[4, 50, 64], stride=[50 * 64, 64, 1])
@@ -647,7 +647,7 @@ def test_sdpa_backward_returns_the_gradients_and_d():
         t.set_output(True).set_uid(uid)
     # 15 + scale of S and of dS + the causal mask's four steps (+ the dQ accumulator's copy to
     # dQ from cuDNN 9.6).
-    accumulator_copy = 1 if dnngraph.cudnn_runtime_version() >= 90600 else 0
+    accumulator_copy = 1 if dnngraph.cudnn_offers(dnngraph.CudnnCapability.SdpaBackwardAccumulator) else 0
     assert g.lower().operation_count == 21 + accumulator_copy
     assert dq.dim == [2, 4, 33, 64] and dq.data_type is DataType.Half
     assert (d.dim, d.data_type) == ([2, 4, 33, 1], DataType.Float)
@@ -739,7 +739,7 @@ def test_sdpa_backward_dropout_draws_the_mask_again_first():
                               dropout=0.2, seed=seed, offset=offset, name="bwd")
     for uid, t in enumerate(outputs, start=10):
         t.set_output(True).set_uid(uid)
-    accumulator_copy = 1 if dnngraph.cudnn_runtime_version() >= 90600 else 0
+    accumulator_copy = 1 if dnngraph.cudnn_offers(dnngraph.CudnnCapability.SdpaBackwardAccumulator) else 0
     summary = g.lower()
     # 21 as without dropout + rng, P * mask, times 1 / (1 - p), dP * mask, dS times 1 / (1 - p).
     assert summary.operation_count == 26 + accumulator_copy

@@ -8,6 +8,7 @@
 
 #include "api/built_graph.hpp"
 #include "api/checkout_memo.hpp"
+#include "backend/library.hpp"
 #include "backend/variant_pack.hpp"
 
 #include <cudnn.h>
@@ -155,21 +156,21 @@ namespace {
 std::int64_t raw_pack_allocations(std::span<const std::int64_t> uids, std::span<void* const> ptrs) {
   const std::int64_t before = allocations.load();
   cudnnBackendDescriptor_t d = nullptr;
-  BOOST_REQUIRE(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &d) ==
-                CUDNN_STATUS_SUCCESS);
+  BOOST_REQUIRE(dnngraph::backend::lib::cudnnBackendCreateDescriptor(
+                    CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &d) == CUDNN_STATUS_SUCCESS);
   void* workspace = nullptr;
-  BOOST_REQUIRE(cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
-                                         static_cast<std::int64_t>(uids.size()),
-                                         uids.data()) == CUDNN_STATUS_SUCCESS);
-  BOOST_REQUIRE(
-      cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-                               static_cast<std::int64_t>(ptrs.size()),
-                               static_cast<const void*>(ptrs.data())) == CUDNN_STATUS_SUCCESS);
-  BOOST_REQUIRE(cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR,
-                                         1,
-                                         static_cast<void*>(&workspace)) == CUDNN_STATUS_SUCCESS);
-  BOOST_REQUIRE(cudnnBackendFinalize(d) == CUDNN_STATUS_SUCCESS);
-  BOOST_REQUIRE(cudnnBackendDestroyDescriptor(d) == CUDNN_STATUS_SUCCESS);
+  BOOST_REQUIRE(dnngraph::backend::lib::cudnnBackendSetAttribute(
+                    d, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
+                    static_cast<std::int64_t>(uids.size()), uids.data()) == CUDNN_STATUS_SUCCESS);
+  BOOST_REQUIRE(dnngraph::backend::lib::cudnnBackendSetAttribute(
+                    d, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+                    static_cast<std::int64_t>(ptrs.size()),
+                    static_cast<const void*>(ptrs.data())) == CUDNN_STATUS_SUCCESS);
+  BOOST_REQUIRE(dnngraph::backend::lib::cudnnBackendSetAttribute(
+                    d, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
+                    static_cast<void*>(&workspace)) == CUDNN_STATUS_SUCCESS);
+  BOOST_REQUIRE(dnngraph::backend::lib::cudnnBackendFinalize(d) == CUDNN_STATUS_SUCCESS);
+  BOOST_REQUIRE(dnngraph::backend::lib::cudnnBackendDestroyDescriptor(d) == CUDNN_STATUS_SUCCESS);
   return allocations.load() - before;
 }
 

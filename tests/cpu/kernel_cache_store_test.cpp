@@ -234,7 +234,7 @@ BOOST_AUTO_TEST_CASE(eight_processes_saving_at_once_leave_a_loadable_file) {
   BOOST_TEST(count_temporaries(folder) == 0);
   // The file is one whole document (above); whether cuDNN takes it needs the cuDNN that wrote
   // the stored documents (another refuses every 9.19 document, whole or not).
-  if (cudnnGetVersion() / 100 != 919) {
+  if (dnngraph::backend::lib::cudnnGetVersion() / 100 != 919) {
     BOOST_TEST_MESSAGE("the load is not tried: the stored documents are cuDNN 9.19's");
     return;
   }

@@ -961,9 +961,9 @@ struct Adaptive {
   }
 };
 
-// Whether the cuDNN compiled against and the one loaded both have the adaptive mode (9.9).
+// Whether the loaded cuDNN has the adaptive mode (9.9).
 bool adaptive_available() {
-  return dnngraph::cudnn_compiled_version() >= 90900 && dnngraph::cudnn_runtime_version() >= 90900;
+  return dnngraph::cudnn_offers(dnngraph::CudnnCapability::AdaptiveLayerNorm);
 }
 
 // The lowering of g where the adaptive mode is available; else checks that validate() refuses it

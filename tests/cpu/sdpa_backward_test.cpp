@@ -70,7 +70,9 @@ struct Backward {
 
 // From cuDNN 9.6 dQ = dS K is accumulated in a Float tensor and copied to dQ: one operation
 // more (the loaded library decides, as it decides the engines).
-std::size_t accumulator_copy() { return dnngraph::cudnn_runtime_version() >= 90600 ? 1U : 0U; }
+std::size_t accumulator_copy() {
+  return dnngraph::cudnn_offers(dnngraph::CudnnCapability::SdpaBackwardAccumulator) ? 1U : 0U;
+}
 
 }  // namespace
 

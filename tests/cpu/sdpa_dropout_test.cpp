@@ -118,7 +118,9 @@ Error build_error(Graph& g) {
 }
 
 // From cuDNN 9.6 dQ = dS K goes through a Float accumulator and a copy: one operation more.
-std::size_t accumulator_copy() { return dnngraph::cudnn_runtime_version() >= 90600 ? 1U : 0U; }
+std::size_t accumulator_copy() {
+  return dnngraph::cudnn_offers(dnngraph::CudnnCapability::SdpaBackwardAccumulator) ? 1U : 0U;
+}
 
 }  // namespace
 

@@ -215,8 +215,7 @@ BOOST_DATA_TEST_CASE_F(HandleFixture, conv_relu_built_once_runs_override_shapes_
                        mode) {
   auto c = make_graph({1, 56, 56}, nullptr, true);
   auto built = c.g.build(handle, {mode});
-  const bool native =
-      dnngraph::cudnn_compiled_version() >= 92100 && dnngraph::cudnn_runtime_version() >= 92100;
+  const bool native = dnngraph::cudnn_offers(dnngraph::CudnnCapability::OverrideShapeFlag);
   if (!native) {
     // Below 9.21 the only path is a dynamic-shape graph, which returned success and wrong
     // numbers for this graph on cuDNN 9.19: the build must refuse and say what is needed.

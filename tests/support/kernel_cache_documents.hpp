@@ -2,6 +2,8 @@
 // in a real document. The same documents seed the fuzz corpus (tests/fuzz/corpus).
 #pragma once
 
+#include "backend/library.hpp"
+
 #include <cudnn.h>
 #include <boost/test/unit_test.hpp>
 
@@ -13,7 +15,7 @@ namespace dnngraph::testing {
 // cudnnVersion"). Cases that need cuDNN to take them carry this precondition, so on another
 // loaded cuDNN they are reported skipped with the reason, never passed.
 inline boost::test_tools::assertion_result loaded_cudnn_is_9_19(boost::unit_test::test_unit_id) {
-  const auto loaded = cudnnGetVersion();
+  const auto loaded = dnngraph::backend::lib::cudnnGetVersion();
   boost::test_tools::assertion_result result(loaded / 100 == 919);
   result.message() << "the stored kernel cache documents are cuDNN 9.19's; cuDNN " << loaded
                    << " is loaded";

@@ -1,0 +1,113 @@
+// How dnngraph finds libcudnn.so.9 at run time: each scenario in a child process of its own
+// (tests/loader/cudnn_loader_child.cpp), since the library is found once per process.
+#define BOOST_TEST_MODULE cudnn_loader
+#include <boost/test/unit_test.hpp>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX names it so
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int status = -1;
+  std::string output;
+};
+
+// Runs the child with `args` and the environment of this process plus `env` (NAME=VALUE), less
+// DNNGRAPH_CUDNN_LIB unless `env` sets it.
+Outcome run_child(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  std::vector<std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string_view(*e).starts_with("DNNGRAPH_CUDNN_LIB=")) {
+      continue;
+    }
+    environment.emplace_back(*e);
+  }
+  environment.insert(environment.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (std::string& e : environment) {
+    envp.push_back(e.data());
+  }
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_storage{DNNGRAPH_LOADER_CHILD};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_storage) {
+    argv.push_back(a.data());
+  }
+  argv.push_back(nullptr);
+
+  std::array<int, 2> pipe_fds{};
+  BOOST_TEST_REQUIRE(pipe(pipe_fds.data()) == 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[1]);
+  Outcome outcome;
+  if (spawned == 0) {
+    std::array<char, 4096> buffer{};
+    ssize_t n = 0;
+    while ((n = read(pipe_fds[0], buffer.data(), buffer.size())) > 0) {
+      outcome.output.append(buffer.data(), static_cast<std::size_t>(n));
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    outcome.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  close(pipe_fds[0]);
+  return outcome;
+}
+
+void expect_ok(const Outcome& outcome) {
+  BOOST_TEST(outcome.status == 0, outcome.output);
+  BOOST_TEST(outcome.output.find("ok") != std::string::npos, outcome.output);
+}
+
+// The libcudnn.so.9 this build was configured with.
+const fs::path configured{DNNGRAPH_CUDNN_LIBRARY};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_named_library_that_does_not_exist_gives_cudnn_not_found_errors_not_a_crash) {
+  expect_ok(run_child({"missing"}, {"DNNGRAPH_CUDNN_LIB=/nonexistent/libcudnn.so.9"}));
+}
+
+BOOST_AUTO_TEST_CASE(dnngraph_cudnn_lib_may_name_the_folder_that_holds_libcudnn) {
+  const std::string folder = configured.parent_path().string();
+  expect_ok(run_child({"env", folder}, {"DNNGRAPH_CUDNN_LIB=" + folder}));
+}
+
+BOOST_AUTO_TEST_CASE(set_cudnn_library_before_any_use_chooses_the_library) {
+  expect_ok(run_child({"chosen", configured.string()}, {}));
+}
+
+BOOST_AUTO_TEST_CASE(a_libcudnn_the_process_loaded_already_is_the_one_used) {
+  expect_ok(run_child({"preloaded", configured.string()}, {}));
+}
+
+BOOST_AUTO_TEST_CASE(a_second_libcudnn_beside_a_loaded_one_is_refused_naming_both) {
+  // A copy of the shim is another file: loading it beside the first would mix sub-libraries.
+  const fs::path folder =
+      fs::temp_directory_path() / ("dnngraph-loader-" + std::to_string(getpid()));
+  fs::create_directories(folder);
+  fs::copy_file(configured, folder / "libcudnn.so.9", fs::copy_options::overwrite_existing);
+  expect_ok(run_child({"conflict", configured.string()},
+                      {"DNNGRAPH_CUDNN_LIB=" + (folder / "libcudnn.so.9").string()}));
+  fs::remove_all(folder);
+}
