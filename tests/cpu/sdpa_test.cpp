@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -376,6 +377,22 @@ BOOST_AUTO_TEST_CASE(a_tensor_that_is_its_own_offsets_is_refused) {
   const Error error = validation_error(r.a.g);
   BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
   BOOST_TEST(mentions(error, "must be a graph input in device memory"));
+}
+
+BOOST_AUTO_TEST_CASE(a_ragged_batch_of_int64_max_is_refused_without_overflowing) {
+  // Found by fuzzing: the offsets' expected dims [b + 1, 1, 1, 1] overflowed (signed, UB).
+  Ragged r;
+  r.run();
+  constexpr std::int64_t b = std::numeric_limits<std::int64_t>::max();
+  r.a.g.tensor(tensor("huge", 20, {b, 1, 1, 1})
+                   .set_data_type(DataType::Int8)
+                   .set_ragged_offset(r.q_offsets));
+  const Error error = validation_error(r.a.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error,
+                      "tensor 'huge' (uid 20) is ragged with a batch (dim 0) of "
+                      "9223372036854775807; its offsets 'q_offsets' (uid 8) would need one row "
+                      "more, which int64 cannot count"));
 }
 
 BOOST_AUTO_TEST_CASE(a_ragged_tensor_into_a_matmul_is_refused) {
