@@ -923,6 +923,24 @@ BOOST_AUTO_TEST_CASE(a_count_in_device_memory_is_refused) {
                       "BN_FINALIZE takes it by value"));
 }
 
+BOOST_AUTO_TEST_CASE(a_count_of_zero_or_below_is_refused_naming_the_value) {
+  // Found by fuzzing: 0 and -5 were accepted (the mean divides by the count).
+  for (const std::int64_t given : {std::int64_t{0}, std::int64_t{-5}}) {
+    Finalize f;
+    auto count = f.g.int64_scalar(given);
+    auto outs = f.g.bn_finalize(f.sum, f.sq_sum, f.scale, f.bias,
+                                f.attributes().set_accumulation_count(count));
+    outs[0]->set_output(true);
+    const Error error = validation_error(f.g);
+    BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+    BOOST_TEST(mentions(error, "bn_finalize 'fin': accumulation count"));
+    BOOST_TEST(mentions(error, "has value " + std::to_string(given) +
+                                   "; it is the number of elements per channel (N * H * W), "
+                                   "positive"));
+    BOOST_TEST(count->int_value().value_or(0) == given);  // the user's value stays
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_missing_count_is_a_foreign_tensor_error) {
   Finalize f;
   auto outs = f.g.bn_finalize(f.sum, f.sq_sum, f.scale, f.bias,
