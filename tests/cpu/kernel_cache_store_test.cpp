@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -94,6 +96,182 @@ BOOST_AUTO_TEST_CASE(a_key_that_cannot_name_a_file_is_refused_naming_the_part) {
     BOOST_TEST((name.error().code == dnngraph::ErrorCode::InvalidAttribute));
     BOOST_TEST(contains(name.error().message, why), name.error().message);
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_key_whose_file_name_would_be_too_long_to_write_is_refused) {
+  // 128 characters each were accepted; the name (277 characters) could never be created.
+  const KernelCacheKey longest{std::string(128, 't'), std::string(128, 'a'), 91900};
+  auto name = KernelCacheStore::file_name(longest);
+  BOOST_TEST_REQUIRE(!name.has_value());
+  BOOST_TEST((name.error().code == dnngraph::ErrorCode::InvalidAttribute));
+  BOOST_TEST(contains(name.error().message, "has 277 characters, more than 229"),
+             name.error().message);
+}
+
+BOOST_AUTO_TEST_CASE(the_longest_file_name_the_store_accepts_can_be_written_and_listed) {
+  // 229 characters: "<topology>--cudnn-9.19.0--<arch>.json", 128 and 80 characters.
+  const KernelCacheKey longest{std::string(128, 't'), std::string(80, 'a'), 91900};
+  auto name = KernelCacheStore::file_name(longest);
+  BOOST_TEST_REQUIRE(name.has_value(), (name ? "" : name.error().message));
+  BOOST_TEST(name->size() == 229U);
+  BOOST_TEST(!KernelCacheStore::file_name({longest.topology, std::string(81, 'a'), 91900}));
+  const fs::path folder = scratch("longest");
+  KernelCacheStore store(folder);
+  auto written = store.write(longest, dnngraph::testing::matmul);
+  BOOST_TEST_REQUIRE(written.has_value(), (written ? "" : written.error().message));
+  auto files = store.list();
+  BOOST_TEST_REQUIRE(files.has_value());
+  BOOST_TEST_REQUIRE(files->size() == 1U);
+  BOOST_TEST(files->front().key.topology == longest.topology);
+}
+
+BOOST_AUTO_TEST_CASE(every_key_the_store_accepts_round_trips_through_its_file_name) {
+  // Parts from which names are made: the separators, the characters a file name cannot hold or
+  // that mean something to a shell or a path ('/', '%', '.', ".."), bytes outside ASCII, and
+  // the lengths around the limits.
+  const std::vector<std::string> parts{"",
+                                       "a",
+                                       "Z9",
+                                       ".",
+                                       "..",
+                                       "/",
+                                       "%",
+                                       "%2F",
+                                       "-",
+                                       "--",
+                                       "_",
+                                       "cudnn-",
+                                       "--cudnn-9.19.0--",
+                                       ".json",
+                                       " ",
+                                       "\xc3\xa9",
+                                       "\xff",
+                                       std::string(1, '\0'),
+                                       std::string(100, 'x'),
+                                       std::string(128, 'y'),
+                                       std::string(129, 'z')};
+  const std::vector<std::int64_t> versions{
+      1, 99, 10000, 91900, 92700, 99999, std::numeric_limits<std::int64_t>::max(), -1, -91900};
+  std::mt19937 random(35);
+  std::uniform_int_distribution<std::size_t> pick(0, parts.size() - 1);
+  std::uniform_int_distribution<int> length(1, 3);
+  const auto name = [&] {
+    std::string out;
+    for (int i = length(random); i > 0; --i) {
+      out += parts[pick(random)];
+    }
+    return out;
+  };
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const KernelCacheKey k{name(), name(), versions[static_cast<std::size_t>(i) % versions.size()]};
+    auto file = KernelCacheStore::file_name(k);
+    if (!file) {
+      BOOST_TEST((file.error().code == dnngraph::ErrorCode::InvalidAttribute));
+      continue;
+    }
+    ++accepted;
+    BOOST_TEST(file->size() <= 229U);
+    BOOST_TEST(file->find('/') == std::string::npos, *file);
+    auto back = KernelCacheStore::key_of(*file);
+    BOOST_TEST_REQUIRE(back.has_value(), *file);
+    BOOST_TEST(back->topology == k.topology, *file);
+    BOOST_TEST(back->gpu_architecture == k.gpu_architecture, *file);
+    BOOST_TEST(back->cudnn_version == k.cudnn_version, *file);
+  }
+  BOOST_TEST_MESSAGE(accepted << " of 20000 generated keys accepted");
+  BOOST_TEST(accepted > 100);
+}
+
+BOOST_AUTO_TEST_CASE(every_name_key_of_takes_is_the_file_name_of_its_key) {
+  // Names shaped like the store's, <topology>--cudnn-<version>--<arch>.json, from pieces that
+  // blur each boundary: dashes next to the separators, versions of other spellings and of a
+  // major that overflows, characters no key holds.
+  // Valid pieces repeat, so that some hundreds of the names are taken.
+  const std::vector<std::string> name_parts{"a",  "a", "sm_90", "sm_90",  "-",       "-",
+                                            "--", ".", "..",    "cudnn-", "9",       "/",
+                                            "%",  " ", "\xff",  ".json",  "--cudnn-"};
+  const std::vector<std::string> digits{"9",
+                                        "0",
+                                        "19",
+                                        "9",
+                                        "0",
+                                        "19",
+                                        "99",
+                                        "09",
+                                        "100",
+                                        "+1",
+                                        "-1",
+                                        "1152921504606846985",
+                                        "922337203685477"};
+  const std::vector<std::string> dots{".", ".", ".", ".", "", "..", "-"};
+  std::mt19937 random(35);
+  const auto join = [&](const std::vector<std::string>& parts, int least, int most) {
+    std::string out;
+    for (int n = std::uniform_int_distribution<int>(least, most)(random); n > 0; --n) {
+      out += parts[std::uniform_int_distribution<std::size_t>(0, parts.size() - 1)(random)];
+    }
+    return out;
+  };
+  int taken = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const std::string version = join(digits, 1, 2) + join(dots, 1, 1) + join(digits, 1, 1) +
+                                join(dots, 1, 1) + join(digits, 1, 1);
+    const std::string file = join(name_parts, 1, 3) + "--cudnn-" + version + "--" +
+                             join(name_parts, 1, 3) + (i % 8 == 0 ? "" : ".json");
+    auto k = KernelCacheStore::key_of(file);
+    if (!k) {
+      continue;
+    }
+    ++taken;
+    auto again = KernelCacheStore::file_name(*k);
+    BOOST_TEST_REQUIRE(again.has_value(), file);
+    BOOST_TEST(*again == file);
+  }
+  BOOST_TEST_MESSAGE(taken << " of 200000 generated names taken as keys");
+  BOOST_TEST(taken > 400);
+}
+
+BOOST_AUTO_TEST_CASE(names_the_old_parser_split_wrongly_round_trip_or_are_refused) {
+  // An architecture starting with '-' made a name key_of refused; a topology ending with '-'
+  // is taken as it was.
+  for (const KernelCacheKey& k :
+       {KernelCacheKey{"t", "-sm", 91900}, KernelCacheKey{"t-", "sm-", 91900},
+        KernelCacheKey{"t-", "-", 91900}}) {
+    auto file = KernelCacheStore::file_name(k);
+    BOOST_TEST_REQUIRE(file.has_value());
+    auto back = KernelCacheStore::key_of(*file);
+    BOOST_TEST_REQUIRE(back.has_value(), *file);
+    BOOST_TEST(back->topology == k.topology);
+    BOOST_TEST(back->gpu_architecture == k.gpu_architecture);
+  }
+  // Other spellings of a version than the one file_name writes are no key's name.
+  for (const char* file : {"t--cudnn-09.19.0--sm_90.json", "t--cudnn-9.019.0--sm_90.json",
+                           "t--cudnn-+9.19.0--sm_90.json", "t--cudnn--9.19.0--sm_90.json",
+                           "t--cudnn-0.0.0--sm_90.json", "t--cudnn-9.19--sm_90.json"}) {
+    BOOST_TEST(!KernelCacheStore::key_of(file).has_value(), file);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_file_name_with_a_huge_major_version_is_no_key) {
+  // (2^60 + 9) * 10000 wraps to 90000 in int64: the name was listed as a 9.19 cache (and was
+  // signed-overflow UB).
+  const std::string file = "matmul_fp16--cudnn-1152921504606846985.19.0--sm_90.json";
+  BOOST_TEST(!KernelCacheStore::key_of(file).has_value());
+  const fs::path folder = scratch("huge-version");
+  fs::create_directories(folder);
+  std::ofstream(folder / file) << dnngraph::testing::matmul;
+  KernelCacheStore store(folder);
+  auto files = store.list();
+  BOOST_TEST_REQUIRE(files.has_value());
+  BOOST_TEST(files->empty());
+  // The largest version int64 holds still names a file, and that name its key.
+  const KernelCacheKey newest{"t", "sm_90", std::numeric_limits<std::int64_t>::max()};
+  auto name = KernelCacheStore::file_name(newest);
+  BOOST_TEST_REQUIRE(name.has_value());
+  BOOST_TEST(*name == "t--cudnn-922337203685477.58.7--sm_90.json");
+  BOOST_TEST(KernelCacheStore::key_of(*name).value_or(KernelCacheKey{}).cudnn_version ==
+             newest.cudnn_version);
 }
 
 BOOST_AUTO_TEST_CASE(no_file_gives_a_new_empty_cache_and_makes_the_folder) {
