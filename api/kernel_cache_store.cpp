@@ -23,6 +23,10 @@ constexpr std::size_t max_name_length = 128;
 // A file name has at most 255 bytes (NAME_MAX of Linux file systems), and the store's
 // temporaries add ".tmp.<pid>.<n>" (at most 26) to a key's: longer names could not be written.
 constexpr std::size_t max_file_name_length = 255 - 26;
+// The most a load reads of a file: the largest document from_json takes (an entry is about
+// 50 KB, docs/kernel-cache.md). A larger file can be no document: read_file refuses it by its
+// size before reading a byte, and the load sets it aside, so no later load reads it again.
+constexpr std::size_t max_document_bytes = KernelCache::max_json_bytes;
 constexpr std::string_view separator = "--";
 constexpr std::string_view cudnn_prefix = "cudnn-";
 
@@ -181,7 +185,7 @@ std::string KernelCacheStore::set_aside(const std::filesystem::path& path, std::
     return warning + "; left in place (" + lock.error().message + "); starting with an empty cache";
   }
   // Another process may have replaced it with a good document since it was read.
-  auto now = detail::read_file(path, KernelCache::max_json_bytes);
+  auto now = detail::read_file(path, max_document_bytes);
   if (now && *now != seen) {
     return warning +
            "; left in place (another writer replaced it meanwhile); starting with an "
@@ -208,9 +212,12 @@ Result<StoredKernelCache> KernelCacheStore::load_or_create(const KernelCacheKey&
   }
   StoredKernelCache stored{std::make_shared<KernelCache>(), folder_ / *name, false, {}};
   std::error_code ec;
-  if (std::filesystem::exists(stored.path, ec)) {
-    auto text = detail::read_file(stored.path, KernelCache::max_json_bytes);
-    if (!text) {
+  // symlink_status: a link is an entry of its own (read_file refuses it), even a dangling one.
+  if (std::filesystem::exists(std::filesystem::symlink_status(stored.path, ec))) {
+    auto text = detail::read_file(stored.path, max_document_bytes);
+    if (!text && text.error().code == ErrorCode::InvalidJson) {  // no document can be there
+      stored.warning = set_aside(stored.path, {}, text.error());
+    } else if (!text) {
       stored.warning = text.error().message + "; starting with an empty cache";
     } else if (auto loaded = stored.cache->from_json(*text); loaded) {
       stored.loaded = true;
@@ -320,7 +327,7 @@ Result<std::vector<StoredFile>> KernelCacheStore::list() const {
   // increment(ec), not a range-for: its operator++ throws.
   for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     std::error_code entry_ec;
-    if (!it->is_regular_file(entry_ec)) {
+    if (!it->is_regular_file(entry_ec) || it->is_symlink(entry_ec)) {  // what a load would read
       continue;
     }
     auto key = key_of(it->path().filename().string());

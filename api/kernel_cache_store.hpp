@@ -3,7 +3,9 @@
 // KernelCache::to_json() wrote it (from_json reads it back), replaced only atomically (temporary
 // file, fsync, rename) under an advisory lock on the folder, so readers and a crash at any
 // moment see the last complete file. A damaged file is set aside (renamed *.damaged) and
-// reported; it never stops a build.
+// reported; it never stops a build. Anything under a key's name that can be no document (a
+// symbolic link, a FIFO, a device, a folder, a file larger than from_json takes) counts as
+// damaged, and is never followed or read.
 #pragma once
 
 #include "api/error.hpp"

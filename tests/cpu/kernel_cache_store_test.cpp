@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "support/kernel_cache_documents.hpp"
@@ -50,6 +52,29 @@ std::string slurp(const fs::path& path) {
 
 // The key the stored 9.19 documents belong to.
 const KernelCacheKey key{"matmul_fp16", "sm_90", 91900};
+
+// The file of `key` in `folder`.
+fs::path file_of(const fs::path& folder) {
+  return folder / "matmul_fp16--cudnn-9.19.0--sm_90.json";
+}
+
+// Loads `key` from a folder where something other than a document sits under its name: the load
+// succeeds with an empty cache and a warning that names `why`, the thing is set aside (kept as
+// it is, renamed), and the next load finds nothing and says nothing.
+void expect_set_aside(const fs::path& folder, const std::string& why) {
+  KernelCacheStore store(folder);
+  auto stored = store.load_or_create(key);
+  BOOST_TEST_REQUIRE(stored.has_value(), (stored ? "" : stored.error().message));
+  BOOST_TEST(!stored->loaded);
+  BOOST_TEST(contains(stored->warning, why), stored->warning);
+  BOOST_TEST(contains(stored->warning, "set aside as"), stored->warning);
+  std::error_code ec;
+  BOOST_TEST(!fs::exists(fs::symlink_status(file_of(folder), ec)));
+  BOOST_TEST(fs::exists(fs::symlink_status(file_of(folder).string() + ".damaged", ec)));
+  auto again = store.load_or_create(key);
+  BOOST_TEST_REQUIRE(again.has_value());
+  BOOST_TEST(again->warning.empty(), again->warning);
+}
 
 // Files the store leaves besides its documents: temporaries of writers that died.
 int count_temporaries(const fs::path& folder) {
@@ -333,6 +358,49 @@ BOOST_AUTO_TEST_CASE(a_damaged_file_is_set_aside_reported_and_never_stops_the_lo
   BOOST_TEST_REQUIRE(again.has_value());
   BOOST_TEST(again->warning.empty(), again->warning);
   BOOST_TEST(store.list()->empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_fifo_under_a_keys_name_is_set_aside_without_blocking_the_load,
+                     *boost::unit_test::timeout(20)) {
+  // The load opened the FIFO for reading and waited forever for a writer.
+  const fs::path folder = scratch("fifo");
+  fs::create_directories(folder);
+  BOOST_TEST_REQUIRE(::mkfifo(file_of(folder).c_str(), 0644) == 0);
+  expect_set_aside(folder, "is a FIFO; the store opens only regular files");
+  BOOST_TEST(fs::is_fifo(file_of(folder).string() + ".damaged"));
+}
+
+BOOST_AUTO_TEST_CASE(a_file_larger_than_a_document_is_set_aside_unread) {
+  // 300 MB were read (256 MiB of them) on every load and never set aside. Sparse: no disk used.
+  const fs::path folder = scratch("large");
+  fs::create_directories(folder);
+  std::ofstream(file_of(folder)).close();
+  fs::resize_file(file_of(folder), std::uintmax_t{300} << 20);
+  expect_set_aside(folder, "has 314572800 bytes, more than the 268435456 a document may have");
+  BOOST_TEST(fs::file_size(file_of(folder).string() + ".damaged") == std::uintmax_t{300} << 20);
+  fs::remove_all(folder);
+}
+
+BOOST_AUTO_TEST_CASE(a_symbolic_link_under_a_keys_name_is_set_aside_never_followed) {
+  // A link to /dev/zero was read up to the size limit on every load.
+  for (const fs::path& target : {fs::path("/dev/zero"), fs::path("/nonexistent/dnngraph")}) {
+    const fs::path folder = scratch("link");
+    fs::create_directories(folder);
+    fs::create_symlink(target, file_of(folder));
+    expect_set_aside(folder, "is a symbolic link; the store opens only regular files");
+    BOOST_TEST(fs::read_symlink(file_of(folder).string() + ".damaged") == target);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_symbolic_link_to_a_document_is_not_listed) {
+  const fs::path folder = scratch("listed-link");
+  fs::create_directories(folder);
+  std::ofstream(folder / "elsewhere.txt") << dnngraph::testing::matmul;
+  fs::create_symlink(folder / "elsewhere.txt", file_of(folder));
+  KernelCacheStore store(folder);
+  auto files = store.list();
+  BOOST_TEST_REQUIRE(files.has_value());
+  BOOST_TEST(files->empty());
 }
 
 BOOST_AUTO_TEST_CASE(write_refuses_a_document_a_load_would_set_aside) {
