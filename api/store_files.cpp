@@ -94,10 +94,16 @@ Result<void> sync_folder(const std::filesystem::path& folder) {
 Result<FolderLock> FolderLock::acquire(const std::filesystem::path& folder,
                                        std::chrono::milliseconds patience) {
   const std::filesystem::path path = folder / lock_file_name;
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return std::unexpected(io_error("open the lock file", path, errno));
+  auto opened = open_regular(path, O_RDWR | O_CREAT);
+  if (!opened && opened.error().code == ErrorCode::InvalidJson) {  // a link or no regular file
+    return make_error(ErrorCode::IoFailure, opened.error().message +
+                                                "; it is the store's lock file: remove it, the "
+                                                "store makes a new one");
   }
+  if (!opened) {
+    return std::unexpected(opened.error());
+  }
+  const int fd = opened->first;
   const auto deadline = std::chrono::steady_clock::now() + patience;
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) {

@@ -14,7 +14,8 @@ namespace dnngraph::detail {
 
 // flock(LOCK_EX) on <folder>/.dnngraph-cache.lock, held for the object's life. Advisory: it
 // orders the store's own writers, in this and other processes; readers need none (a file is
-// only ever replaced by rename, never written in place).
+// only ever replaced by rename, never written in place). The lock file is opened only as a
+// regular file, never through a symbolic link (IoFailure naming it).
 class FolderLock {
  public:
   // Tries until `patience` has passed, then fails: a stopped process holding the lock delays a

@@ -403,6 +403,25 @@ BOOST_AUTO_TEST_CASE(a_symbolic_link_to_a_document_is_not_listed) {
   BOOST_TEST(files->empty());
 }
 
+BOOST_AUTO_TEST_CASE(a_lock_file_that_is_a_symbolic_link_is_refused_and_its_target_not_made) {
+  // The lock was opened through the link with O_CREAT: it made the link's target.
+  const fs::path folder = scratch("lock-link");
+  const fs::path target = scratch("lock-target");
+  fs::create_directories(folder);
+  fs::create_symlink(target, folder / ".dnngraph-cache.lock");
+  KernelCacheStore store(folder);
+  auto written = store.write(key, dnngraph::testing::matmul);
+  BOOST_TEST_REQUIRE(!written.has_value());
+  BOOST_TEST((written.error().code == dnngraph::ErrorCode::IoFailure));
+  BOOST_TEST(contains(written.error().message, ".dnngraph-cache.lock is a symbolic link"),
+             written.error().message);
+  BOOST_TEST(contains(written.error().message, "it is the store's lock file: remove it"),
+             written.error().message);
+  std::error_code ec;
+  BOOST_TEST(!fs::exists(fs::symlink_status(target, ec)));
+  BOOST_TEST(!fs::exists(file_of(folder)));
+}
+
 BOOST_AUTO_TEST_CASE(write_refuses_a_document_a_load_would_set_aside) {
   const fs::path folder = scratch("refuse");
   KernelCacheStore store(folder);
