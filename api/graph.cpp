@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 namespace dnngraph {
@@ -856,19 +857,27 @@ std::shared_ptr<TensorAttributes> Graph::batchnorm_inference(
   }
   // Four pointwise nodes, not cuDNN's NormForward in BATCH_NORM inference mode: cuDNN 9.19 on
   // the H200 offers no engine for that operation on its own, while these fuse after a
-  // convolution and run standalone. The parameters broadcast like any pointwise operand.
-  const auto step = [&](const char* what, PointwiseMode mode) {
+  // convolution and run standalone. Each parameter broadcasts into X (detail::PerChannelOperand).
+  std::shared_ptr<TensorAttributes> current = x;
+  for (const auto& [what, mode, role, parameter] :
+       {std::tuple{"center", PointwiseMode::Sub, "mean", &mean},
+        std::tuple{"normalize", PointwiseMode::Mul, "inv_variance", &inv_variance},
+        std::tuple{"scale", PointwiseMode::Mul, "scale", &scale},
+        std::tuple{"shift", PointwiseMode::Add, "bias", &bias}}) {
     PointwiseAttributes p;
     p.set_name(attributes.name() + "::" + what).set_mode(mode);
-    if (attributes.compute_data_type()) {
-      p.set_compute_data_type(*attributes.compute_data_type());
+    if (const auto compute = attributes.compute_data_type()) {
+      p.set_compute_data_type(*compute);
     }
-    return p;
-  };
-  auto centered = pointwise(x, mean, step("center", PointwiseMode::Sub));
-  auto normalized = pointwise(centered, inv_variance, step("normalize", PointwiseMode::Mul));
-  auto scaled = pointwise(normalized, scale, step("scale", PointwiseMode::Mul));
-  return pointwise(scaled, bias, step("shift", PointwiseMode::Add));
+    current = add_node(detail::NodeKind::Pointwise, p.name(),
+                       {{"X", current.get()}, {role, parameter->get()}}, "Y",
+                       [&](const detail::TensorPtr& y) {
+                         return std::make_unique<detail::PointwiseNode>(
+                             std::move(p), std::vector{current, *parameter}, y,
+                             detail::PerChannelOperand{x, role});
+                       });
+  }
+  return current;
 }
 
 }  // namespace dnngraph

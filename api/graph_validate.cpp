@@ -4,6 +4,7 @@
 #include "api/graph.hpp"
 
 #include "api/built_graph.hpp"
+#include "api/checked.hpp"
 #include "api/fusion_rules.hpp"
 #include "api/pipeline.hpp"
 
@@ -344,7 +345,15 @@ Result<void> check_ragged(const Tensors& tensors, const Produced& produced,
                             std::string(type ? to_string(*type) : "(none)") +
                             "; offsets are Int32 or Int64 (elements, not bytes)");
     }
-    const std::vector<std::int64_t> expected{t->dim()[0] + 1, 1, 1, 1};
+    // The offsets have one row more than the batch: a batch of INT64_MAX has no such row.
+    const auto rows = detail::checked_add(t->dim()[0], 1);
+    if (!rows) {
+      return make_error(ErrorCode::ShapeMismatch,
+                        "tensor " + t->describe() + " is ragged with a batch (dim 0) of " +
+                            std::to_string(t->dim()[0]) + "; its offsets " + offsets->describe() +
+                            " would need one row more, which int64 cannot count");
+    }
+    const std::vector<std::int64_t> expected{*rows, 1, 1, 1};
     if (offsets->dim() != expected) {
       return make_error(ErrorCode::ShapeMismatch,
                         what + " have dims " + to_string(offsets->dim()) + ", expected " +

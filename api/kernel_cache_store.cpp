@@ -2,6 +2,7 @@
 // revision moved. The file operations themselves are api/store_files.
 #include "api/kernel_cache_store.hpp"
 
+#include "api/checked.hpp"
 #include "api/kernel_cache_json.hpp"
 #include "api/logging.hpp"
 #include "api/store_files.hpp"
@@ -19,6 +20,13 @@ namespace dnngraph {
 namespace {
 
 constexpr std::size_t max_name_length = 128;
+// A file name has at most 255 bytes (NAME_MAX of Linux file systems), and the store's
+// temporaries add ".tmp.<pid>.<n>" (at most 26) to a key's: longer names could not be written.
+constexpr std::size_t max_file_name_length = 255 - 26;
+// The most a load reads of a file: the largest document from_json takes (an entry is about
+// 50 KB, docs/kernel-cache.md). A larger file can be no document: read_file refuses it by its
+// size before reading a byte, and the load sets it aside, so no later load reads it again.
+constexpr std::size_t max_document_bytes = KernelCache::max_json_bytes;
 constexpr std::string_view separator = "--";
 constexpr std::string_view cudnn_prefix = "cudnn-";
 
@@ -47,15 +55,18 @@ std::string name_problem(std::string_view name) {
   return {};
 }
 
-// "9.27.0" -> 92700; nullopt for anything else.
+// "9.27.0" -> 92700; nullopt for anything else, and for a major version whose encoding does not
+// fit in int64 (a wrapped one once listed a file of a huge version as a 9.19 cache).
 std::optional<std::int64_t> parse_version(std::string_view text) {
-  const std::string copy(text);
-  const char* at = copy.c_str();
-  const char* const end = at + copy.size();
+  const char* at = text.data();
+  const char* const end = at + text.size();
   std::array<std::int64_t, 3> parts{};
   for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (at == end || *at < '0' || *at > '9') {  // from_chars would take a '-'
+      return std::nullopt;
+    }
     auto [next, ec] = std::from_chars(at, end, parts.at(i));
-    if (ec != std::errc() || next == at || parts.at(i) < 0 || (i > 0 && parts.at(i) > 99)) {
+    if (ec != std::errc() || (i > 0 && parts.at(i) > 99)) {
       return std::nullopt;
     }
     at = next;
@@ -69,7 +80,7 @@ std::optional<std::int64_t> parse_version(std::string_view text) {
   if (at != end) {
     return std::nullopt;
   }
-  return parts[0] * 10000 + parts[1] * 100 + parts[2];
+  return detail::checked_mul_add(parts[0], 10000, parts[1] * 100 + parts[2]);
 }
 
 std::int64_t resolved_version(const KernelCacheKey& key) {
@@ -105,39 +116,53 @@ Result<std::string> KernelCacheStore::file_name(const KernelCacheKey& key) {
                       "kernel cache store: the key's cudnn_version " + std::to_string(version) +
                           " is not a cuDNN version (e.g. 92700 for 9.27.0; 0 for the loaded one)");
   }
-  return key.topology + std::string(separator) + std::string(cudnn_prefix) +
-         cudnn_version_string(version) + std::string(separator) + key.gpu_architecture +
-         std::string(file_suffix);
+  std::string name = key.topology + std::string(separator) + std::string(cudnn_prefix) +
+                     cudnn_version_string(version) + std::string(separator) + key.gpu_architecture +
+                     std::string(file_suffix);
+  if (name.size() > max_file_name_length) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      "kernel cache store: the key's file name \"" + name + "\" has " +
+                          std::to_string(name.size()) + " characters, more than " +
+                          std::to_string(max_file_name_length) +
+                          " (a file name's 255 less the store's temporary suffix); shorten the "
+                          "topology or the gpu_architecture");
+  }
+  return name;
 }
 
 std::optional<KernelCacheKey> KernelCacheStore::key_of(std::string_view file_name) {
-  if (!file_name.ends_with(file_suffix)) {
+  // <topology>--cudnn-<version>--<arch>.json. Neither name holds "--", so the first "--cudnn-" is
+  // the one after the topology (which may end in '-') and the first "--" after the version's
+  // digits and dots is the one before the architecture (which may start with '-').
+  std::string_view rest = file_name;
+  if (!rest.ends_with(file_suffix)) {
     return std::nullopt;
   }
-  file_name.remove_suffix(file_suffix.size());
-  const auto last = file_name.rfind(separator);
-  if (last == std::string_view::npos || last == 0) {
-    return std::nullopt;
-  }
-  const auto middle = file_name.rfind(separator, last - 1);
-  if (middle == std::string_view::npos) {
+  rest.remove_suffix(file_suffix.size());
+  const std::string version_mark = std::string(separator) + std::string(cudnn_prefix);
+  const auto topology_end = rest.find(version_mark);
+  if (topology_end == std::string_view::npos) {
     return std::nullopt;
   }
   KernelCacheKey key;
-  key.topology = std::string(file_name.substr(0, middle));
-  std::string_view version =
-      file_name.substr(middle + separator.size(), last - middle - separator.size());
-  key.gpu_architecture = std::string(file_name.substr(last + separator.size()));
-  if (!version.starts_with(cudnn_prefix)) {
+  key.topology = std::string(rest.substr(0, topology_end));
+  rest.remove_prefix(topology_end + version_mark.size());
+  const auto version_end = rest.find(separator);
+  if (version_end == std::string_view::npos) {
     return std::nullopt;
   }
-  version.remove_prefix(cudnn_prefix.size());
-  const auto parsed = parse_version(version);
-  if (!parsed || !name_problem(key.topology).empty() ||
-      !name_problem(key.gpu_architecture).empty()) {
+  const auto version = parse_version(rest.substr(0, version_end));
+  if (!version) {
     return std::nullopt;
   }
-  key.cudnn_version = *parsed;
+  key.cudnn_version = *version;
+  key.gpu_architecture = std::string(rest.substr(version_end + separator.size()));
+  // Only the one name file_name() makes for the key: no other spelling ("9.019.0"), no name it
+  // refuses; so key_of and file_name are inverse to each other.
+  const auto canonical = KernelCacheStore::file_name(key);
+  if (!canonical || *canonical != file_name) {
+    return std::nullopt;
+  }
   return key;
 }
 
@@ -160,7 +185,7 @@ std::string KernelCacheStore::set_aside(const std::filesystem::path& path, std::
     return warning + "; left in place (" + lock.error().message + "); starting with an empty cache";
   }
   // Another process may have replaced it with a good document since it was read.
-  auto now = detail::read_file(path, KernelCache::max_json_bytes);
+  auto now = detail::read_file(path, max_document_bytes);
   if (now && *now != seen) {
     return warning +
            "; left in place (another writer replaced it meanwhile); starting with an "
@@ -187,9 +212,12 @@ Result<StoredKernelCache> KernelCacheStore::load_or_create(const KernelCacheKey&
   }
   StoredKernelCache stored{std::make_shared<KernelCache>(), folder_ / *name, false, {}};
   std::error_code ec;
-  if (std::filesystem::exists(stored.path, ec)) {
-    auto text = detail::read_file(stored.path, KernelCache::max_json_bytes);
-    if (!text) {
+  // symlink_status: a link is an entry of its own (read_file refuses it), even a dangling one.
+  if (std::filesystem::exists(std::filesystem::symlink_status(stored.path, ec))) {
+    auto text = detail::read_file(stored.path, max_document_bytes);
+    if (!text && text.error().code == ErrorCode::InvalidJson) {  // no document can be there
+      stored.warning = set_aside(stored.path, {}, text.error());
+    } else if (!text) {
       stored.warning = text.error().message + "; starting with an empty cache";
     } else if (auto loaded = stored.cache->from_json(*text); loaded) {
       stored.loaded = true;
@@ -299,7 +327,7 @@ Result<std::vector<StoredFile>> KernelCacheStore::list() const {
   // increment(ec), not a range-for: its operator++ throws.
   for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     std::error_code entry_ec;
-    if (!it->is_regular_file(entry_ec)) {
+    if (!it->is_regular_file(entry_ec) || it->is_symlink(entry_ec)) {  // what a load would read
       continue;
     }
     auto key = key_of(it->path().filename().string());

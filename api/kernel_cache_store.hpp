@@ -3,7 +3,9 @@
 // KernelCache::to_json() wrote it (from_json reads it back), replaced only atomically (temporary
 // file, fsync, rename) under an advisory lock on the folder, so readers and a crash at any
 // moment see the last complete file. A damaged file is set aside (renamed *.damaged) and
-// reported; it never stops a build.
+// reported; it never stops a build. Anything under a key's name that can be no document (a
+// symbolic link, a FIFO, a device, a folder, a file larger than from_json takes) counts as
+// damaged, and is never followed or read.
 #pragma once
 
 #include "api/error.hpp"
@@ -22,7 +24,8 @@
 namespace dnngraph {
 
 // What a stored cache is for. Names go into a file name: letters, digits, '.', '_' and '-'
-// only, not starting with '.', at most 128 characters.
+// only, not starting with '.', no "--", at most 128 characters, and the whole file name at most
+// 229 (a file name's 255 less the store's temporary suffix).
 struct KernelCacheKey {
   std::string topology;            // the caller's name for the graph's topology, e.g. "mlp_fp16"
   std::string gpu_architecture;    // e.g. "sm_90" (cudaDeviceProp major/minor)
@@ -64,7 +67,8 @@ class KernelCacheStore {
   // "<topology>--cudnn-<9.27.0>--<arch>.json"; InvalidAttribute for a name that cannot be part
   // of a file name.
   [[nodiscard]] static Result<std::string> file_name(const KernelCacheKey& key);
-  // The key a file name stands for; nullopt for a name the store did not make.
+  // The key a file name stands for: the key whose file_name() it is, and nullopt for any other
+  // name (key_of and file_name are inverse to each other).
   [[nodiscard]] static std::optional<KernelCacheKey> key_of(std::string_view file_name);
 
   // The stored cache for `key`, loaded into a new KernelCache (not built: the first Graph::build

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -35,6 +36,45 @@ Result<void> write_all(int fd, std::string_view text, const std::filesystem::pat
   return {};
 }
 
+// What st_mode says a non-regular file is, for messages.
+std::string_view kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// open(2) of a regular file and nothing else, with its fstat: O_NOFOLLOW refuses a symbolic
+// link (which could lead to /dev/zero, or make O_CREAT create its target), O_NONBLOCK keeps a
+// FIFO from blocking the open until a writer comes. A symbolic link or another kind of file is
+// InvalidJson (what is there can be no document of the store); a failed call is IoFailure.
+Result<std::pair<int, struct stat>> open_regular(const std::filesystem::path& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ELOOP) {
+    return make_error(ErrorCode::InvalidJson, "kernel cache store: " + path.string() +
+                                                  " is a symbolic link; the store opens only "
+                                                  "regular files, never through a link");
+  }
+  if (fd < 0) {
+    return std::unexpected(io_error("open", path, errno));
+  }
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) {
+    const int error_number = errno;
+    ::close(fd);
+    return std::unexpected(io_error("stat", path, error_number));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return make_error(ErrorCode::InvalidJson, "kernel cache store: " + path.string() + " is " +
+                                                  std::string(kind_of(st.st_mode)) +
+                                                  "; the store opens only regular files");
+  }
+  return std::pair{fd, st};
+}
+
 Result<void> sync_folder(const std::filesystem::path& folder) {
   const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
@@ -54,10 +94,16 @@ Result<void> sync_folder(const std::filesystem::path& folder) {
 Result<FolderLock> FolderLock::acquire(const std::filesystem::path& folder,
                                        std::chrono::milliseconds patience) {
   const std::filesystem::path path = folder / lock_file_name;
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return std::unexpected(io_error("open the lock file", path, errno));
+  auto opened = open_regular(path, O_RDWR | O_CREAT);
+  if (!opened && opened.error().code == ErrorCode::InvalidJson) {  // a link or no regular file
+    return make_error(ErrorCode::IoFailure, opened.error().message +
+                                                "; it is the store's lock file: remove it, the "
+                                                "store makes a new one");
   }
+  if (!opened) {
+    return std::unexpected(opened.error());
+  }
+  const int fd = opened->first;
   const auto deadline = std::chrono::steady_clock::now() + patience;
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) {
@@ -122,9 +168,17 @@ Result<void> replace_file(const std::filesystem::path& path, std::string_view te
 }
 
 Result<std::string> read_file(const std::filesystem::path& path, std::size_t limit) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return std::unexpected(io_error("open", path, errno));
+  auto opened = open_regular(path, O_RDONLY);
+  if (!opened) {
+    return std::unexpected(opened.error());
+  }
+  const auto [fd, st] = *opened;
+  if (static_cast<std::uintmax_t>(st.st_size) > limit) {
+    ::close(fd);
+    return make_error(ErrorCode::InvalidJson, "kernel cache store: " + path.string() + " has " +
+                                                  std::to_string(st.st_size) +
+                                                  " bytes, more than the " + std::to_string(limit) +
+                                                  " a document may have");
   }
   std::string text;
   char buffer[1 << 16];
@@ -141,11 +195,11 @@ Result<std::string> read_file(const std::filesystem::path& path, std::size_t lim
     if (n == 0) {
       break;
     }
-    if (text.size() + static_cast<std::size_t>(n) > limit) {
+    if (text.size() + static_cast<std::size_t>(n) > limit) {  // it grew since the fstat
       ::close(fd);
-      return make_error(ErrorCode::IoFailure, "kernel cache store: " + path.string() +
-                                                  " is larger than " + std::to_string(limit) +
-                                                  " bytes");
+      return make_error(ErrorCode::InvalidJson, "kernel cache store: " + path.string() +
+                                                    " has more than the " + std::to_string(limit) +
+                                                    " bytes a document may have");
     }
     text.append(buffer, static_cast<std::size_t>(n));
   }

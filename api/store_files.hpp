@@ -14,7 +14,8 @@ namespace dnngraph::detail {
 
 // flock(LOCK_EX) on <folder>/.dnngraph-cache.lock, held for the object's life. Advisory: it
 // orders the store's own writers, in this and other processes; readers need none (a file is
-// only ever replaced by rename, never written in place).
+// only ever replaced by rename, never written in place). The lock file is opened only as a
+// regular file, never through a symbolic link (IoFailure naming it).
 class FolderLock {
  public:
   // Tries until `patience` has passed, then fails: a stopped process holding the lock delays a
@@ -37,7 +38,9 @@ class FolderLock {
 // fsync'ed, renamed over `path`, then the folder fsync'ed. The caller holds the FolderLock.
 [[nodiscard]] Result<void> replace_file(const std::filesystem::path& path, std::string_view text);
 
-// The whole file; IoFailure when it cannot be opened or read, or is larger than `limit`.
+// The whole file. InvalidJson, with nothing read, when what is at `path` can be no document: a
+// symbolic link (never followed), a FIFO, a device or a folder, or a file larger than `limit`;
+// IoFailure when it cannot be opened or read.
 [[nodiscard]] Result<std::string> read_file(const std::filesystem::path& path, std::size_t limit);
 
 // The name of the lock file the store keeps in its folder.

@@ -84,6 +84,14 @@ Result<void> BnFinalizeNode::infer(const GraphContext& context) {
                           to_string(count.dim()) + " and data type " + data_type_name(count) +
                           "; it holds one Int64 value (the elements per channel, N * H * W)");
   }
+  // The mean divides by the count and the unbiased variance by count - 1: a count below 1 gives
+  // infinities or negative variances, never statistics.
+  if (const auto n = count.int_value(); n && *n <= 0) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      describe() + ": accumulation count " + count.describe() + " has value " +
+                          std::to_string(*n) +
+                          "; it is the number of elements per channel (N * H * W), positive");
+  }
   for (const auto& [role, t] :
        {std::pair{"eq_scale", ports_.eq_scale}, std::pair{"eq_bias", ports_.eq_bias},
         std::pair{"mean", ports_.mean}, std::pair{"inv_variance", ports_.inv_variance},

@@ -63,6 +63,40 @@ Result<std::vector<std::int64_t>> PointwiseNode::output_dims(
   return y_dims;
 }
 
+Result<void> PointwiseNode::check_per_channel() const {
+  if (!per_channel_ || !per_channel_->x || inputs().size() != 2) {
+    return {};
+  }
+  const TensorAttributes& x = *per_channel_->x;
+  const TensorAttributes& b = *inputs()[1];
+  const auto& xd = x.dim();
+  const auto& bd = b.dim();
+  const std::string what = describe() + ": " + per_channel_->role + " " + b.describe();
+  if (xd.size() < 2 || bd.size() != xd.size()) {
+    return make_error(ErrorCode::ShapeMismatch,
+                      what + " has dims " + to_string(bd) + ", X " + x.describe() + " has " +
+                          to_string(xd) +
+                          "; batch normalization takes X [N, C, ...] and parameters of its rank");
+  }
+  for (std::size_t i = 0; i < xd.size(); ++i) {
+    if (bd[i] == 1 || bd[i] == xd[i]) {
+      continue;
+    }
+    if (i == 1) {
+      return make_error(ErrorCode::ShapeMismatch,
+                        what + " has " + std::to_string(bd[1]) + " channels (dim 1), X " +
+                            x.describe() + " has " + std::to_string(xd[1]) +
+                            "; the parameters hold one value per channel of X");
+    }
+    return make_error(ErrorCode::ShapeMismatch,
+                      what + " has dims " + to_string(bd) + ", X " + x.describe() + " has " +
+                          to_string(xd) + ": dim " + std::to_string(i) + " is " +
+                          std::to_string(bd[i]) +
+                          "; a parameter broadcasts into X (each dim 1 or X's), never X into it");
+  }
+  return {};
+}
+
 Result<void> PointwiseNode::infer(const GraphContext& context) {
   const auto chosen = attributes_.mode();
   if (!chosen) {
@@ -113,6 +147,9 @@ Result<void> PointwiseNode::infer(const GraphContext& context) {
     rank = std::max(rank, t->dim().size());
   }
   if (auto ok = settle_scalar_inputs(rank); !ok) {
+    return ok;
+  }
+  if (auto ok = check_per_channel(); !ok) {
     return ok;
   }
   std::vector<ShapedTensor> shaped;

@@ -31,6 +31,33 @@ std::vector<TensorPtr> SdpaBackwardPorts::internals() const {
   return list;
 }
 
+namespace {
+
+// With grouped-query attention dK and dV are first made per query head, [b, h_q, s_kv, d] in the
+// io type (then summed over each group): more elements than K, V or the scores may have, so their
+// extent is checked before their strides are computed.
+Result<void> check_head_gradients(const std::string& node, const SdpaBackwardPorts& p) {
+  const auto& q = p.q->dim();
+  const std::int64_t s_kv = p.k->dim()[2];
+  const std::int64_t element = size_of(p.q->data_type().value_or(DataType::Half));  // checked: set
+  for (const auto& [heads, of] :
+       {std::pair{p.dk_heads.get(), p.k.get()}, std::pair{p.dv_heads.get(), p.v.get()}}) {
+    if (heads == nullptr) {
+      continue;
+    }
+    const std::vector<std::int64_t> dims{q[0], q[1], s_kv, of->dim()[3]};
+    if (auto ok = check_layout(dims, {}, element); !ok) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        node + ": the gradient of " + of->describe() +
+                            " per query head is [b, h_q, s_kv, d]; its " + ok.error().message +
+                            "; use fewer query heads or shorter sequences");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<void> SdpaBackwardNode::check_forward_tensors() const {
   const auto& q = ports_.q->dim();
   const std::vector<std::int64_t> o_dims{q[0], q[1], q[2], ports_.v->dim()[3]};
@@ -161,6 +188,9 @@ Result<void> SdpaBackwardNode::infer(const GraphContext& context) {
     return ok;
   }
   if (auto ok = check_forward_tensors(); !ok) {
+    return ok;
+  }
+  if (auto ok = check_head_gradients(describe(), ports_); !ok) {
     return ok;
   }
   if (auto ok = settle_scalar_inputs(4); !ok) {

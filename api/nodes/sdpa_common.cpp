@@ -2,6 +2,7 @@
 // step builder.
 #include "api/nodes/sdpa_common.hpp"
 
+#include "api/checked.hpp"
 #include "api/cudnn_error.hpp"
 #include "api/layout.hpp"
 #include "api/nodes/rng.hpp"
@@ -199,6 +200,19 @@ Result<void> check_attention_inputs(const std::string& node, const TensorAttribu
   return {};
 }
 
+Result<void> check_attention_scores(const std::string& node, const TensorAttributes& q,
+                                    const TensorAttributes& k) {
+  const std::vector<std::int64_t> dims{q.dim()[0], q.dim()[1], q.dim()[2], k.dim()[2]};
+  const auto count = element_count(dims);
+  if (count && checked_mul(*count, size_of(DataType::Float))) {
+    return {};
+  }
+  return make_error(ErrorCode::InvalidAttribute,
+                    node + ": the scores of Q " + q.describe() + " and K " + k.describe() +
+                        " are Float [b, h_q, s_q, s_kv] = " + to_string(dims) +
+                        ", more bytes than int64 counts; shorten s_q or s_kv, or split the batch");
+}
+
 Result<void> check_attention_masks(const std::string& node, const AttentionSettings& settings,
                                    const TensorAttributes& q, const TensorAttributes& k) {
   const std::int64_t b = q.dim()[0];
@@ -310,6 +324,9 @@ Result<void> check_attention(const std::string& node, std::optional<DataType> co
                                                           "; attention accumulates in Float");
   }
   if (auto ok = check_attention_inputs(node, q, k, v); !ok) {
+    return ok;
+  }
+  if (auto ok = check_attention_scores(node, q, k); !ok) {
     return ok;
   }
   if (auto ok = check_attention_masks(node, settings, q, k); !ok) {

@@ -91,6 +91,11 @@ void append_present(std::vector<TensorPtr>& list, std::initializer_list<TensorPt
                                                   const TensorAttributes& q,
                                                   const TensorAttributes& k,
                                                   const TensorAttributes& v);
+// The scores Q K^T, Float [b, h_q, s_q, s_kv], the nodes' largest internal tensors: their extent
+// in bytes fits in int64, so their packed strides can be computed.
+[[nodiscard]] Result<void> check_attention_scores(const std::string& node,
+                                                  const TensorAttributes& q,
+                                                  const TensorAttributes& k);
 // A finite scale; the padding mask with both Int32 [b, 1, 1, 1] device length tensors and
 // length tensors only with it; bottom-right causal without padding only for s_q == s_kv.
 [[nodiscard]] Result<void> check_attention_masks(const std::string& node,
@@ -104,7 +109,7 @@ void append_present(std::vector<TensorPtr>& list, std::initializer_list<TensorPt
 [[nodiscard]] Result<void> check_attention_dropout(const std::string& node,
                                                    const AttentionSettings& settings);
 // The node's compute type, if set, is Float; then check_attention_inputs,
-// check_attention_masks and check_attention_dropout.
+// check_attention_scores, check_attention_masks and check_attention_dropout.
 [[nodiscard]] Result<void> check_attention(const std::string& node, std::optional<DataType> compute,
                                            const AttentionSettings& settings,
                                            const TensorAttributes& q, const TensorAttributes& k,

@@ -84,7 +84,9 @@ Result<void> check_page_table(const std::string& node, const char* port, const T
     return make_error(ErrorCode::UnsupportedDataType,
                       what + " has data type " + type_name(t) + "; page tables are Int32");
   }
-  const std::int64_t pages = (max_seq_len_kv + block_size - 1) / block_size;
+  // ceil(max_seq_len_kv / block_size) without max_seq_len_kv + block_size - 1, which overflows
+  // near INT64_MAX (both are positive here).
+  const std::int64_t pages = max_seq_len_kv / block_size + (max_seq_len_kv % block_size != 0);
   const std::vector<std::int64_t> expected{b, 1, pages, 1};
   if (t.dim() != expected) {
     return make_error(ErrorCode::ShapeMismatch,
@@ -161,12 +163,21 @@ Result<void> PagedCachePorts::check_and_settle(const std::string& node, bool pad
       return ok;
     }
   }
-  const auto settle = [&](const TensorPtr& view, const TensorAttributes& container) {
-    const std::vector<std::int64_t> dims{b, container.dim()[1], max_seq_len_kv, container.dim()[3]};
-    view->set_dim(dims).set_stride(packed_strides(dims)).set_data_type(*container.data_type());
-  };
-  settle(k_view, k);
-  settle(v_view, v);
+  // The gathered caches are packed [b, h, max_seq_len_kv, d]: their strides exist only where
+  // their extent in bytes fits in int64.
+  for (const auto& [view, container] : {std::pair{&k_view, &k}, std::pair{&v_view, &v}}) {
+    const std::vector<std::int64_t> dims{b, container->dim()[1], max_seq_len_kv,
+                                         container->dim()[3]};
+    const DataType type = container->data_type().value_or(DataType::Half);  // checked: set
+    if (auto ok = check_layout(dims, {}, size_of(type)); !ok) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        node + ": the cache gathered from " + container->describe() +
+                            " is [b, h, max_seq_len_kv, d]; with max_seq_len_kv " +
+                            std::to_string(max_seq_len_kv) + " its " + ok.error().message +
+                            "; give the longest key sequence the page tables hold");
+    }
+    (*view)->set_dim(dims).set_stride(packed_strides(dims)).set_data_type(type);
+  }
   return {};
 }
 

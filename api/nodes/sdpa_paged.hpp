@@ -38,7 +38,8 @@ struct PagedCachePorts {
   // mask; max_seq_len_kv positive; each container rank 4 [num_blocks, h, block_size, d] in Q's
   // type (Half or BFloat16), head dim innermost, in memory, not ragged; each page table in
   // memory, Int32, [b, 1, ceil(max_seq_len_kv / block_size), 1] packed, not ragged. Then settles
-  // the views. A Q of another rank is left to check_attention (the views stay unsettled).
+  // the views, each one's extent in bytes within int64. A Q of another rank is left to
+  // check_attention (the views stay unsettled).
   [[nodiscard]] Result<void> check_and_settle(const std::string& node, bool padding,
                                               const TensorAttributes& q, const TensorAttributes& k,
                                               const TensorAttributes& v) const;

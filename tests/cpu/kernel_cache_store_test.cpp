@@ -4,17 +4,21 @@
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "support/kernel_cache_documents.hpp"
@@ -48,6 +52,29 @@ std::string slurp(const fs::path& path) {
 
 // The key the stored 9.19 documents belong to.
 const KernelCacheKey key{"matmul_fp16", "sm_90", 91900};
+
+// The file of `key` in `folder`.
+fs::path file_of(const fs::path& folder) {
+  return folder / "matmul_fp16--cudnn-9.19.0--sm_90.json";
+}
+
+// Loads `key` from a folder where something other than a document sits under its name: the load
+// succeeds with an empty cache and a warning that names `why`, the thing is set aside (kept as
+// it is, renamed), and the next load finds nothing and says nothing.
+void expect_set_aside(const fs::path& folder, const std::string& why) {
+  KernelCacheStore store(folder);
+  auto stored = store.load_or_create(key);
+  BOOST_TEST_REQUIRE(stored.has_value(), (stored ? "" : stored.error().message));
+  BOOST_TEST(!stored->loaded);
+  BOOST_TEST(contains(stored->warning, why), stored->warning);
+  BOOST_TEST(contains(stored->warning, "set aside as"), stored->warning);
+  std::error_code ec;
+  BOOST_TEST(!fs::exists(fs::symlink_status(file_of(folder), ec)));
+  BOOST_TEST(fs::exists(fs::symlink_status(file_of(folder).string() + ".damaged", ec)));
+  auto again = store.load_or_create(key);
+  BOOST_TEST_REQUIRE(again.has_value());
+  BOOST_TEST(again->warning.empty(), again->warning);
+}
 
 // Files the store leaves besides its documents: temporaries of writers that died.
 int count_temporaries(const fs::path& folder) {
@@ -94,6 +121,182 @@ BOOST_AUTO_TEST_CASE(a_key_that_cannot_name_a_file_is_refused_naming_the_part) {
     BOOST_TEST((name.error().code == dnngraph::ErrorCode::InvalidAttribute));
     BOOST_TEST(contains(name.error().message, why), name.error().message);
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_key_whose_file_name_would_be_too_long_to_write_is_refused) {
+  // 128 characters each were accepted; the name (277 characters) could never be created.
+  const KernelCacheKey longest{std::string(128, 't'), std::string(128, 'a'), 91900};
+  auto name = KernelCacheStore::file_name(longest);
+  BOOST_TEST_REQUIRE(!name.has_value());
+  BOOST_TEST((name.error().code == dnngraph::ErrorCode::InvalidAttribute));
+  BOOST_TEST(contains(name.error().message, "has 277 characters, more than 229"),
+             name.error().message);
+}
+
+BOOST_AUTO_TEST_CASE(the_longest_file_name_the_store_accepts_can_be_written_and_listed) {
+  // 229 characters: "<topology>--cudnn-9.19.0--<arch>.json", 128 and 80 characters.
+  const KernelCacheKey longest{std::string(128, 't'), std::string(80, 'a'), 91900};
+  auto name = KernelCacheStore::file_name(longest);
+  BOOST_TEST_REQUIRE(name.has_value(), (name ? "" : name.error().message));
+  BOOST_TEST(name->size() == 229U);
+  BOOST_TEST(!KernelCacheStore::file_name({longest.topology, std::string(81, 'a'), 91900}));
+  const fs::path folder = scratch("longest");
+  KernelCacheStore store(folder);
+  auto written = store.write(longest, dnngraph::testing::matmul);
+  BOOST_TEST_REQUIRE(written.has_value(), (written ? "" : written.error().message));
+  auto files = store.list();
+  BOOST_TEST_REQUIRE(files.has_value());
+  BOOST_TEST_REQUIRE(files->size() == 1U);
+  BOOST_TEST(files->front().key.topology == longest.topology);
+}
+
+BOOST_AUTO_TEST_CASE(every_key_the_store_accepts_round_trips_through_its_file_name) {
+  // Parts from which names are made: the separators, the characters a file name cannot hold or
+  // that mean something to a shell or a path ('/', '%', '.', ".."), bytes outside ASCII, and
+  // the lengths around the limits.
+  const std::vector<std::string> parts{"",
+                                       "a",
+                                       "Z9",
+                                       ".",
+                                       "..",
+                                       "/",
+                                       "%",
+                                       "%2F",
+                                       "-",
+                                       "--",
+                                       "_",
+                                       "cudnn-",
+                                       "--cudnn-9.19.0--",
+                                       ".json",
+                                       " ",
+                                       "\xc3\xa9",
+                                       "\xff",
+                                       std::string(1, '\0'),
+                                       std::string(100, 'x'),
+                                       std::string(128, 'y'),
+                                       std::string(129, 'z')};
+  const std::vector<std::int64_t> versions{
+      1, 99, 10000, 91900, 92700, 99999, std::numeric_limits<std::int64_t>::max(), -1, -91900};
+  std::mt19937 random(35);
+  std::uniform_int_distribution<std::size_t> pick(0, parts.size() - 1);
+  std::uniform_int_distribution<int> length(1, 3);
+  const auto name = [&] {
+    std::string out;
+    for (int i = length(random); i > 0; --i) {
+      out += parts[pick(random)];
+    }
+    return out;
+  };
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const KernelCacheKey k{name(), name(), versions[static_cast<std::size_t>(i) % versions.size()]};
+    auto file = KernelCacheStore::file_name(k);
+    if (!file) {
+      BOOST_TEST((file.error().code == dnngraph::ErrorCode::InvalidAttribute));
+      continue;
+    }
+    ++accepted;
+    BOOST_TEST(file->size() <= 229U);
+    BOOST_TEST(file->find('/') == std::string::npos, *file);
+    auto back = KernelCacheStore::key_of(*file);
+    BOOST_TEST_REQUIRE(back.has_value(), *file);
+    BOOST_TEST(back->topology == k.topology, *file);
+    BOOST_TEST(back->gpu_architecture == k.gpu_architecture, *file);
+    BOOST_TEST(back->cudnn_version == k.cudnn_version, *file);
+  }
+  BOOST_TEST_MESSAGE(accepted << " of 20000 generated keys accepted");
+  BOOST_TEST(accepted > 100);
+}
+
+BOOST_AUTO_TEST_CASE(every_name_key_of_takes_is_the_file_name_of_its_key) {
+  // Names shaped like the store's, <topology>--cudnn-<version>--<arch>.json, from pieces that
+  // blur each boundary: dashes next to the separators, versions of other spellings and of a
+  // major that overflows, characters no key holds.
+  // Valid pieces repeat, so that some hundreds of the names are taken.
+  const std::vector<std::string> name_parts{"a",  "a", "sm_90", "sm_90",  "-",       "-",
+                                            "--", ".", "..",    "cudnn-", "9",       "/",
+                                            "%",  " ", "\xff",  ".json",  "--cudnn-"};
+  const std::vector<std::string> digits{"9",
+                                        "0",
+                                        "19",
+                                        "9",
+                                        "0",
+                                        "19",
+                                        "99",
+                                        "09",
+                                        "100",
+                                        "+1",
+                                        "-1",
+                                        "1152921504606846985",
+                                        "922337203685477"};
+  const std::vector<std::string> dots{".", ".", ".", ".", "", "..", "-"};
+  std::mt19937 random(35);
+  const auto join = [&](const std::vector<std::string>& parts, int least, int most) {
+    std::string out;
+    for (int n = std::uniform_int_distribution<int>(least, most)(random); n > 0; --n) {
+      out += parts[std::uniform_int_distribution<std::size_t>(0, parts.size() - 1)(random)];
+    }
+    return out;
+  };
+  int taken = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const std::string version = join(digits, 1, 2) + join(dots, 1, 1) + join(digits, 1, 1) +
+                                join(dots, 1, 1) + join(digits, 1, 1);
+    const std::string file = join(name_parts, 1, 3) + "--cudnn-" + version + "--" +
+                             join(name_parts, 1, 3) + (i % 8 == 0 ? "" : ".json");
+    auto k = KernelCacheStore::key_of(file);
+    if (!k) {
+      continue;
+    }
+    ++taken;
+    auto again = KernelCacheStore::file_name(*k);
+    BOOST_TEST_REQUIRE(again.has_value(), file);
+    BOOST_TEST(*again == file);
+  }
+  BOOST_TEST_MESSAGE(taken << " of 200000 generated names taken as keys");
+  BOOST_TEST(taken > 400);
+}
+
+BOOST_AUTO_TEST_CASE(names_the_old_parser_split_wrongly_round_trip_or_are_refused) {
+  // An architecture starting with '-' made a name key_of refused; a topology ending with '-'
+  // is taken as it was.
+  for (const KernelCacheKey& k :
+       {KernelCacheKey{"t", "-sm", 91900}, KernelCacheKey{"t-", "sm-", 91900},
+        KernelCacheKey{"t-", "-", 91900}}) {
+    auto file = KernelCacheStore::file_name(k);
+    BOOST_TEST_REQUIRE(file.has_value());
+    auto back = KernelCacheStore::key_of(*file);
+    BOOST_TEST_REQUIRE(back.has_value(), *file);
+    BOOST_TEST(back->topology == k.topology);
+    BOOST_TEST(back->gpu_architecture == k.gpu_architecture);
+  }
+  // Other spellings of a version than the one file_name writes are no key's name.
+  for (const char* file : {"t--cudnn-09.19.0--sm_90.json", "t--cudnn-9.019.0--sm_90.json",
+                           "t--cudnn-+9.19.0--sm_90.json", "t--cudnn--9.19.0--sm_90.json",
+                           "t--cudnn-0.0.0--sm_90.json", "t--cudnn-9.19--sm_90.json"}) {
+    BOOST_TEST(!KernelCacheStore::key_of(file).has_value(), file);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_file_name_with_a_huge_major_version_is_no_key) {
+  // (2^60 + 9) * 10000 wraps to 90000 in int64: the name was listed as a 9.19 cache (and was
+  // signed-overflow UB).
+  const std::string file = "matmul_fp16--cudnn-1152921504606846985.19.0--sm_90.json";
+  BOOST_TEST(!KernelCacheStore::key_of(file).has_value());
+  const fs::path folder = scratch("huge-version");
+  fs::create_directories(folder);
+  std::ofstream(folder / file) << dnngraph::testing::matmul;
+  KernelCacheStore store(folder);
+  auto files = store.list();
+  BOOST_TEST_REQUIRE(files.has_value());
+  BOOST_TEST(files->empty());
+  // The largest version int64 holds still names a file, and that name its key.
+  const KernelCacheKey newest{"t", "sm_90", std::numeric_limits<std::int64_t>::max()};
+  auto name = KernelCacheStore::file_name(newest);
+  BOOST_TEST_REQUIRE(name.has_value());
+  BOOST_TEST(*name == "t--cudnn-922337203685477.58.7--sm_90.json");
+  BOOST_TEST(KernelCacheStore::key_of(*name).value_or(KernelCacheKey{}).cudnn_version ==
+             newest.cudnn_version);
 }
 
 BOOST_AUTO_TEST_CASE(no_file_gives_a_new_empty_cache_and_makes_the_folder) {
@@ -155,6 +358,68 @@ BOOST_AUTO_TEST_CASE(a_damaged_file_is_set_aside_reported_and_never_stops_the_lo
   BOOST_TEST_REQUIRE(again.has_value());
   BOOST_TEST(again->warning.empty(), again->warning);
   BOOST_TEST(store.list()->empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_fifo_under_a_keys_name_is_set_aside_without_blocking_the_load,
+                     *boost::unit_test::timeout(20)) {
+  // The load opened the FIFO for reading and waited forever for a writer.
+  const fs::path folder = scratch("fifo");
+  fs::create_directories(folder);
+  BOOST_TEST_REQUIRE(::mkfifo(file_of(folder).c_str(), 0644) == 0);
+  expect_set_aside(folder, "is a FIFO; the store opens only regular files");
+  BOOST_TEST(fs::is_fifo(file_of(folder).string() + ".damaged"));
+}
+
+BOOST_AUTO_TEST_CASE(a_file_larger_than_a_document_is_set_aside_unread) {
+  // 300 MB were read (256 MiB of them) on every load and never set aside. Sparse: no disk used.
+  const fs::path folder = scratch("large");
+  fs::create_directories(folder);
+  std::ofstream(file_of(folder)).close();
+  fs::resize_file(file_of(folder), std::uintmax_t{300} << 20);
+  expect_set_aside(folder, "has 314572800 bytes, more than the 268435456 a document may have");
+  BOOST_TEST(fs::file_size(file_of(folder).string() + ".damaged") == std::uintmax_t{300} << 20);
+  fs::remove_all(folder);
+}
+
+BOOST_AUTO_TEST_CASE(a_symbolic_link_under_a_keys_name_is_set_aside_never_followed) {
+  // A link to /dev/zero was read up to the size limit on every load.
+  for (const fs::path& target : {fs::path("/dev/zero"), fs::path("/nonexistent/dnngraph")}) {
+    const fs::path folder = scratch("link");
+    fs::create_directories(folder);
+    fs::create_symlink(target, file_of(folder));
+    expect_set_aside(folder, "is a symbolic link; the store opens only regular files");
+    BOOST_TEST(fs::read_symlink(file_of(folder).string() + ".damaged") == target);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_symbolic_link_to_a_document_is_not_listed) {
+  const fs::path folder = scratch("listed-link");
+  fs::create_directories(folder);
+  std::ofstream(folder / "elsewhere.txt") << dnngraph::testing::matmul;
+  fs::create_symlink(folder / "elsewhere.txt", file_of(folder));
+  KernelCacheStore store(folder);
+  auto files = store.list();
+  BOOST_TEST_REQUIRE(files.has_value());
+  BOOST_TEST(files->empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_lock_file_that_is_a_symbolic_link_is_refused_and_its_target_not_made) {
+  // The lock was opened through the link with O_CREAT: it made the link's target.
+  const fs::path folder = scratch("lock-link");
+  const fs::path target = scratch("lock-target");
+  fs::create_directories(folder);
+  fs::create_symlink(target, folder / ".dnngraph-cache.lock");
+  KernelCacheStore store(folder);
+  auto written = store.write(key, dnngraph::testing::matmul);
+  BOOST_TEST_REQUIRE(!written.has_value());
+  BOOST_TEST((written.error().code == dnngraph::ErrorCode::IoFailure));
+  BOOST_TEST(contains(written.error().message, ".dnngraph-cache.lock is a symbolic link"),
+             written.error().message);
+  BOOST_TEST(contains(written.error().message, "it is the store's lock file: remove it"),
+             written.error().message);
+  std::error_code ec;
+  BOOST_TEST(!fs::exists(fs::symlink_status(target, ec)));
+  BOOST_TEST(!fs::exists(file_of(folder)));
 }
 
 BOOST_AUTO_TEST_CASE(write_refuses_a_document_a_load_would_set_aside) {

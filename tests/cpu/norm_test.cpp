@@ -142,24 +142,62 @@ BOOST_AUTO_TEST_CASE(epsilon_takes_the_rank_of_x_and_stays_float) {
   BOOST_TEST(*eps->value() == 1e-5F);
 }
 
-BOOST_AUTO_TEST_CASE(batchnorm_inference_is_four_pointwise_operations) {
+namespace {
+
+// A Half graph with X (uid 1) and the Float parameters mean (uid 2), inv_variance, scale and
+// bias (uids 3-5, `others`), and Y = batchnorm_inference ("bn") an output.
+struct BatchnormInference {
   Graph g;
-  g.set_io_data_type(DataType::Half).set_compute_data_type(DataType::Float);
+  TensorPtr x, y;
+
+  BatchnormInference(const TensorAttributes& x_attributes, const Dims& mean, const Dims& others) {
+    g.set_io_data_type(DataType::Half).set_compute_data_type(DataType::Float);
+    x = g.tensor(x_attributes);
+    const auto param = [&](const char* name, std::int64_t uid, const Dims& dims) {
+      return g.tensor(tensor(name, uid, dims).set_data_type(DataType::Float));
+    };
+    y = g.batchnorm_inference(x, param("mean", 2, mean), param("inv_variance", 3, others),
+                              param("scale", 4, others), param("bias", 5, others),
+                              dnngraph::BatchnormInferenceAttributes().set_name("bn"));
+    y->set_output(true);
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(batchnorm_inference_is_four_pointwise_operations) {
   const Dims x_dims{2, 16, 5, 7};
   const Dims c{1, 16, 1, 1};
-  auto x = g.tensor(tensor("X", 1, x_dims).set_stride(dnngraph::channels_last_strides(x_dims)));
-  const auto param = [&](const char* name, std::int64_t uid) {
-    return g.tensor(tensor(name, uid, c).set_data_type(DataType::Float));
-  };
-  auto y = g.batchnorm_inference(x, param("mean", 2), param("inv_variance", 3), param("scale", 4),
-                                 param("bias", 5),
-                                 dnngraph::BatchnormInferenceAttributes().set_name("bn"));
-  y->set_output(true);
-  const LoweringSummary lowered = require_lowered(g);
+  BatchnormInference bn(tensor("X", 1, x_dims).set_stride(dnngraph::channels_last_strides(x_dims)),
+                        c, c);
+  const LoweringSummary lowered = require_lowered(bn.g);
   BOOST_TEST(lowered.operation_count == 4U);
   BOOST_TEST(lowered.operations.front() == "pointwise 'bn::center'");
   BOOST_TEST(lowered.operations.back() == "pointwise 'bn::shift'");
-  BOOST_TEST(y->stride() == dnngraph::channels_last_strides(x_dims));  // keeps X's layout
+  BOOST_TEST(bn.y->stride() == dnngraph::channels_last_strides(x_dims));  // keeps X's layout
+}
+
+BOOST_AUTO_TEST_CASE(batchnorm_inference_refuses_parameters_of_other_channels_than_x) {
+  // Found by fuzzing: a 1-channel X broadcast against 32-channel parameters gave a 32-channel Y.
+  BatchnormInference bn(tensor("X", 1, {2, 1, 5, 7}), {1, 32, 1, 1}, {1, 32, 1, 1});
+  const Error error = validation_error(bn.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error,
+                      "pointwise 'bn::center': mean 'mean' (uid 2) has 32 channels (dim 1), X "
+                      "'X' (uid 1) has 1"));
+  BOOST_TEST(bn.x->dim() == (Dims{2, 1, 5, 7}));
+  BOOST_TEST(bn.y->dim().empty());
+}
+
+BOOST_AUTO_TEST_CASE(batchnorm_inference_refuses_a_parameter_that_would_widen_x) {
+  // A parameter broadcasts into X, never X into it: mean [1, 16, 5, 1] for X [2, 16, 1, 7] would
+  // give a Y of 5 rows.
+  BatchnormInference bn(tensor("X", 1, {2, 16, 1, 7}), {1, 16, 5, 1}, {1, 16, 1, 1});
+  const Error error = validation_error(bn.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error,
+                      "pointwise 'bn::center': mean 'mean' (uid 2) has dims [1, 16, 5, 1], X 'X' "
+                      "(uid 1) has [2, 16, 1, 7]: dim 2 is 5; a parameter broadcasts into X"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -921,6 +959,24 @@ BOOST_AUTO_TEST_CASE(a_count_in_device_memory_is_refused) {
   BOOST_TEST(mentions(error,
                       "accumulation count 'count' (uid 7) is in device memory; cuDNN's "
                       "BN_FINALIZE takes it by value"));
+}
+
+BOOST_AUTO_TEST_CASE(a_count_of_zero_or_below_is_refused_naming_the_value) {
+  // Found by fuzzing: 0 and -5 were accepted (the mean divides by the count).
+  for (const std::int64_t given : {std::int64_t{0}, std::int64_t{-5}}) {
+    Finalize f;
+    auto count = f.g.int64_scalar(given);
+    auto outs = f.g.bn_finalize(f.sum, f.sq_sum, f.scale, f.bias,
+                                f.attributes().set_accumulation_count(count));
+    outs[0]->set_output(true);
+    const Error error = validation_error(f.g);
+    BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+    BOOST_TEST(mentions(error, "bn_finalize 'fin': accumulation count"));
+    BOOST_TEST(mentions(error, "has value " + std::to_string(given) +
+                                   "; it is the number of elements per channel (N * H * W), "
+                                   "positive"));
+    BOOST_TEST(count->int_value().value_or(0) == given);  // the user's value stays
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_missing_count_is_a_foreign_tensor_error) {

@@ -233,4 +233,30 @@ BOOST_AUTO_TEST_CASE(a_null_input_is_a_foreign_tensor_error) {
   BOOST_TEST(mentions(error, "sdpa_backward 'bwd': input dO is null"));
 }
 
+BOOST_AUTO_TEST_CASE(scores_of_more_bytes_than_int64_counts_are_refused_before_their_strides) {
+  // Found by fuzzing: the scores' packed strides were computed first, a signed overflow.
+  constexpr std::int64_t s = std::int64_t{1} << 40;
+  Backward b({.b = 1, .h_q = 1, .h_k = 1, .s_q = s, .s_kv = s, .d = 8});
+  b.run(SdpaBackwardAttributes());
+  const Error error = validation_error(b.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error,
+                      "sdpa_backward 'bwd': the scores of Q 'Q' (uid 1) and K 'K' (uid 2) are "
+                      "Float [b, h_q, s_q, s_kv] = [1, 1, 1099511627776, 1099511627776]"));
+  BOOST_TEST(b.dq->dim().empty());
+}
+
+BOOST_AUTO_TEST_CASE(per_head_gradients_of_more_elements_than_int64_counts_are_refused) {
+  // Grouped-query: dK and dV per query head are [b, h_q, s_kv, d], larger than the scores here
+  // (s_q 1): 2^45 heads of 1024 x 256.
+  Backward b({.b = 1, .h_q = std::int64_t{1} << 45, .h_k = 1, .s_q = 1, .s_kv = 1024, .d = 256});
+  b.run(SdpaBackwardAttributes());
+  const Error error = validation_error(b.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error,
+                      "sdpa_backward 'bwd': the gradient of 'K' (uid 2) per query head is "
+                      "[b, h_q, s_kv, d]; its dims [1, 35184372088832, 1024, 256] have an element "
+                      "count"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -231,6 +232,37 @@ BOOST_AUTO_TEST_CASE(a_max_seq_len_kv_beyond_the_pages_is_refused) {
   const Error error = validation_error(p.g);
   BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
   BOOST_TEST(mentions(error, "expected [2, 1, 6, 1]"));
+}
+
+BOOST_AUTO_TEST_CASE(a_max_seq_len_kv_near_int64_max_gives_its_page_count_without_overflow) {
+  // Found by fuzzing: ceil(max_seq_len_kv / block_size) added block_size - 1 first (signed
+  // overflow).
+  constexpr std::int64_t longest = std::numeric_limits<std::int64_t>::max();
+  Paged p;
+  p.run(p.attributes().set_paged_attention(p.table_k, p.table_v, longest));
+  const Error error = validation_error(p.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error,
+                      "expected [2, 1, 1152921504606846976, 1]: [b, 1, ceil(max_seq_len_kv "
+                      "9223372036854775807 / block_size 8), 1]"));
+}
+
+BOOST_AUTO_TEST_CASE(gathered_caches_of_more_bytes_than_int64_counts_are_refused) {
+  // Found by fuzzing: the views' packed strides [b, h, max_seq_len_kv, d] overflowed. Pages of 8
+  // for 2^58 positions: page tables of 2^55 pages (2^58 bytes) fit, the caches do not.
+  constexpr std::int64_t longest = std::int64_t{1} << 58;
+  Paged p;
+  for (const TensorPtr& table : {p.table_k, p.table_v}) {
+    table->set_dim({2, 1, longest / 8, 1});
+  }
+  p.run(p.attributes().set_paged_attention(p.table_k, p.table_v, longest));
+  const Error error = validation_error(p.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error,
+                      "sdpa 'attn': the cache gathered from 'K' (uid 2) is [b, h, max_seq_len_kv, "
+                      "d]; with max_seq_len_kv 288230376151711744 its dims [2, 2, "
+                      "288230376151711744, 64] have an element count"));
+  BOOST_TEST(p.o->dim().empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_page_table_of_another_batch_is_refused) {

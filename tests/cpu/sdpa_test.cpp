@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -288,6 +289,23 @@ BOOST_AUTO_TEST_CASE(a_failed_validation_leaves_the_outputs_unsettled) {
   BOOST_TEST(a.o->dim().empty());
 }
 
+BOOST_AUTO_TEST_CASE(scores_of_more_bytes_than_int64_counts_are_refused_before_their_strides) {
+  // Found by fuzzing: the scores' packed strides were computed first, a signed overflow.
+  constexpr std::int64_t s = std::int64_t{1} << 40;
+  Attention a({.b = 1, .h_q = 1, .h_k = 1, .h_v = 1, .s_q = s, .s_kv = s, .d = 8, .d_v = 8});
+  // With dropout, whose mask has the scores' dims too.
+  auto seed = a.g.tensor(tensor("seed", 8, {1, 1, 1, 1}).set_data_type(DataType::Int64));
+  auto offset = a.g.tensor(tensor("offset", 9, {1, 1, 1, 1}).set_data_type(DataType::Int64));
+  a.run(SdpaAttributes().set_dropout(0.1, seed, offset));
+  const Error error = validation_error(a.g);
+  BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
+  BOOST_TEST(mentions(error,
+                      "sdpa 'attn': the scores of Q 'Q' (uid 1) and K 'K' (uid 2) are Float "
+                      "[b, h_q, s_q, s_kv] = [1, 1, 1099511627776, 1099511627776], more bytes "
+                      "than int64 counts"));
+  BOOST_TEST(a.o->dim().empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(sdpa_ragged)
@@ -376,6 +394,22 @@ BOOST_AUTO_TEST_CASE(a_tensor_that_is_its_own_offsets_is_refused) {
   const Error error = validation_error(r.a.g);
   BOOST_TEST(error.code == ErrorCode::InvalidAttribute);
   BOOST_TEST(mentions(error, "must be a graph input in device memory"));
+}
+
+BOOST_AUTO_TEST_CASE(a_ragged_batch_of_int64_max_is_refused_without_overflowing) {
+  // Found by fuzzing: the offsets' expected dims [b + 1, 1, 1, 1] overflowed (signed, UB).
+  Ragged r;
+  r.run();
+  constexpr std::int64_t b = std::numeric_limits<std::int64_t>::max();
+  r.a.g.tensor(tensor("huge", 20, {b, 1, 1, 1})
+                   .set_data_type(DataType::Int8)
+                   .set_ragged_offset(r.q_offsets));
+  const Error error = validation_error(r.a.g);
+  BOOST_TEST(error.code == ErrorCode::ShapeMismatch);
+  BOOST_TEST(mentions(error,
+                      "tensor 'huge' (uid 20) is ragged with a batch (dim 0) of "
+                      "9223372036854775807; its offsets 'q_offsets' (uid 8) would need one row "
+                      "more, which int64 cannot count"));
 }
 
 BOOST_AUTO_TEST_CASE(a_ragged_tensor_into_a_matmul_is_refused) {
