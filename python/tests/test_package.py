@@ -1,5 +1,5 @@
-"""The package around the extension: dnngraph re-exports dnngraph._C, carries its types and
-imports no torch."""
+"""The package around the extension: dnngraph re-exports dnngraph._C, carries its types, imports
+no torch, and runs the cache command as `python -m dnngraph.cache`."""
 
 import pathlib
 import subprocess
@@ -36,3 +36,31 @@ def test_import_dnngraph_imports_no_torch():
         capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_the_cache_command_says_how_it_is_used():
+    done = subprocess.run([sys.executable, "-m", "dnngraph.cache", "--help"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    for command in ("list", "inspect", "verify", "prune"):
+        assert command in done.stdout
+
+
+def test_the_cache_command_refuses_an_unknown_command_with_status_2(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "dnngraph.cache", "frobnicate", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+
+
+def test_the_store_lists_its_files_with_their_keys(tmp_path):
+    store = dnngraph.KernelCacheStore(tmp_path)
+    path = store.load_or_create("mlp", "sm_90").path
+    path.write_text("{}")
+    (tmp_path / (path.name + dnngraph.KernelCacheStore.damaged_suffix)).write_text("{")
+    files = store.list()
+    assert [f.path.name for f in files] == [path.name]
+    key = files[0].key
+    assert (key.topology, key.gpu_architecture) == ("mlp", "sm_90")
+    assert key.cudnn_version == dnngraph.cudnn_runtime_version()
+    assert files[0].bytes == 2
+    assert dnngraph.KernelCacheStore.key_of("not a store file") is None
