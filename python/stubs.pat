@@ -1,10 +1,13 @@
-# nanobind stubgen patterns (nanobind_add_stub PATTERN_FILE): what dnngraph.pyi cannot learn by
-# importing the module.
-^dnngraph\.Error$:
+# nanobind stubgen patterns (nanobind_add_stub PATTERN_FILE): what dnngraph/_C.pyi cannot learn
+# by importing the extension.
+^dnngraph\._C\.Error$:
     class Error(Exception):
         \doc
         code: ErrorCode
         message: str
 
-^dnngraph\.__prefix__$:
+^dnngraph\._C\.__prefix__$:
     from collections.abc import Mapping
+
+^dnngraph\._C\.__suffix__$:
+    __version__: str

@@ -1,5 +1,6 @@
-// `import dnngraph`: the Python face of dnngraph's C++ API (api/ headers, not the C++ module).
-// Each part is bound in its own file; see bindings.hpp.
+// dnngraph._C: the Python face of dnngraph's C++ API (api/ headers, not the C++ module), which the
+// package dnngraph (python/dnngraph/__init__.py) re-exports. Each part is bound in its own file;
+// see bindings.hpp.
 #include <nanobind/nanobind.h>
 
 #include "bindings.hpp"
@@ -7,7 +8,7 @@
 
 namespace nb = nanobind;
 
-NB_MODULE(dnngraph, m) {
+NB_MODULE(_C, m) {
   m.doc() =
       "dnngraph: fused cuDNN operation graphs. Describe a Graph, build it once with a Handle,\n"
       "execute it many times with torch tensors (or __cuda_array_interface__ / DLPack objects,\n"

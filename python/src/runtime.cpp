@@ -117,6 +117,8 @@ void bind_kernel_cache(nb::module_& m) {
            [](const K& k) {
              return without_gil([&] { return Result<std::int64_t>(k.descriptors_created()); });
            })
+      .def_ro_static("max_json_bytes", &K::max_json_bytes,
+                     "The largest document from_json() and the store read.")
       .def_static(
           "introspection_path", [] { return std::string(K::introspection_path()); },
           "\"native\" (cuDNN >= 9.27 counts) or \"library\" (dnngraph counts insertions).");

@@ -2,6 +2,9 @@
 # a dead writer and a cache of another cuDNN:
 #   cmake -DCLI=<dnngraph-cache> -DDOCUMENT=<a cuDNN 9.19 document> -DWORK_DIR=<scratch>
 #         -DLOADED=<loaded cuDNN, e.g. 9.19.0> -P cache_cli_test.cmake
+# The same specification for `python -m dnngraph.cache`: -DCLI="<python> -m dnngraph.cache" (the
+# command line is split at spaces).
+separate_arguments(CLI UNIX_COMMAND "${CLI}")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 file(READ "${DOCUMENT}" document)
@@ -21,7 +24,7 @@ file(WRITE "${WORK_DIR}/matmul--cudnn-8.9.7--sm_90.json" "${document}")
 # run(<expected exit> <output regex>... ARGS <cli args>)
 function(run expected_rc)
   cmake_parse_arguments(R "" "" "EXPECT;ARGS" ${ARGN})
-  execute_process(COMMAND "${CLI}" ${R_ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+  execute_process(COMMAND ${CLI} ${R_ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                   ERROR_VARIABLE err)
   message(STATUS "dnngraph-cache ${R_ARGS} -> ${rc}\n${out}${err}")
   if(NOT rc STREQUAL expected_rc)
@@ -49,7 +52,7 @@ if(version STREQUAL LOADED)
 endif()
 # DNNGRAPH_LOG / DNNGRAPH_LOG_FILE, read when the program starts: to a file, and to stdout.
 execute_process(COMMAND ${CMAKE_COMMAND} -E env DNNGRAPH_LOG=info
-                        "DNNGRAPH_LOG_FILE=${WORK_DIR}/log.txt" "${CLI}" verify "${WORK_DIR}"
+                        "DNNGRAPH_LOG_FILE=${WORK_DIR}/log.txt" ${CLI} verify "${WORK_DIR}"
                 OUTPUT_QUIET)
 file(READ "${WORK_DIR}/log.txt" log)
 if(version STREQUAL LOADED AND NOT log MATCHES "\\[dnngraph info\\] kernel cache: loaded a document of")
@@ -57,7 +60,7 @@ if(version STREQUAL LOADED AND NOT log MATCHES "\\[dnngraph info\\] kernel cache
 endif()
 file(REMOVE "${WORK_DIR}/log.txt")
 execute_process(COMMAND ${CMAKE_COMMAND} -E env DNNGRAPH_LOG=off DNNGRAPH_LOG_FILE=stdout
-                        "${CLI}" verify "${WORK_DIR}" OUTPUT_VARIABLE quiet)
+                        ${CLI} verify "${WORK_DIR}" OUTPUT_VARIABLE quiet)
 if(quiet MATCHES "dnngraph info")
   message(SEND_ERROR "DNNGRAPH_LOG=off still logged: ${quiet}")
 endif()
