@@ -10,46 +10,24 @@
 #include "api/kernel_cache.hpp"
 #include "api/kernel_cache_access.hpp"
 #include "api/kernel_cache_store.hpp"
-#include "backend/operation_graph.hpp"
-#include "backend/operation_rng.hpp"
-#include "backend/rng.hpp"
-#include "backend/tensor.hpp"
 
-#include <unistd.h>
-
-#include <array>
-#include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <optional>
-#include <sstream>
 #include <string>
 
-#include "support/kernel_cache_documents.hpp"
+#include "support/cpu_operation_graph.hpp"
+#include "support/scratch_files.hpp"
 
 namespace fs = std::filesystem;
 using dnngraph::KernelCacheKey;
 using dnngraph::KernelCacheStore;
+using dnngraph::testing::slurp;
 
 namespace {
 
-// A fresh folder per case under the build's temporary space.
-fs::path scratch(const std::string& name) {
-  const fs::path folder =
-      fs::temp_directory_path() / ("dnngraph-save-" + std::to_string(::getpid()) + "-" + name);
-  fs::remove_all(folder);
-  return folder;
-}
+fs::path scratch(const std::string& name) { return dnngraph::testing::scratch("save", name); }
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The loaded cuDNN's version: the stored documents of the tests are its own.
+// The loaded cuDNN's version: the documents saved are its own.
 const KernelCacheKey key{"saved", "sm_90", 0};
 
 // Y = A x B, dynamic-shape, with `cache`: its kernel cache built on the CPU.
@@ -62,62 +40,6 @@ dnngraph::Result<void> build_matmul_cache(const std::shared_ptr<dnngraph::Kernel
   auto b = g.tensor(dnngraph::TensorAttributes().set_name("B").set_uid(2).set_dim({1, 32, 16}));
   g.matmul(a, b)->set_output(true).set_uid(3);
   return dnngraph::detail::GraphAccess::build_kernel_cache(g);
-}
-
-// A tensor of the graph below.
-std::optional<dnngraph::backend::Tensor> tensor(std::int64_t uid, cudnnDataType_t type,
-                                                std::array<std::int64_t, 3> dims) {
-  const std::array<std::int64_t, 3> strides{dims[1] * dims[2], dims[2], 1};
-  auto t = dnngraph::backend::Tensor::create();
-  if (!t) {
-    return std::nullopt;
-  }
-  auto ok = t->set_data_type(type);
-  if (ok) ok = t->set_dimensions(dims);
-  if (ok) ok = t->set_strides(strides);
-  if (ok) ok = t->set_unique_id(uid);
-  if (ok) ok = t->set_byte_alignment(16);
-  if (ok) ok = t->finalize();
-  return ok ? std::optional(std::move(*t)) : std::nullopt;
-}
-
-// Y = normal random numbers: an operation graph dnngraph never lowers (its rng is Bernoulli),
-// so the schema does not know cuDNN's document of it. Built from backend descriptors, kept alive
-// with the graph.
-struct NormalRngGraph {
-  dnngraph::backend::Tensor y, seed, offset;
-  dnngraph::backend::Rng rng;
-  dnngraph::backend::OperationRng operation;
-  dnngraph::backend::OperationGraph graph;
-};
-
-std::optional<NormalRngGraph> normal_rng_graph() {
-  auto y = tensor(1, CUDNN_DATA_FLOAT, {1, 8, 16});
-  auto seed = tensor(2, CUDNN_DATA_INT64, {1, 1, 1});
-  auto offset = tensor(3, CUDNN_DATA_INT64, {1, 1, 1});
-  auto rng = dnngraph::backend::Rng::create();
-  auto operation = dnngraph::backend::OperationRng::create();
-  auto graph = dnngraph::backend::OperationGraph::create();
-  if (!y || !seed || !offset || !rng || !operation || !graph) {
-    return std::nullopt;
-  }
-  auto ok = rng->set_distribution(CUDNN_RNG_DISTRIBUTION_NORMAL);
-  if (ok) ok = rng->set_normal_parameters(0.0, 1.0);
-  if (ok) ok = rng->finalize();
-  if (ok) ok = operation->set_y(*y);
-  if (ok) ok = operation->set_rng(*rng);
-  if (ok) ok = operation->set_seed(*seed);
-  if (ok) ok = operation->set_offset(*offset);
-  if (ok) ok = operation->finalize();
-  const std::array<const dnngraph::backend::Operation*, 1> ops{&*operation};
-  if (ok) ok = graph->set_ops(ops);
-  if (ok) ok = graph->set_dynamic_shape_enabled(true);
-  if (ok) ok = graph->finalize();
-  if (!ok) {
-    return std::nullopt;
-  }
-  return NormalRngGraph{std::move(*y),   std::move(*seed),      std::move(*offset),
-                        std::move(*rng), std::move(*operation), std::move(*graph)};
 }
 
 }  // namespace
@@ -147,7 +69,7 @@ BOOST_AUTO_TEST_CASE(a_document_from_json_would_refuse_is_not_saved_and_the_file
   auto stored = store.load_or_create(key);
   BOOST_TEST_REQUIRE(stored.has_value());
   BOOST_TEST_REQUIRE(!stored->loaded);
-  auto graph = normal_rng_graph();
+  auto graph = dnngraph::testing::normal_rng_graph();
   BOOST_TEST_REQUIRE(graph.has_value(), "cuDNN did not finalize the normal rng graph on the CPU");
   auto built = dnngraph::detail::KernelCacheAccess::build(*stored->cache, graph->graph);
   BOOST_TEST_REQUIRE(built.has_value(), (built ? "" : built.error().message));
