@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -237,14 +238,14 @@ Result<std::vector<std::int64_t>> integers_at(const json::value& value, const st
   return numbers;
 }
 
-// A tensor's name is its uid in decimal: cuDNN converts it with std::stoll, which throws (and
-// so aborts the process from a C API) on anything else, and on a value beyond int64. At most
-// 18 digits always fit.
+// A tensor's name is its uid in decimal, as cuDNN writes any int64 (std::to_string): cuDNN
+// converts it with std::stoll, which throws (and so aborts the process from a C API) on anything
+// else and on a value beyond int64. Only that form: "07" and "7" would be one uid to cuDNN and
+// two names to the uniqueness check.
 bool is_uid(std::string_view name) {
-  constexpr std::size_t most_digits = 18;
-  const std::string_view digits = name.starts_with('-') ? name.substr(1) : name;
-  return !digits.empty() && digits.size() <= most_digits &&
-         std::ranges::all_of(digits, [](char c) { return c >= '0' && c <= '9'; });
+  std::int64_t uid = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), uid);
+  return ec == std::errc() && end == name.data() + name.size() && std::to_string(uid) == name;
 }
 
 // Tensor name -> rank, of one operation graph.

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -123,6 +124,13 @@ Graph matmul_bias_relu() {
   auto c = g.matmul(input(g, "A", 1, {2, 64, 32}), input(g, "B", 2, {2, 32, 16}));
   auto biased = pointwise(g, c, input(g, "bias", 3, {1, 1, 16}), PointwiseMode::Add);
   outputs({pointwise(g, biased, PointwiseMode::ReluFwd)});
+  return g;
+}
+
+Graph matmul_relu_with_uids_from(std::int64_t first) {
+  Graph g = half_graph("matmul + relu");
+  auto c = g.matmul(input(g, "A", first, {2, 64, 32}), input(g, "B", first + 1, {2, 32, 16}));
+  outputs({pointwise(g, c, PointwiseMode::ReluFwd)});
   return g;
 }
 
@@ -569,6 +577,15 @@ Graph sdpa_backward(Variant variant) {
 BOOST_AUTO_TEST_SUITE(the_document_cudnn_writes_loads_into_a_fresh_cache)
 
 BOOST_AUTO_TEST_CASE(for_matmul_with_a_bias_and_relu) { round_trips(matmul_bias_relu()); }
+BOOST_AUTO_TEST_CASE(for_tensors_of_any_int64_uid) {
+  // cuDNN writes uids as decimal names; validate() gives the tensors without one uids above the
+  // largest.
+  for (const std::int64_t first :
+       {std::int64_t{-5}, std::int64_t{1'000'000'000'000'000'000},
+        std::numeric_limits<std::int64_t>::max() - 3, std::numeric_limits<std::int64_t>::min()}) {
+    BOOST_TEST_CONTEXT("uids from " << first) { round_trips(matmul_relu_with_uids_from(first)); }
+  }
+}
 BOOST_AUTO_TEST_CASE(for_every_pointwise_mode) {
   for (const PointwiseMode mode : dnngraph::test::all_pointwise_modes) {
     BOOST_TEST_CONTEXT(dnngraph::to_string(mode)) { round_trips(pointwise_of(mode)); }

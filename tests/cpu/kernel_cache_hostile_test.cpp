@@ -307,6 +307,19 @@ BOOST_AUTO_TEST_CASE(a_tensor_name_that_is_not_a_decimal_uid_is_refused) {
       {"operationGraph.tensors[0].name", "a tensor uid in decimal", "given \"abc\""});
 }
 
+BOOST_AUTO_TEST_CASE(a_tensor_uid_beyond_int64_is_refused) {
+  // std::stoll throws out_of_range on it, through cuDNN 9.19's C API.
+  refused(with(with(matmul, R"("name":"1")", R"("name":"9223372036854775808")"), R"("matA":"1")",
+               R"("matA":"9223372036854775808")"),
+          {"operationGraph.tensors[0].name", "a tensor uid in decimal"});
+}
+
+BOOST_AUTO_TEST_CASE(a_tensor_uid_written_with_a_leading_zero_is_refused) {
+  // cuDNN writes std::to_string of the uid; "01" would be uid 1 to cuDNN and a new name here.
+  refused(with(with(matmul, R"("name":"1")", R"("name":"01")"), R"("matA":"1")", R"("matA":"01")"),
+          {"operationGraph.tensors[0].name", "a tensor uid in decimal", "given \"01\""});
+}
+
 BOOST_AUTO_TEST_CASE(a_node_naming_a_tensor_the_graph_lacks_is_refused) {
   refused(with(matmul, R"("matC":"3")", R"("matC":"4")"),
           {"operationGraph.nodes[0].matC", "the name of a tensor", "given \"4\""});
