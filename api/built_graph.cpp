@@ -169,8 +169,7 @@ Result<bool> native_override_or_refuse(const GraphView& graph) {
 
 }  // namespace
 
-Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& graph,
-                                                            const BuildRequest& request) {
+Result<Topology> bind_topology(const GraphView& graph, const BuildRequest& request) {
   auto lowered = lower_graph(graph);
   if (!lowered) {
     return std::unexpected(lowered.error());
@@ -201,13 +200,24 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
       return std::unexpected(built_cache.error());
     }
   }
+  return Topology{std::move(*lowered), std::move(*op_graph), std::move(cache), native_override,
+                  dynamic};
+}
+
+Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& graph,
+                                                            const BuildRequest& request) {
+  auto topology = bind_topology(graph, request);
+  if (!topology) {
+    return std::unexpected(topology.error());
+  }
+  auto& [lowered, op_graph, cache, native_override, dynamic] = *topology;
   GraphTraits traits;
   for (const auto& node : graph.nodes) {
     node->note_traits(traits);
   }
   traits.override_shapes = request.override_shape;
   traits.dynamic_shape = dynamic;
-  auto chosen = choose_plan({*op_graph, request.handle, request.modes, cache.get(),
+  auto chosen = choose_plan({op_graph, request.handle, request.modes, cache.get(),
                              request.cache_first, traits, request.policy});
   if (!chosen) {
     if (native_override && chosen.error().code == ErrorCode::NoEngine) {
@@ -229,7 +239,7 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
     }
     return std::unexpected(chosen.error());
   }
-  auto built = std::make_unique<BuiltGraph>(std::move(*lowered), std::move(*op_graph),
+  auto built = std::make_unique<BuiltGraph>(std::move(lowered), std::move(op_graph),
                                             std::move(chosen->plan), std::move(chosen->info));
   struct Io {
     std::int64_t uid;

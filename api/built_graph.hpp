@@ -95,6 +95,20 @@ struct BuildRequest {
   const PlanPolicy* policy = nullptr;  // the user's, or null: no filter, the first plan
 };
 
+// What build() makes before plan choice, none of which needs a GPU (request.handle may be null:
+// cuDNN 9.19 finalizes operation graphs and kernel caches on the CPU).
+struct Topology {
+  Lowered lowered;
+  backend::OperationGraph graph;
+  std::shared_ptr<KernelCache> cache;  // bound to `graph`: the request's, the graph's own, or null
+  bool native_override = false;        // the operation graph carries the override-shape flag
+  bool dynamic = false;                // the operation graph is dynamic-shape
+};
+
+// Lowers the (validated) graph, makes its operation graph and binds the kernel cache to it: the
+// request's, or one of the graph's own for override shapes through a dynamic-shape graph.
+[[nodiscard]] Result<Topology> bind_topology(const GraphView& graph, const BuildRequest& request);
+
 class BuiltGraph {
  public:
   // Lowers the (validated) graph, makes the operation graph and chooses the plan.

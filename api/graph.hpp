@@ -33,6 +33,7 @@ struct NormPorts;
 struct NormBackwardPorts;
 struct AttentionSettings;
 struct DropoutPorts;
+struct GraphAccess;
 enum class NormKind : std::uint8_t;
 enum class NodeKind : std::uint8_t;
 }  // namespace detail
@@ -381,6 +382,8 @@ class Graph {
       std::span<const std::vector<std::int64_t>> override_strides) const;
 
  private:
+  friend struct detail::GraphAccess;  // api/graph_access.hpp: internal, for tests and fuzzers
+
   // build() without its log line (the line says what this returned and how long it took).
   [[nodiscard]] Result<void> build_checked(const Handle& handle,
                                            const std::vector<HeuristicMode>& modes,

@@ -5,6 +5,7 @@
 
 #include "api/built_graph.hpp"
 #include "api/cudnn_error.hpp"
+#include "api/graph_access.hpp"
 #include "api/logging.hpp"
 #include "api/nodes/node.hpp"
 #include "api/override_shapes.hpp"
@@ -46,6 +47,13 @@ std::unexpected<Error> logged_failure(std::string_view call, const Error& error)
   return std::unexpected(error);
 }
 
+// A kernel cache on a graph without dynamic shapes: its plans could never use it.
+std::unexpected<Error> cache_needs_dynamic_shapes() {
+  return make_error(ErrorCode::InvalidAttribute,
+                    "build: a kernel cache applies only to dynamic-shape graphs; call "
+                    "set_dynamic_shape_enabled(true) or remove the cache");
+}
+
 }  // namespace
 
 Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>& modes) {
@@ -77,9 +85,7 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
 Result<void> Graph::build_checked(const Handle& handle, const std::vector<HeuristicMode>& modes,
                                   const PlanPolicy& policy) {
   if (kernel_cache_ && !dynamic_shape_) {
-    return make_error(ErrorCode::InvalidAttribute,
-                      "build: a kernel cache applies only to dynamic-shape graphs; call "
-                      "set_dynamic_shape_enabled(true) or remove the cache");
+    return cache_needs_dynamic_shapes();
   }
   if (!deferred_error_) {
     if (auto complete = check_complete(); !complete) {
@@ -277,4 +283,30 @@ Result<std::int64_t> Graph::get_workspace_size(
   return built_->workspace_size(handle.native(), overrides, view());
 }
 
+namespace detail {
+
+Result<void> GraphAccess::build_kernel_cache(Graph& graph) {
+  if (!graph.kernel_cache_) {
+    return make_error(ErrorCode::InvalidState,
+                      "build_kernel_cache: the graph has no kernel cache (set_kernel_cache)");
+  }
+  if (!graph.dynamic_shape_) {
+    return cache_needs_dynamic_shapes();
+  }
+  if (auto ok = graph.validate(); !ok) {
+    return ok;
+  }
+  const std::vector<HeuristicMode> no_modes;  // plan choice is not reached
+  auto topology = bind_topology(graph.view(), {.handle = nullptr,
+                                               .modes = no_modes,
+                                               .cache = graph.kernel_cache_,
+                                               .dynamic_shape = true,
+                                               .override_shape = graph.override_shape_});
+  if (!topology) {
+    return std::unexpected(topology.error());
+  }
+  return {};
+}
+
+}  // namespace detail
 }  // namespace dnngraph

@@ -1,18 +1,24 @@
 // The kernel cache document schema, learned from cuDNN 9.19: documents it serializes on the CPU
-// (operation graphs of every node kind dnngraph lowers) and the member names and type checks in
-// libcudnn_graph.so. cuDNN type-checks most scalar members itself but indexes tables with
-// key.type, iterates tensors/nodes without checking they are arrays, copies conv pad/stride/
-// dilation into fixed arrays without a length check and divides by reduction dims: each of
-// those crashed the process (issue 16). This file refuses every such shape first.
+// (operation graphs of every node kind dnngraph lowers; the node tables are in
+// api/kernel_cache_operations.hpp) and the member names and type checks in libcudnn_graph.so.
+// cuDNN type-checks most scalar members itself but indexes tables with key.type, iterates
+// tensors/nodes without checking they are arrays, copies conv pad/stride/dilation into fixed
+// arrays without a length check and divides by reduction dims: each of those crashed the
+// process (issue 16). This file refuses every such shape first, and holds the members of the
+// other node kinds to the same rules (spatial arrays as long as the spatial rank, denominators
+// and group counts of at least 1, indices in range).
 //
 // Entry values (cuDNN's compiled kernels: base64 cubins and parameter patches) are checked for
 // their shape only; they are code for the GPU and cannot be verified here (docs/kernel-cache.md).
 #include "api/kernel_cache_schema.hpp"
 
+#include "api/kernel_cache_operations.hpp"
+
 #include <boost/json.hpp>
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -28,7 +34,7 @@ namespace {
 
 namespace json = boost::json;
 
-using Names = std::span<const std::string_view>;
+using namespace cache_schema;  // the node tables (api/kernel_cache_operations.hpp)
 
 constexpr std::int64_t int32_max = std::numeric_limits<std::int32_t>::max();
 constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
@@ -39,203 +45,19 @@ constexpr std::array<std::string_view, 4> root_members{"cudnnVersion", "schemaVe
                                                        "operationGraph", "kernel_cache"};
 constexpr std::array<std::string_view, 4> graph_members{"finalizeMode", "tensors", "nodes",
                                                         "isDynamicShapeEnabled"};
-constexpr std::array<std::string_view, 10> tensor_members{
-    "name",      "dataType",  "dim",     "stride",       "isVirtual",
-    "isByValue", "vectCount", "vectDim", "ptrAlignment", "reordering"};
+// All but the last always there; isRagged (a ragged tensor's offsets, one tensor in an array)
+// only on ragged tensors.
+constexpr std::array<std::string_view, 11> tensor_members{
+    "name",      "dataType", "dim",          "stride",     "isVirtual", "isByValue",
+    "vectCount", "vectDim",  "ptrAlignment", "reordering", "isRagged"};
 constexpr std::array<std::string_view, 2> entry_members{"key", "value"};
 constexpr std::array<std::string_view, 9> key_members{
     "type",  "engineId", "knobChoices",     "operationGraph",      "bpa_a",
     "bpa_b", "bpa_c",    "shader_hash_key", "check_specialization"};
 
-// cuDNN 9.19's operation graph finalize modes (its string table, INVALID_* left out).
-constexpr std::array<std::string_view, 20> finalize_modes{
-    "CONV_FORWARD",
-    "CONV_BWD_DATA",
-    "CONV_BWD_FILTER",
-    "CONV_SCALE_ADD_BIAS_ACT",
-    "CONV_ADD_BIAS_ACT",
-    "SCALE_BIAS_ADD_RELU_WGRAD",
-    "BN_FINALIZE_STATISTICS",
-    "DGRAD_ADD_DRELU_DUAL_BN_BWD",
-    "GENERIC_CONV_FUSION",
-    "GENERIC_MATMUL_FUSION",
-    "GENERIC_POINTWISE_FUSION",
-    "UNIFIED_SDPA_FWD",
-    "UNIFIED_SDPA_BWD",
-    "NORM_FWD_INFER",
-    "NORM_FWD_TRAIN",
-    "NORM_BWD",
-    "SPARSE_PATTERN_GNN",
-    "RESAMPLE_FWD",
-    "RESAMPLE_BWD",
-    "BLAS_MATMUL",
-};
-// The enumerators of cudnn_graph.h (9.19) that cuDNN writes by name.
-constexpr std::array<std::string_view, 22> data_types{
-    "CUDNN_DATA_FLOAT",       "CUDNN_DATA_DOUBLE",   "CUDNN_DATA_HALF",
-    "CUDNN_DATA_INT8",        "CUDNN_DATA_INT32",    "CUDNN_DATA_INT8x4",
-    "CUDNN_DATA_UINT8",       "CUDNN_DATA_UINT8x4",  "CUDNN_DATA_INT8x32",
-    "CUDNN_DATA_BFLOAT16",    "CUDNN_DATA_INT64",    "CUDNN_DATA_BOOLEAN",
-    "CUDNN_DATA_FP8_E4M3",    "CUDNN_DATA_FP8_E5M2", "CUDNN_DATA_FAST_FLOAT_FOR_FP8",
-    "CUDNN_DATA_FP8_E8M0",    "CUDNN_DATA_FP4_E2M1", "CUDNN_DATA_INT4",
-    "CUDNN_DATA_UINT4",       "CUDNN_DATA_UINT32",   "CUDNN_DATA_COMPLEX_FP32",
-    "CUDNN_DATA_COMPLEX_FP64"};
 constexpr std::array<std::string_view, 4> reorderings{
     "CUDNN_TENSOR_REORDERING_NONE", "CUDNN_TENSOR_REORDERING_INT8x32",
     "CUDNN_TENSOR_REORDERING_F16x16", "CUDNN_TENSOR_REORDERING_F8_128x4"};
-constexpr std::array<std::string_view, 2> convolution_modes{"CUDNN_CONVOLUTION",
-                                                            "CUDNN_CROSS_CORRELATION"};
-constexpr std::array<std::string_view, 51> pointwise_modes{
-    "CUDNN_POINTWISE_ADD",          "CUDNN_POINTWISE_ADD_SQUARE",
-    "CUDNN_POINTWISE_DIV",          "CUDNN_POINTWISE_MAX",
-    "CUDNN_POINTWISE_MIN",          "CUDNN_POINTWISE_MOD",
-    "CUDNN_POINTWISE_MUL",          "CUDNN_POINTWISE_POW",
-    "CUDNN_POINTWISE_SUB",          "CUDNN_POINTWISE_ABS",
-    "CUDNN_POINTWISE_CEIL",         "CUDNN_POINTWISE_COS",
-    "CUDNN_POINTWISE_EXP",          "CUDNN_POINTWISE_FLOOR",
-    "CUDNN_POINTWISE_LOG",          "CUDNN_POINTWISE_NEG",
-    "CUDNN_POINTWISE_RSQRT",        "CUDNN_POINTWISE_SIN",
-    "CUDNN_POINTWISE_SQRT",         "CUDNN_POINTWISE_TAN",
-    "CUDNN_POINTWISE_ERF",          "CUDNN_POINTWISE_IDENTITY",
-    "CUDNN_POINTWISE_RECIPROCAL",   "CUDNN_POINTWISE_ATAN2",
-    "CUDNN_POINTWISE_RELU_FWD",     "CUDNN_POINTWISE_TANH_FWD",
-    "CUDNN_POINTWISE_SIGMOID_FWD",  "CUDNN_POINTWISE_ELU_FWD",
-    "CUDNN_POINTWISE_GELU_FWD",     "CUDNN_POINTWISE_SOFTPLUS_FWD",
-    "CUDNN_POINTWISE_SWISH_FWD",    "CUDNN_POINTWISE_GELU_APPROX_TANH_FWD",
-    "CUDNN_POINTWISE_RELU_BWD",     "CUDNN_POINTWISE_TANH_BWD",
-    "CUDNN_POINTWISE_SIGMOID_BWD",  "CUDNN_POINTWISE_ELU_BWD",
-    "CUDNN_POINTWISE_GELU_BWD",     "CUDNN_POINTWISE_SOFTPLUS_BWD",
-    "CUDNN_POINTWISE_SWISH_BWD",    "CUDNN_POINTWISE_GELU_APPROX_TANH_BWD",
-    "CUDNN_POINTWISE_CMP_EQ",       "CUDNN_POINTWISE_CMP_NEQ",
-    "CUDNN_POINTWISE_CMP_GT",       "CUDNN_POINTWISE_CMP_GE",
-    "CUDNN_POINTWISE_CMP_LT",       "CUDNN_POINTWISE_CMP_LE",
-    "CUDNN_POINTWISE_LOGICAL_AND",  "CUDNN_POINTWISE_LOGICAL_OR",
-    "CUDNN_POINTWISE_LOGICAL_NOT",  "CUDNN_POINTWISE_GEN_INDEX",
-    "CUDNN_POINTWISE_BINARY_SELECT"};
-constexpr std::array<std::string_view, 9> reduction_operators{
-    "CUDNN_REDUCE_TENSOR_ADD",   "CUDNN_REDUCE_TENSOR_MUL",   "CUDNN_REDUCE_TENSOR_MIN",
-    "CUDNN_REDUCE_TENSOR_MAX",   "CUDNN_REDUCE_TENSOR_AMAX",  "CUDNN_REDUCE_TENSOR_AVG",
-    "CUDNN_REDUCE_TENSOR_NORM1", "CUDNN_REDUCE_TENSOR_NORM2", "CUDNN_REDUCE_TENSOR_MUL_NO_ZEROS"};
-constexpr std::array<std::string_view, 6> norm_modes{"CUDNN_LAYER_NORM", "CUDNN_INSTANCE_NORM",
-                                                     "CUDNN_BATCH_NORM", "CUDNN_GROUP_NORM",
-                                                     "CUDNN_RMS_NORM",   "CUDNN_ADA_LAYER_NORM"};
-constexpr std::array<std::string_view, 2> norm_phases{"CUDNN_NORM_FWD_INFERENCE",
-                                                      "CUDNN_NORM_FWD_TRAINING"};
-
-// What a node member holds.
-enum class Kind : std::uint8_t {
-  Tensor,      // the name of a tensor of the same operation graph
-  TensorList,  // an array of such names
-  Number,      // a finite number
-  Integer,     // an integer in 0..rank - 1 of the node's tensors (pointwise axis)
-  Boolean,
-  DataType,
-  ConvolutionMode,
-  PointwiseMode,
-  ReductionOperator,
-  NormMode,
-  NormPhase,
-  Spatial,  // one integer per spatial dim of the convolution (pad >= 0, stride/dilation >= 1)
-};
-
-struct Member {
-  std::string_view name;
-  Kind kind;
-  bool required;
-};
-
-// A node kind dnngraph lowers, as cuDNN 9.19 serializes it: the members of its family
-// (convolutions share theirs) and the tensors it names.
-struct Operation {
-  std::string_view name;
-  std::span<const Member> members;
-  std::span<const Member> tensors;
-  std::string_view spatial_tensor;  // convolutions: the tensor whose rank - 2 is the spatial rank
-};
-
-constexpr std::array<Member, 9> convolution_members{{
-    {"mode", Kind::ConvolutionMode, true},
-    {"mathPrec", Kind::DataType, true},
-    {"alpha", Kind::Number, true},
-    {"beta", Kind::Number, true},
-    {"pad", Kind::Spatial, false},
-    {"pad_lower", Kind::Spatial, false},
-    {"pad_upper", Kind::Spatial, false},
-    {"stride", Kind::Spatial, true},
-    {"dilation", Kind::Spatial, true},
-}};
-constexpr std::array<Member, 3> conv_fprop_tensors{
-    {{"X", Kind::Tensor, true}, {"W", Kind::Tensor, true}, {"Y", Kind::Tensor, true}}};
-constexpr std::array<Member, 3> conv_dgrad_tensors{
-    {{"dX", Kind::Tensor, true}, {"W", Kind::Tensor, true}, {"dY", Kind::Tensor, true}}};
-constexpr std::array<Member, 3> conv_wgrad_tensors{
-    {{"X", Kind::Tensor, true}, {"dW", Kind::Tensor, true}, {"dY", Kind::Tensor, true}}};
-constexpr std::array<Member, 9> matmul_members{{
-    {"mathPrec", Kind::DataType, true},
-    {"matA", Kind::Tensor, true},
-    {"matB", Kind::Tensor, true},
-    {"matC", Kind::Tensor, true},
-    {"mOverride", Kind::Tensor, false},
-    {"nOverride", Kind::Tensor, false},
-    {"kOverride", Kind::Tensor, false},
-    {"paddingValue", Kind::Number, false},
-    {"paddingDataType", Kind::DataType, false},
-}};
-constexpr std::array<Member, 16> pointwise_members{{
-    {"pointwiseMode", Kind::PointwiseMode, true},
-    {"mathPrec", Kind::DataType, true},
-    {"upperClip", Kind::Number, false},
-    {"lowerClip", Kind::Number, false},
-    {"lowerClipSlope", Kind::Number, false},
-    {"alpha", Kind::Number, false},
-    {"beta", Kind::Number, false},
-    {"axis", Kind::Integer, false},
-    {"alpha1", Kind::Number, false},
-    {"alpha2", Kind::Number, false},
-    {"X", Kind::Tensor, true},
-    {"Y", Kind::Tensor, false},
-    {"B", Kind::Tensor, false},
-    {"T", Kind::Tensor, false},
-    {"dX", Kind::Tensor, false},
-    {"dY", Kind::Tensor, false},
-}};
-constexpr std::array<Member, 5> reduction_members{{
-    {"reductionOp", Kind::ReductionOperator, true},
-    {"mathPrec", Kind::DataType, true},
-    {"isDeterministic", Kind::Boolean, false},
-    {"X", Kind::Tensor, true},
-    {"Y", Kind::Tensor, true},
-}};
-constexpr std::array<Member, 15> norm_forward_members{{
-    {"mode", Kind::NormMode, true},
-    {"fmode", Kind::NormPhase, true},
-    {"X", Kind::Tensor, true},
-    {"Y", Kind::Tensor, true},
-    {"Mean", Kind::Tensor, false},
-    {"InvVariance", Kind::Tensor, false},
-    {"Scale", Kind::Tensor, false},
-    {"Bias", Kind::Tensor, false},
-    {"epsilonDesc", Kind::Tensor, false},
-    {"InRunningMean", Kind::Tensor, false},
-    {"InRunningVar", Kind::Tensor, false},
-    {"OutRunningMean", Kind::Tensor, false},
-    {"OutRunningVar", Kind::Tensor, false},
-    {"expavgfactorDesc", Kind::Tensor, false},
-    {"peerStats", Kind::TensorList, false},
-}};
-
-constexpr std::array<Operation, 7> operations{{
-    {"CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR", convolution_members,
-     conv_fprop_tensors, "X"},
-    {"CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR", convolution_members,
-     conv_dgrad_tensors, "dX"},
-    {"CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR", convolution_members,
-     conv_wgrad_tensors, "X"},
-    {"CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR", matmul_members, {}, ""},
-    {"CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR", pointwise_members, {}, ""},
-    {"CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR", reduction_members, {}, ""},
-    {"CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR", norm_forward_members, {}, ""},
-}};
 
 // A value as the message shows it: its JSON, shortened.
 std::string shown(const json::value& value) {
@@ -416,21 +238,30 @@ Result<std::vector<std::int64_t>> integers_at(const json::value& value, const st
   return numbers;
 }
 
-// A tensor's name is its uid in decimal: cuDNN converts it with std::stoll, which throws (and
-// so aborts the process from a C API) on anything else, and on a value beyond int64. At most
-// 18 digits always fit.
+// A tensor's name is its uid in decimal, as cuDNN writes any int64 (std::to_string): cuDNN
+// converts it with std::stoll, which throws (and so aborts the process from a C API) on anything
+// else and on a value beyond int64. Only that form: "07" and "7" would be one uid to cuDNN and
+// two names to the uniqueness check.
 bool is_uid(std::string_view name) {
-  constexpr std::size_t most_digits = 18;
-  const std::string_view digits = name.starts_with('-') ? name.substr(1) : name;
-  return !digits.empty() && digits.size() <= most_digits &&
-         std::ranges::all_of(digits, [](char c) { return c >= '0' && c <= '9'; });
+  std::int64_t uid = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), uid);
+  return ec == std::errc() && end == name.data() + name.size() && std::to_string(uid) == name;
 }
 
 // Tensor name -> rank, of one operation graph.
 using TensorRanks = std::map<std::string, std::size_t, std::less<>>;
 
-Result<void> check_tensor(const json::value& value, const std::string& path, TensorRanks& tensors) {
-  auto found = members_of(value, path, tensor_members, tensor_members.size());
+// A tensor's name (its uid) and rank.
+struct TensorSeen {
+  std::string_view name;
+  std::size_t rank = 0;
+};
+
+// A tensor of the graph, or (nested) the offsets of a ragged one, whose own members do not
+// nest further: checked.
+Result<TensorSeen> checked_tensor(const json::value& value, const std::string& path, bool nested) {
+  const Names known = std::span(tensor_members).first(tensor_members.size() - (nested ? 1 : 0));
+  auto found = members_of(value, path, known, tensor_members.size() - 1);
   if (!found) {
     return std::unexpected(found.error());
   }
@@ -494,12 +325,36 @@ Result<void> check_tensor(const json::value& value, const std::string& path, Ten
       };
   for (const auto& [member, check] : checks) {
     if (auto ok = check(*members[member], member_path(path, member)); !ok) {
-      return ok;
+      return std::unexpected(ok.error());
     }
   }
-  if (!tensors.emplace(std::string(*name), dims->size()).second) {
+  if (const auto ragged = members.find("isRagged"); ragged != members.end()) {
+    // cuDNN 9.19 takes exactly one offsets tensor per ragged tensor.
+    const std::string ragged_path = member_path(path, "isRagged");
+    auto offsets = array_at(*ragged->second, ragged_path);
+    if (!offsets) {
+      return std::unexpected(offsets.error());
+    }
+    if ((*offsets)->size() != 1) {
+      return refuse(ragged_path, "an array of one tensor (the ragged offsets)",
+                    std::to_string((*offsets)->size()) + " elements");
+    }
+    if (auto ok = checked_tensor((**offsets)[0], element_path(ragged_path, 0), true); !ok) {
+      return std::unexpected(ok.error());
+    }
+  }
+  return TensorSeen{std::string_view(*name), dims->size()};
+}
+
+// A tensor of the graph, checked and added to `tensors`, whose names are unique.
+Result<void> check_tensor(const json::value& value, const std::string& path, TensorRanks& tensors) {
+  auto tensor = checked_tensor(value, path, false);
+  if (!tensor) {
+    return std::unexpected(tensor.error());
+  }
+  if (!tensors.emplace(std::string(tensor->name), tensor->rank).second) {
     return refuse(member_path(path, "name"), "a uid no other tensor of the graph has",
-                  shown(*members["name"]) + " again");
+                  "\"" + std::string(tensor->name) + "\" again");
   }
   return {};
 }
@@ -515,36 +370,83 @@ Result<std::size_t> tensor_rank(const json::value& value, const std::string& pat
   return found->second;
 }
 
-Result<void> check_member(const Member& member, const json::value& value, const std::string& path,
-                          const TensorRanks& tensors, std::size_t rank, std::int64_t spatial_rank) {
-  switch (member.kind) {
-    case Kind::Tensor: {
-      auto found = tensor_rank(value, path, tensors);
-      if (!found) {
-        return std::unexpected(found.error());
-      }
-      // cuDNN reads the dims of a node's tensors side by side, past the end of a shorter one.
-      if (*found != rank) {
-        return refuse(path, "a tensor of rank " + std::to_string(rank) + " like the node's others",
-                      "one of rank " + std::to_string(*found));
-      }
-      return {};
+// What a node's members are checked against besides the graph's tensors.
+struct NodeShape {
+  std::size_t rank = 0;           // the rank the node's tensors share
+  std::int64_t spatial_rank = 0;  // convolutions and resamples: rank - 2
+  std::size_t list_length = 0;    // the length of the node's tensor list, where it has one
+};
+
+// A tensor the member names, of the node's rank: cuDNN reads the dims of a node's tensors side
+// by side, past the end of a shorter one.
+Result<void> check_tensor_of_rank(const json::value& value, const std::string& path,
+                                  const TensorRanks& tensors, std::size_t rank) {
+  auto found = tensor_rank(value, path, tensors);
+  if (!found) {
+    return std::unexpected(found.error());
+  }
+  if (*found != rank) {
+    return refuse(path, "a tensor of rank " + std::to_string(rank) + " like the node's others",
+                  "one of rank " + std::to_string(*found));
+  }
+  return {};
+}
+
+// One [numerator, denominator] per spatial dim (cudnnFraction_t, as cuDNN writes a resample's
+// window, paddings and strides); cuDNN divides by the denominator.
+Result<void> check_ratios(const json::value& value, const std::string& path, std::size_t length,
+                          std::int64_t lowest) {
+  auto list = array_at(value, path);
+  if (!list) {
+    return std::unexpected(list.error());
+  }
+  if ((*list)->size() != length) {
+    return refuse(path, "an array of " + std::to_string(length) + " [numerator, denominator] pairs",
+                  std::to_string((*list)->size()) + " elements");
+  }
+  for (std::size_t i = 0; i < length; ++i) {
+    const std::string at = element_path(path, i);
+    auto pair = array_at((**list)[i], at);
+    if (!pair) {
+      return std::unexpected(pair.error());
     }
+    if ((*pair)->size() != 2) {
+      return refuse(at, "a [numerator, denominator] pair", shown((**list)[i]));
+    }
+    if (auto ok = integer_at((**pair)[0], element_path(at, 0), lowest, int32_max); !ok) {
+      return std::unexpected(ok.error());
+    }
+    if (auto ok = integer_at((**pair)[1], element_path(at, 1), 1, int32_max); !ok) {
+      return std::unexpected(ok.error());
+    }
+  }
+  return {};
+}
+
+Result<void> check_member(const Member& member, const json::value& value, const std::string& path,
+                          const TensorRanks& tensors, const NodeShape& shape) {
+  switch (member.kind) {
+    case Kind::Tensor: return check_tensor_of_rank(value, path, tensors, shape.rank);
+    case Kind::AnyRankTensor: return passed(tensor_rank(value, path, tensors));
     case Kind::TensorList: {
       auto list = array_at(value, path);
       if (!list) {
         return std::unexpected(list.error());
       }
       for (std::size_t i = 0; i < (*list)->size(); ++i) {
-        if (auto found = tensor_rank((**list)[i], element_path(path, i), tensors); !found) {
-          return std::unexpected(found.error());
+        if (auto ok = check_tensor_of_rank((**list)[i], element_path(path, i), tensors, shape.rank);
+            !ok) {
+          return ok;
         }
       }
       return {};
     }
     case Kind::Number: return number_at(value, path);
-    case Kind::Integer:
-      return passed(integer_at(value, path, 0, static_cast<std::int64_t>(rank) - 1));
+    case Kind::Axis:
+      return passed(integer_at(value, path, 0, static_cast<std::int64_t>(shape.rank) - 1));
+    case Kind::ListIndex:
+      return passed(integer_at(value, path, -1, static_cast<std::int64_t>(shape.list_length) - 1));
+    case Kind::Count: return passed(integer_at(value, path, 1, int32_max));
     case Kind::Boolean: return boolean_at(value, path);
     case Kind::DataType:
       return one_of(value, path, data_types, "a cudnnDataType_t name (CUDNN_DATA_...)");
@@ -558,13 +460,62 @@ Result<void> check_member(const Member& member, const json::value& value, const 
     case Kind::NormPhase:
       return one_of(value, path, norm_phases,
                     "CUDNN_NORM_FWD_INFERENCE or CUDNN_NORM_FWD_TRAINING");
+    case Kind::ResampleMode:
+      return one_of(value, path, resample_modes, "a cudnnResampleMode_t name");
+    case Kind::PaddingMode: return one_of(value, path, padding_modes, "a cudnnPaddingMode_t name");
+    case Kind::NanPropagation:
+      return one_of(value, path, nan_propagations,
+                    "CUDNN_NOT_PROPAGATE_NAN or CUDNN_PROPAGATE_NAN");
+    case Kind::BnFinalizeMode:
+      return one_of(value, path, bn_finalize_modes, "a cudnnBnFinalizeStatsMode_t name");
+    case Kind::RngDistribution:
+      return one_of(value, path, rng_distributions, "CUDNN_RNG_DISTRIBUTION_BERNOULLI");
     case Kind::Spatial: {
       const std::int64_t lowest = member.name.starts_with("pad") ? 0 : 1;
-      const auto length = static_cast<std::size_t>(spatial_rank);
+      const auto length = static_cast<std::size_t>(shape.spatial_rank);
       return passed(integers_at(value, path, length, length, lowest, int32_max));
     }
+    case Kind::SpatialRank:
+      return passed(integer_at(value, path, shape.spatial_rank, shape.spatial_rank));
+    case Kind::SpatialRatio:
+      return check_ratios(value, path, static_cast<std::size_t>(shape.spatial_rank),
+                          member.name.ends_with("Pad") ? 0 : 1);
   }
   return refuse(path, "a known member kind", shown(value));
+}
+
+// The node's rank (set by its first tensor member of the shared rank), spatial rank and tensor
+// list length, after checking the members they come from name tensors.
+Result<NodeShape> node_shape(const json::object& node, const std::string& path,
+                             const Operation& operation, std::span<const Member> members,
+                             const TensorRanks& tensors) {
+  NodeShape shape;
+  for (const Member& member : members) {
+    const json::value* tensor = node.if_contains(member.name);
+    if (member.kind == Kind::Tensor && tensor != nullptr) {
+      auto found = tensor_rank(*tensor, member_path(path, member.name), tensors);
+      if (!found) {
+        return std::unexpected(found.error());
+      }
+      shape.rank = *found;
+      break;
+    }
+  }
+  for (const Member& member : members) {
+    const json::value* list = node.if_contains(member.name);
+    if (member.kind == Kind::TensorList && list != nullptr && list->is_array()) {
+      shape.list_length = list->get_array().size();
+    }
+  }
+  if (!operation.spatial_tensor.empty()) {
+    shape.spatial_rank = static_cast<std::int64_t>(shape.rank) - 2;
+    if (shape.spatial_rank < 1) {
+      return refuse(member_path(path, operation.spatial_tensor),
+                    "a tensor of rank 3 or more (batch, channels, spatial dims)",
+                    "one of rank " + std::to_string(shape.rank));
+    }
+  }
+  return shape;
 }
 
 Result<void> check_node(const json::value& value, const std::string& path,
@@ -583,9 +534,18 @@ Result<void> check_node(const json::value& value, const std::string& path,
           ? operations.end()
           : std::ranges::find(operations, std::string_view(*kind_name), &Operation::name);
   if (operation == operations.end()) {
+    std::string lowered;
+    for (const Operation& known : operations) {
+      constexpr std::string_view prefix = "CUDNN_BACKEND_OPERATION_";
+      constexpr std::string_view suffix = "_DESCRIPTOR";
+      lowered += (lowered.empty() ? "" : ", ") +
+                 std::string(known.name.substr(prefix.size(),
+                                               known.name.size() - prefix.size() - suffix.size()));
+    }
     return refuse(member_path(path, "operation"),
-                  "an operation dnngraph lowers (convolution forward/backward data/backward "
-                  "filter, matmul, pointwise, reduction, norm forward)",
+                  "an operation dnngraph lowers (CUDNN_BACKEND_OPERATION_<name>_DESCRIPTOR, "
+                  "<name> one of " +
+                      lowered + ")",
                   shown(**kind));
   }
   std::vector<Member> members(operation->tensors.begin(), operation->tensors.end());
@@ -597,27 +557,9 @@ Result<void> check_node(const json::value& value, const std::string& path,
   if (auto ok = only_known_members(**object, path, known); !ok) {
     return ok;
   }
-  // The first tensor member sets the rank all of the node's tensors must have.
-  std::size_t rank = 0;
-  for (const Member& member : members) {
-    const json::value* tensor = (**object).if_contains(member.name);
-    if (member.kind == Kind::Tensor && tensor != nullptr) {
-      auto found = tensor_rank(*tensor, member_path(path, member.name), tensors);
-      if (!found) {
-        return std::unexpected(found.error());
-      }
-      rank = *found;
-      break;
-    }
-  }
-  std::int64_t spatial_rank = 0;
-  if (!operation->spatial_tensor.empty()) {
-    spatial_rank = static_cast<std::int64_t>(rank) - 2;
-    if (spatial_rank < 1) {
-      return refuse(member_path(path, operation->spatial_tensor),
-                    "a tensor of rank 3 or more (batch, channels, spatial dims)",
-                    "one of rank " + std::to_string(rank));
-    }
+  auto shape = node_shape(**object, path, *operation, members, tensors);
+  if (!shape) {
+    return std::unexpected(shape.error());
   }
   for (const Member& member : members) {
     const std::string at = member_path(path, member.name);
@@ -628,11 +570,12 @@ Result<void> check_node(const json::value& value, const std::string& path,
       }
       continue;
     }
-    if (auto ok = check_member(member, *member_value, at, tensors, rank, spatial_rank); !ok) {
+    if (auto ok = check_member(member, *member_value, at, tensors, *shape); !ok) {
       return ok;
     }
   }
-  if (!operation->spatial_tensor.empty() && !(**object).contains("pad") &&
+  const bool convolution = operation->members.data() == convolution_members.data();
+  if (convolution && !(**object).contains("pad") &&
       !((**object).contains("pad_lower") && (**object).contains("pad_upper"))) {
     return refuse(member_path(path, "pad"), "pad, or pad_lower and pad_upper", "neither (missing)");
   }

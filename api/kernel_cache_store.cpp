@@ -87,6 +87,20 @@ std::int64_t resolved_version(const KernelCacheKey& key) {
   return key.cudnn_version != 0 ? key.cudnn_version : backend::loaded_version();
 }
 
+// The checks from_json makes before cuDNN parses a document (its size, then the schema), so the
+// store never writes what the next load would set aside as damaged.
+Result<void> check_loadable(std::string_view json) {
+  if (json.size() > KernelCache::max_json_bytes) {
+    return make_error(ErrorCode::InvalidJson, "kernel cache store: a document of " +
+                                                  std::to_string(json.size()) +
+                                                  " bytes is larger than from_json takes");
+  }
+  if (auto checked = detail::check_cache_document(json); !checked) {
+    return std::unexpected(checked.error());
+  }
+  return {};
+}
+
 }  // namespace
 
 KernelCacheStore::KernelCacheStore(std::filesystem::path folder,
@@ -275,6 +289,13 @@ Result<bool> KernelCacheStore::save_if_changed(const KernelCache& cache) {
   if (!name) {
     return std::unexpected(name.error());
   }
+  if (auto loadable = check_loadable(*json); !loadable) {
+    return make_error(ErrorCode::InvalidJson,
+                      "kernel cache store: not saved: from_json would refuse the document cuDNN "
+                      "wrote for this cache, and the next load would set the file aside (" +
+                          loadable.error().message + "); " + (folder_ / *name).string() +
+                          " is left as it was");
+  }
   if (auto replaced = replace_locked(*name, *json); !replaced) {
     return std::unexpected(replaced.error());
   }
@@ -292,14 +313,8 @@ Result<void> KernelCacheStore::write(const KernelCacheKey& key, std::string_view
   if (!name) {
     return std::unexpected(name.error());
   }
-  // The same check from_json makes first, so the store never holds what a load would set aside.
-  if (json.size() > KernelCache::max_json_bytes) {
-    return make_error(ErrorCode::InvalidJson, "kernel cache store: a document of " +
-                                                  std::to_string(json.size()) +
-                                                  " bytes is larger than from_json takes");
-  }
-  if (auto checked = detail::check_cache_document(json); !checked) {
-    return std::unexpected(checked.error());
+  if (auto loadable = check_loadable(json); !loadable) {
+    return loadable;
   }
   return replace_locked(*name, json);
 }

@@ -81,7 +81,8 @@ class KernelCacheStore {
   // it (a new cache: at its first save once built). true when it wrote. A cache no build has used
   // yet has nothing to save (false). InvalidState for a cache this store did not hand out. The
   // KernelCache's own errors pass through (below cuDNN 9.27 to_json() answers once: save once,
-  // when the cache is complete; see docs/kernel-cache.md).
+  // when the cache is complete; see docs/kernel-cache.md). A document from_json would refuse
+  // (checked as write() checks) is InvalidJson: nothing is written, the file stays as it was.
   [[nodiscard]] Result<bool> save_if_changed(const KernelCache& cache);
 
   // Checks `json` as from_json would (the schema, not cuDNN's parse) and replaces the key's file

@@ -64,7 +64,10 @@ Result<backend::OperationGraph> make_operation_graph(cudnnHandle_t handle, const
   for (const auto& op : lowered.operations) {
     ops.push_back(&op.operation);
   }
-  auto ok = op_graph->set_handle(handle);
+  // Without a handle (a build's GPU-free phases, detail::bind_topology) none is set: cuDNN 9.19
+  // refuses a null one and finalizes the graph without.
+  backend::Expected<void> ok;
+  if (handle != nullptr) ok = op_graph->set_handle(handle);
   if (ok) ok = op_graph->set_ops(ops);
   if (ok && flags.dynamic_shape) ok = op_graph->set_dynamic_shape_enabled(true);
   // backend::Feature::OverrideShapeFlag: the caller asks for it only where available().

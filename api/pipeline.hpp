@@ -44,7 +44,8 @@ struct OperationGraphFlags {
   bool override_shape = false;  // the operation graph's own override flag (cuDNN >= 9.21)
 };
 
-// The finalized operation graph of lowered's operations; `call` prefixes errors.
+// The finalized operation graph of lowered's operations, on `handle` unless it is null; `call`
+// prefixes errors.
 [[nodiscard]] Result<backend::OperationGraph> make_operation_graph(cudnnHandle_t handle,
                                                                    const Lowered& lowered,
                                                                    OperationGraphFlags flags,

@@ -19,6 +19,15 @@ class Rng final : public Descriptor {
   [[nodiscard]] Expected<void> set_bernoulli_probability(double probability) {
     return set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_RNG_BERNOULLI_DIST_PROBABILITY), probability);
   }
+  // The normal distribution's parameters (cuDNN 9.19 refuses a finalize without a deviation).
+  [[nodiscard]] Expected<void> set_normal_parameters(double mean, double standard_deviation) {
+    auto ok = set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_RNG_NORMAL_DIST_MEAN), mean);
+    if (ok) {
+      ok = set(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_RNG_NORMAL_DIST_STANDARD_DEVIATION),
+               standard_deviation);
+    }
+    return ok;
+  }
 
  private:
   friend class Descriptor;  // create_as

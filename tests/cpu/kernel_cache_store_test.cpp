@@ -15,13 +15,13 @@
 #include <limits>
 #include <mutex>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
 #include "support/kernel_cache_documents.hpp"
+#include "support/scratch_files.hpp"
 
 import dnngraph;
 
@@ -36,19 +36,9 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 // A fresh folder per case under the build's temporary space.
-fs::path scratch(const std::string& name) {
-  const fs::path folder =
-      fs::temp_directory_path() / ("dnngraph-store-" + std::to_string(::getpid()) + "-" + name);
-  fs::remove_all(folder);
-  return folder;
-}
+fs::path scratch(const std::string& name) { return dnngraph::testing::scratch("store", name); }
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using dnngraph::testing::slurp;
 
 // The key the stored 9.19 documents belong to.
 const KernelCacheKey key{"matmul_fp16", "sm_90", 91900};

@@ -1,10 +1,16 @@
-// libFuzzer harness for graph construction: builds a Graph from the fuzz bytes (tensors with any
-// dims, strides, types and names; nodes of every kind with any attribute values, NaN and
-// out-of-range enums included; edits after validation), then runs validate(), lower() (cuDNN
-// creates and finalizes backend descriptors without a GPU) and check_overrides() with override
-// lists drawn from the bytes. Promise under test: every input gives a value or an Error; no
-// crash, no undefined behaviour, no leak. Build and run: tests/fuzz/CMakeLists.txt.
+// libFuzzer harness for graph construction: builds a Graph from the fuzz bytes (half of them:
+// tensors with any dims, strides, types and names and nodes of every kind with any attribute
+// values, NaN and out-of-range enums included; the other half: a graph of one node kind within
+// the ranges it takes, plausible_graphs.hpp; then edits after validation), and runs validate(),
+// lower() (cuDNN creates and finalizes backend descriptors without a GPU), check_overrides()
+// with override lists drawn from the bytes and, on dynamic-shape graphs, a kernel cache built on
+// the CPU whose document cuDNN writes and from_json must take again. Promise under test: every
+// input gives a value or an Error; no crash, no undefined behaviour, no leak; the kernel cache of
+// every graph that builds one persists. Build and run: tests/fuzz/CMakeLists.txt.
 #include "api/graph.hpp"
+#include "api/graph_access.hpp"
+#include "api/kernel_cache.hpp"
+#include "plausible_graphs.hpp"
 
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -12,9 +18,12 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <utility>
@@ -74,6 +83,63 @@ void validate(Graph& g, const std::vector<TensorPtr>& pool) {
   for (std::size_t i = 0; i < pool.size(); ++i) {
     if (!(Seen(*pool[i]) == before[i])) {
       __builtin_trap();
+    }
+  }
+}
+
+// Kernel cache documents that went through from_json, per node kind of their graphs, printed
+// at exit: a run that round-trips few documents of a kind has not tested that kind.
+struct RoundTrips {
+  std::map<std::string, std::int64_t> by_kind;
+  std::int64_t documents = 0;
+  RoundTrips() = default;
+  RoundTrips(const RoundTrips&) = delete;
+  RoundTrips& operator=(const RoundTrips&) = delete;
+  RoundTrips(RoundTrips&&) = delete;
+  RoundTrips& operator=(RoundTrips&&) = delete;
+  ~RoundTrips() {
+    std::fprintf(stderr, "graph_fuzz: %lld kernel cache documents loaded again; graphs with\n",
+                 static_cast<long long>(documents));
+    for (const auto& [kind, count] : by_kind) {
+      std::fprintf(stderr, "  %-22s %lld\n", kind.c_str(), static_cast<long long>(count));
+    }
+  }
+};
+RoundTrips round_trips;
+
+// A dynamic-shape graph gets a new kernel cache built on the CPU (cuDNN 9.19 finalizes it without
+// a GPU); cuDNN's document of it must load into a fresh cache: from_json refusing what to_json
+// wrote is a finding (issue 35: the cache would never persist), and so is a build that succeeded
+// without a document.
+void round_trip_kernel_cache(Graph& g) {
+  auto cache = std::make_shared<dnngraph::KernelCache>();
+  g.set_kernel_cache(cache);
+  const auto built = dnngraph::detail::GraphAccess::build_kernel_cache(g);
+  g.set_kernel_cache(nullptr);
+  expect_message(built);
+  if (!built) {
+    return;
+  }
+  const auto document = cache->to_json();
+  if (!document) {
+    std::fprintf(stderr, "graph_fuzz: to_json of a built cache failed: %s\n",
+                 document.error().message.c_str());
+    __builtin_trap();
+  }
+  dnngraph::KernelCache fresh;
+  if (const auto loaded = fresh.from_json(*document); !loaded) {
+    std::fprintf(stderr, "graph_fuzz: from_json refused cuDNN's own document: %s\n%s\n",
+                 loaded.error().message.c_str(), document->c_str());
+    __builtin_trap();
+  }
+  ++round_trips.documents;
+  if (const auto lowered = g.lower()) {
+    std::set<std::string> kinds;  // "matmul 'mm'" -> matmul, once per graph
+    for (const std::string& node : lowered->operations) {
+      kinds.insert(node.substr(0, node.find(' ')));
+    }
+    for (const std::string& kind : kinds) {
+      ++round_trips.by_kind[kind];
     }
   }
 }
@@ -486,20 +552,13 @@ void check_overrides(FuzzedDataProvider& in, const Graph& g, const std::vector<T
   expect_message(g.check_overrides(uids, shapes, strides_list));
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  FuzzedDataProvider in(data, size);
-  Graph g;
-  Graph other;
+// Random inputs and nodes of any kind drawn with any attributes (most fail validation: the
+// checks are the point), into the pool.
+void add_random_graph(FuzzedDataProvider& in, Graph& g, Graph& other,
+                      std::vector<TensorPtr>& pool) {
   if (in.ConsumeBool()) g.set_io_data_type(some_enum<DataType>(in, 11));
   if (in.ConsumeBool()) g.set_intermediate_data_type(some_enum<DataType>(in, 11));
   if (in.ConsumeBool()) g.set_compute_data_type(some_enum<DataType>(in, 11));
-  g.set_override_shape_enabled(in.ConsumeBool());
-  g.set_dynamic_shape_enabled(in.ConsumeBool());
-
-  std::vector<TensorPtr> pool;
-  pool.reserve(64);
   const std::size_t inputs = in.ConsumeIntegralInRange<std::size_t>(1, 5);
   for (std::size_t i = 0; i < inputs; ++i) {
     pool.push_back(in.ConsumeIntegralInRange<int>(0, 5) == 0 ? g.tensor(any_float(in))
@@ -509,20 +568,53 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 0; i < nodes; ++i) {
     add_node(in, g, other, pool);
   }
-  // Outputs the user shapes or marks; then edits, validations and checks in any order.
+  // Outputs the user shapes or marks.
   for (std::size_t i = inputs; i < pool.size(); ++i) {
     if (in.ConsumeBool()) pool[i]->set_output(true);
     if (in.ConsumeIntegralInRange<int>(0, 3) == 0) edit(in, *pool[i]);
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  FuzzedDataProvider in(data, size);
+  Graph g;
+  Graph other;
+  // Half the inputs build a graph of one node kind within the ranges it takes
+  // (plausible_graphs.hpp), dynamic-shape: those reach cuDNN's kernel cache document.
+  const bool plausible = in.ConsumeBool();
+  g.set_override_shape_enabled(in.ConsumeIntegralInRange<int>(0, plausible ? 7 : 1) == 0);
+  const bool dynamic = plausible || in.ConsumeBool();
+  g.set_dynamic_shape_enabled(dynamic);
+
+  std::vector<TensorPtr> pool;
+  pool.reserve(64);
+  if (plausible) {
+    for (const auto& out : dnngraph::fuzz::PlausibleGraph(in, g).add()) {
+      if (out) pool.push_back(out);
+    }
+  } else {
+    add_random_graph(in, g, other, pool);
+  }
+  // Edits, validations and checks in any order.
   while (in.remaining_bytes() > 0) {
-    switch (in.ConsumeIntegralInRange<int>(0, 5)) {
+    switch (in.ConsumeIntegralInRange<int>(0, 6)) {
       case 0: validate(g, pool); break;
       case 1: expect_message(g.lower()); break;
       case 2:
       case 3: check_overrides(in, g, pool); break;
       case 4: edit(in, *pool[in.ConsumeIntegralInRange<std::size_t>(0, pool.size() - 1)]); break;
+      case 5:
+        if (dynamic) {
+          round_trip_kernel_cache(g);
+        }
+        break;
       default: add_node(in, g, other, pool); break;
     }
+  }
+  if (dynamic) {
+    round_trip_kernel_cache(g);  // every dynamic graph once, as it ends
   }
   return 0;
 }

@@ -1,11 +1,13 @@
 // Operation graphs the CPU finalizes without a GPU (cuDNN 9.19 needs no handle for them): one
-// pointwise node on [1, 8, 16] floats. For kernel cache and plan choice tests and the fuzz
-// harness, which need a real graph.
+// pointwise node on [1, 8, 16] floats; normal random numbers, which dnngraph never lowers. For
+// kernel cache, store and plan choice tests and the fuzz harness, which need a real graph.
 #pragma once
 
 #include "backend/operation_graph.hpp"
 #include "backend/operation_pointwise.hpp"
+#include "backend/operation_rng.hpp"
 #include "backend/pointwise.hpp"
+#include "backend/rng.hpp"
 #include "backend/status.hpp"
 #include "backend/tensor.hpp"
 
@@ -25,14 +27,16 @@ struct CpuOperationGraph {
   backend::OperationGraph graph;
 };
 
-inline backend::Expected<backend::Tensor> cpu_tensor(std::int64_t uid) {
-  constexpr std::array<std::int64_t, 3> dims{1, 8, 16};
-  constexpr std::array<std::int64_t, 3> strides{128, 16, 1};
+// A packed tensor, [1, 8, 16] floats unless told otherwise.
+inline backend::Expected<backend::Tensor> cpu_tensor(
+    std::int64_t uid, cudnnDataType_t type = CUDNN_DATA_FLOAT,
+    std::array<std::int64_t, 3> dims = std::array<std::int64_t, 3>{1, 8, 16}) {
+  const std::array<std::int64_t, 3> strides{dims[1] * dims[2], dims[2], 1};
   auto tensor = backend::Tensor::create();
   if (!tensor) {
     return tensor;
   }
-  auto ok = tensor->set_data_type(CUDNN_DATA_FLOAT);
+  auto ok = tensor->set_data_type(type);
   if (ok) ok = tensor->set_dimensions(dims);
   if (ok) ok = tensor->set_strides(strides);
   if (ok) ok = tensor->set_unique_id(uid);
@@ -86,6 +90,46 @@ inline std::optional<CpuOperationGraph> swish_graph(double beta) {
 // y = relu(x), static; with a handle on a GPU, a graph heuristics and plans take.
 inline std::optional<CpuOperationGraph> relu_graph(cudnnHandle_t handle = nullptr) {
   return pointwise_graph(CUDNN_POINTWISE_RELU_FWD, false, 1.0, handle);
+}
+
+// Y [1, 8, 16] = normal random numbers (mean 0, deviation 1) from Int64 seed and offset,
+// dynamic-shape: a graph the kernel cache schema does not know (dnngraph's rng is Bernoulli).
+struct NormalRngGraph {
+  backend::Tensor y;
+  backend::Tensor seed;
+  backend::Tensor offset;
+  backend::Rng rng;
+  backend::OperationRng operation;
+  backend::OperationGraph graph;
+};
+
+inline std::optional<NormalRngGraph> normal_rng_graph() {
+  auto y = cpu_tensor(1);
+  auto seed = cpu_tensor(2, CUDNN_DATA_INT64, {1, 1, 1});
+  auto offset = cpu_tensor(3, CUDNN_DATA_INT64, {1, 1, 1});
+  auto rng = backend::Rng::create();
+  auto operation = backend::OperationRng::create();
+  auto graph = backend::OperationGraph::create();
+  if (!y || !seed || !offset || !rng || !operation || !graph) {
+    return std::nullopt;
+  }
+  auto ok = rng->set_distribution(CUDNN_RNG_DISTRIBUTION_NORMAL);
+  if (ok) ok = rng->set_normal_parameters(0.0, 1.0);
+  if (ok) ok = rng->finalize();
+  if (ok) ok = operation->set_y(*y);
+  if (ok) ok = operation->set_rng(*rng);
+  if (ok) ok = operation->set_seed(*seed);
+  if (ok) ok = operation->set_offset(*offset);
+  if (ok) ok = operation->finalize();
+  const std::array<const backend::Operation*, 1> ops{&*operation};
+  if (ok) ok = graph->set_ops(ops);
+  if (ok) ok = graph->set_dynamic_shape_enabled(true);
+  if (ok) ok = graph->finalize();
+  if (!ok) {
+    return std::nullopt;
+  }
+  return NormalRngGraph{std::move(*y),   std::move(*seed),      std::move(*offset),
+                        std::move(*rng), std::move(*operation), std::move(*graph)};
 }
 
 }  // namespace dnngraph::testing
