@@ -78,19 +78,33 @@ bool names_libcudnn(std::string_view path) {
   return file.starts_with("libcudnn.so");
 }
 
-// A libcudnn the process has loaded already ("" where none).
-std::string already_loaded() {
-  std::string found;
+// Every libcudnn the process has loaded already. More than one happens: torch, run with
+// LD_LIBRARY_PATH at another cuDNN, binds its calls to that one while its loader also maps the
+// wheel's (measured on the H200 with torch 2.11).
+std::vector<std::string> already_loaded() {
+  std::vector<std::string> found;
   dl_iterate_phdr(
       [](dl_phdr_info* object, std::size_t /*size*/, void* out) -> int {
         if (object->dlpi_name != nullptr && names_libcudnn(object->dlpi_name)) {
-          *static_cast<std::string*>(out) = object->dlpi_name;
-          return 1;
+          static_cast<std::vector<std::string>*>(out)->emplace_back(object->dlpi_name);
         }
         return 0;
       },
       &found);
   return found;
+}
+
+// Of the loaded ones, the library the process's own calls reach (cudnnGetVersion as the global
+// scope resolves it), else the first loaded.
+std::string the_loaded_one(const std::vector<std::string>& loaded) {
+  Dl_info info{};
+  // NOLINTNEXTLINE(bugprone-casting-through-void): dlsym hands back a void*
+  if (void* symbol = dlsym(RTLD_DEFAULT, "cudnnGetVersion");
+      symbol != nullptr && dladdr(symbol, &info) != 0 && info.dli_fname != nullptr &&
+      names_libcudnn(info.dli_fname)) {
+    return info.dli_fname;
+  }
+  return loaded.empty() ? std::string() : loaded.front();
 }
 
 bool is_directory(const std::string& path) {
@@ -178,7 +192,7 @@ void load(State& s) {
     looked += ": ";
     looked += why;
   };
-  const std::string loaded = already_loaded();
+  const std::vector<std::string> loaded = already_loaded();
   std::optional<std::pair<std::string, std::string>> explicit_choice;
   if (s.chosen) {
     explicit_choice.emplace(*s.chosen, "chosen by set_cudnn_library()");
@@ -191,8 +205,11 @@ void load(State& s) {
       file += "/";
       file += soname;
     }
-    if (!loaded.empty() && !same_file(loaded, file)) {
-      s.failure = std::string(explicit_choice->second) + " names " + file + ", but " + loaded +
+    const bool among_loaded =
+        std::ranges::any_of(loaded, [&file](const std::string& l) { return same_file(l, file); });
+    if (!loaded.empty() && !among_loaded) {
+      s.failure = std::string(explicit_choice->second) + " names " + file + ", but " +
+                  the_loaded_one(loaded) +
                   " is already loaded in this process; two cuDNNs in one process would mix "
                   "their sub-libraries: choose the loaded one, or choose before it is loaded";
       return;
@@ -204,12 +221,12 @@ void load(State& s) {
   }
   note("DNNGRAPH_CUDNN_LIB", "not set");
   if (!loaded.empty()) {
-    if (std::string why =
-            try_open(s, loaded, flags | RTLD_NOLOAD, "already loaded in this process");
+    const std::string one = the_loaded_one(loaded);
+    if (std::string why = try_open(s, one, flags | RTLD_NOLOAD, "already loaded in this process");
         why.empty()) {
       return;
     } else {
-      note(loaded + " (already loaded)", why);
+      note(one + " (already loaded)", why);
     }
   } else {
     note("a libcudnn already loaded in this process", "none");

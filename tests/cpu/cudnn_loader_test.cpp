@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "api/dnngraph.hpp"
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +21,14 @@ extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX name
 namespace {
 
 namespace fs = std::filesystem;
+
+// The child: beside this test's binary (a GPU bundle carries both), else where it was built.
+std::string child_program() {
+  std::error_code ec;
+  const fs::path beside =
+      fs::read_symlink("/proc/self/exe", ec).parent_path() / "cudnn_loader_child";
+  return !ec && fs::exists(beside) ? beside.string() : std::string(DNNGRAPH_LOADER_CHILD);
+}
 
 struct Outcome {
   int status = -1;
@@ -41,7 +51,7 @@ Outcome run_child(const std::vector<std::string>& args, const std::vector<std::s
     envp.push_back(e.data());
   }
   envp.push_back(nullptr);
-  std::vector<std::string> argv_storage{DNNGRAPH_LOADER_CHILD};
+  std::vector<std::string> argv_storage{child_program()};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : argv_storage) {
@@ -79,8 +89,13 @@ void expect_ok(const Outcome& outcome) {
   BOOST_TEST(outcome.output.find("ok") != std::string::npos, outcome.output);
 }
 
-// The libcudnn.so.9 this build was configured with.
-const fs::path configured{DNNGRAPH_CUDNN_LIBRARY};
+// The libcudnn.so.9 this process finds (the same search as the library's users get; on the GPU
+// machine scripts/gpu-env names it with DNNGRAPH_CUDNN_LIB), the one the children are given.
+fs::path found_library() {
+  const std::string path = dnngraph::cudnn_library_path();
+  BOOST_TEST_REQUIRE(!path.empty(), "no libcudnn.so.9: " << dnngraph::cudnn_library_source());
+  return path;
+}
 
 }  // namespace
 
@@ -89,16 +104,16 @@ BOOST_AUTO_TEST_CASE(a_named_library_that_does_not_exist_gives_cudnn_not_found_e
 }
 
 BOOST_AUTO_TEST_CASE(dnngraph_cudnn_lib_may_name_the_folder_that_holds_libcudnn) {
-  const std::string folder = configured.parent_path().string();
+  const std::string folder = found_library().parent_path().string();
   expect_ok(run_child({"env", folder}, {"DNNGRAPH_CUDNN_LIB=" + folder}));
 }
 
 BOOST_AUTO_TEST_CASE(set_cudnn_library_before_any_use_chooses_the_library) {
-  expect_ok(run_child({"chosen", configured.string()}, {}));
+  expect_ok(run_child({"chosen", found_library().string()}, {}));
 }
 
 BOOST_AUTO_TEST_CASE(a_libcudnn_the_process_loaded_already_is_the_one_used) {
-  expect_ok(run_child({"preloaded", configured.string()}, {}));
+  expect_ok(run_child({"preloaded", found_library().string()}, {}));
 }
 
 BOOST_AUTO_TEST_CASE(a_second_libcudnn_beside_a_loaded_one_is_refused_naming_both) {
@@ -106,8 +121,9 @@ BOOST_AUTO_TEST_CASE(a_second_libcudnn_beside_a_loaded_one_is_refused_naming_bot
   const fs::path folder =
       fs::temp_directory_path() / ("dnngraph-loader-" + std::to_string(getpid()));
   fs::create_directories(folder);
-  fs::copy_file(configured, folder / "libcudnn.so.9", fs::copy_options::overwrite_existing);
-  expect_ok(run_child({"conflict", configured.string()},
+  const fs::path library = found_library();
+  fs::copy_file(library, folder / "libcudnn.so.9", fs::copy_options::overwrite_existing);
+  expect_ok(run_child({"conflict", library.string()},
                       {"DNNGRAPH_CUDNN_LIB=" + (folder / "libcudnn.so.9").string()}));
   fs::remove_all(folder);
 }
