@@ -132,6 +132,8 @@ enum class Kind : std::uint8_t {
   SpatialRank,   // the number of spatial dims: rank - 2
   SpatialRatio,  // one [numerator, denominator] per spatial dim (denominator >= 1; the
                  // numerator >= 0 for paddings, >= 1 for windows and strides)
+  PerDim,        // one integer per dim of the node's rank (slice: starts and limits >= 0,
+                 // strides >= 1)
 };
 
 struct Member {
@@ -222,6 +224,15 @@ inline constexpr std::array<Member, 5> rng_members{{
     {"bernoulli_dist_probability", Kind::Number, true},
     {"seedTensor", Kind::AnyRankTensor, true},
     {"offset", Kind::AnyRankTensor, true},
+}};
+// The slice operation (cuDNN >= 9.22), as cuDNN 9.28.1 wrote it on the H200: X and Y of one
+// rank, a start, a limit and a stride per dim.
+inline constexpr std::array<Member, 5> slice_members{{
+    {"X", Kind::Tensor, true},
+    {"Y", Kind::Tensor, true},
+    {"startIndices", Kind::PerDim, true},
+    {"limitIndices", Kind::PerDim, true},
+    {"strides", Kind::PerDim, true},
 }};
 // The attention graph's K/V read through a page table (cuDNN checks their ranks, all 4).
 inline constexpr std::array<Member, 4> paged_cache_load_members{{
@@ -322,7 +333,7 @@ inline constexpr std::array<Member, 5> resample_backward_tensors{{
     {"Y", Kind::Tensor, false},
 }};
 
-inline constexpr std::array<Operation, 17> operations{{
+inline constexpr std::array<Operation, 18> operations{{
     {"CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR", convolution_members,
      conv_fprop_tensors, "X"},
     {"CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR", convolution_members,
@@ -334,6 +345,7 @@ inline constexpr std::array<Operation, 17> operations{{
     {"CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR", reduction_members, {}, ""},
     {"CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR", reshape_members, {}, ""},
     {"CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR", concat_members, {}, ""},
+    {"CUDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR", slice_members, {}, ""},
     {"CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR", rng_members, {}, ""},
     {"CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR", paged_cache_load_members, {}, ""},
     {"CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR", norm_forward_members, {}, ""},

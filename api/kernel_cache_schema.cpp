@@ -480,6 +480,10 @@ Result<void> check_member(const Member& member, const json::value& value, const 
     case Kind::SpatialRatio:
       return check_ratios(value, path, static_cast<std::size_t>(shape.spatial_rank),
                           member.name.ends_with("Pad") ? 0 : 1);
+    case Kind::PerDim: {
+      const std::int64_t lowest = member.name == "strides" ? 1 : 0;
+      return passed(integers_at(value, path, shape.rank, shape.rank, lowest, int64_max));
+    }
   }
   return refuse(path, "a known member kind", shown(value));
 }

@@ -8,6 +8,7 @@
 #include "api/kernel_cache.hpp"
 #include "api/kernel_cache_access.hpp"
 #include "api/kernel_cache_json.hpp"
+#include "api/kernel_cache_schema.hpp"
 #include "support/cpu_operation_graph.hpp"
 #include "support/kernel_cache_documents.hpp"
 
@@ -467,3 +468,52 @@ BOOST_AUTO_TEST_CASE(a_loaded_cache_builds_and_counts_its_entries) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// The document cuDNN 9.28.1 wrote on the H200 for slice -> ReLU (cpu_kernel_cache_every_node_test
+// there; the slice operation needs cuDNN >= 9.22, so 9.19 never writes one). Checked against the
+// schema alone: cuDNN 9.19 refuses a 9.28 document anyway.
+const std::string slice_relu_9_28 =
+    R"({"cudnnVersion":92801,"schemaVersion":4,"operationGraph":{"finalizeMode":"GENERIC_POINTW)"
+    R"(ISE_FUSION","tensors":[{"name":"1","dataType":"CUDNN_DATA_HALF","dim":[2,32,16],"stride")"
+    R"(:[512,16,1],"isVirtual":false,"isByValue":false,"vectCount":1,"vectDim":-1,"ptrAlignment)"
+    R"(":16,"reordering":"CUDNN_TENSOR_REORDERING_NONE"},{"name":"10","dataType":"CUDNN_DATA_HA)"
+    R"(LF","dim":[2,16,16],"stride":[256,16,1],"isVirtual":false,"isByValue":false,"vectCount":)"
+    R"(1,"vectDim":-1,"ptrAlignment":16,"reordering":"CUDNN_TENSOR_REORDERING_NONE"},{"name":"1)"
+    R"(1","dataType":"CUDNN_DATA_HALF","dim":[2,16,16],"stride":[256,16,1],"isVirtual":true,"is)"
+    R"(ByValue":false,"vectCount":1,"vectDim":-1,"ptrAlignment":16,"reordering":"CUDNN_TENSOR_R)"
+    R"(EORDERING_NONE"}],"nodes":[{"operation":"CUDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR","X":")"
+    R"(1","Y":"11","startIndices":[0,8,0],"limitIndices":[2,24,16],"strides":[1,1,1]},{"operati)"
+    R"(on":"CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR","pointwiseMode":"CUDNN_POINTWISE_RELU)"
+    R"(_FWD","mathPrec":"CUDNN_DATA_FLOAT","upperClip":1.7976931348623157e308,"lowerClip":0.0,")"
+    R"(lowerClipSlope":0.0,"alpha1":1.0,"alpha2":1.0,"X":"11","Y":"10"}],"isDynamicShapeEnabled)"
+    R"(":true},"kernel_cache":[]})";
+
+namespace {
+
+dnngraph::Result<void> schema_of(const std::string& document) {
+  return dnngraph::detail::check_cache_schema(boost::json::parse(document));
+}
+
+std::string with_strides(std::string_view strides) {
+  std::string document = slice_relu_9_28;
+  const std::string original = R"("strides":[1,1,1])";
+  document.replace(document.find(original), original.size(), std::string(strides));
+  return document;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_slice_document_cudnn_9_28_writes_passes_the_schema) {
+  auto checked = schema_of(slice_relu_9_28);
+  BOOST_TEST(checked.has_value(), (checked ? "" : checked.error().message));
+}
+
+BOOST_AUTO_TEST_CASE(a_slice_of_a_zero_stride_or_of_another_rank_is_refused) {
+  for (const std::string_view strides : {R"("strides":[1,0,1])", R"("strides":[1,1])"}) {
+    auto checked = schema_of(with_strides(strides));
+    BOOST_TEST_REQUIRE(!checked.has_value(), strides);
+    BOOST_TEST((checked.error().code == dnngraph::ErrorCode::InvalidJson));
+    BOOST_TEST(checked.error().message.find("strides") != std::string::npos,
+               checked.error().message);
+  }
+}
