@@ -3,20 +3,16 @@
 #define BOOST_TEST_MODULE cudnn_loader
 #include <boost/test/unit_test.hpp>
 
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "api/dnngraph.hpp"
+#include "support/child_process.hpp"
 
-#include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <system_error>
+#include <utility>
 #include <vector>
-
-extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX names it so
 
 namespace {
 
@@ -30,62 +26,24 @@ std::string child_program() {
   return !ec && fs::exists(beside) ? beside.string() : std::string(DNNGRAPH_LOADER_CHILD);
 }
 
-struct Outcome {
-  int status = -1;
-  std::string output;
-};
-
 // Runs the child with `args` and the environment of this process plus `env` (NAME=VALUE), less
 // DNNGRAPH_CUDNN_LIB unless `env` sets it.
-Outcome run_child(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+dnngraph::testing::ChildOutcome run_child(const std::vector<std::string>& args,
+                                          const std::vector<std::string>& env) {
   std::vector<std::string> environment;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string_view(*e).starts_with("DNNGRAPH_CUDNN_LIB=")) {
-      continue;
+  for (std::string& e : dnngraph::testing::this_environment()) {
+    if (!e.starts_with("DNNGRAPH_CUDNN_LIB=")) {
+      environment.push_back(std::move(e));
     }
-    environment.emplace_back(*e);
   }
   environment.insert(environment.end(), env.begin(), env.end());
-  std::vector<char*> envp;
-  for (std::string& e : environment) {
-    envp.push_back(e.data());
-  }
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_storage{child_program()};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : argv_storage) {
-    argv.push_back(a.data());
-  }
-  argv.push_back(nullptr);
-
-  std::array<int, 2> pipe_fds{};
-  BOOST_TEST_REQUIRE(pipe(pipe_fds.data()) == 0);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[1]);
-  Outcome outcome;
-  if (spawned == 0) {
-    std::array<char, 4096> buffer{};
-    ssize_t n = 0;
-    while ((n = read(pipe_fds[0], buffer.data(), buffer.size())) > 0) {
-      outcome.output.append(buffer.data(), static_cast<std::size_t>(n));
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    outcome.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  close(pipe_fds[0]);
-  return outcome;
+  std::vector<std::string> argv{child_program()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return dnngraph::testing::run_process(std::move(argv), std::move(environment));
 }
 
-void expect_ok(const Outcome& outcome) {
-  BOOST_TEST(outcome.status == 0, outcome.output);
+void expect_ok(const dnngraph::testing::ChildOutcome& outcome) {
+  BOOST_TEST(outcome.exit_status == 0, outcome.ended << ": " << outcome.output);
   BOOST_TEST(outcome.output.find("ok") != std::string::npos, outcome.output);
 }
 
