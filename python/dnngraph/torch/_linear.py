@@ -340,12 +340,8 @@ def _autograd_backward(ctx: Any, grad_y: Tensor, _grad_z: Tensor) -> "tuple[Any,
             db if bias_grad else None, None, None)
 
 
-linear_op = torch.library.custom_op("dnngraph::linear", _forward, mutates_args=())
-linear_op.register_fake(_forward_fake)
-linear_op.register_autograd(_autograd_backward, setup_context=_setup_context)
-linear_backward_op = torch.library.custom_op("dnngraph::linear_backward", _backward,
-                                             mutates_args=())
-linear_backward_op.register_fake(_backward_fake)
+runtime.operator("linear", _forward, _forward_fake, _autograd_backward, _setup_context)
+runtime.operator("linear_backward", _backward, _backward_fake)
 
 
 def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None,

@@ -326,18 +326,11 @@ def _rms_norm_autograd(ctx: Any, grad_y: Tensor, _grad_rstd: Tensor) -> "tuple[A
             dw.to(ctx.weight_dtype) if needs[2] and ctx.weight_dtype is not None else None, None)
 
 
-layer_norm_op = torch.library.custom_op("dnngraph::layer_norm", _layer_norm, mutates_args=())
-layer_norm_op.register_fake(_layer_norm_fake)
-layer_norm_op.register_autograd(_layer_norm_autograd, setup_context=_layer_norm_setup)
-layer_norm_backward_op = torch.library.custom_op("dnngraph::layer_norm_backward",
-                                                 _layer_norm_backward, mutates_args=())
-layer_norm_backward_op.register_fake(_layer_norm_backward_fake)
-rms_norm_op = torch.library.custom_op("dnngraph::rms_norm", _rms_norm, mutates_args=())
-rms_norm_op.register_fake(_rms_norm_fake)
-rms_norm_op.register_autograd(_rms_norm_autograd, setup_context=_rms_norm_setup)
-rms_norm_backward_op = torch.library.custom_op("dnngraph::rms_norm_backward", _rms_norm_backward,
-                                               mutates_args=())
-rms_norm_backward_op.register_fake(_rms_norm_backward_fake)
+runtime.operator("layer_norm", _layer_norm, _layer_norm_fake, _layer_norm_autograd,
+                 _layer_norm_setup)
+runtime.operator("layer_norm_backward", _layer_norm_backward, _layer_norm_backward_fake)
+runtime.operator("rms_norm", _rms_norm, _rms_norm_fake, _rms_norm_autograd, _rms_norm_setup)
+runtime.operator("rms_norm_backward", _rms_norm_backward, _rms_norm_backward_fake)
 
 
 def _shape(normalized_shape: Any) -> "list[int]":

@@ -153,6 +153,18 @@ def first_variant(op: str, topology: Hashable, variants: Sequence[str],
         f"has no engine for {op} ({topology}) in any form: " + "; ".join(refusals))
 
 
+def operator(name: str, implementation: Callable[..., Any], fake: Callable[..., Any],
+             backward: Optional[Callable[..., Any]] = None,
+             setup_context: Optional[Callable[..., Any]] = None) -> Any:
+    """Registers torch.ops.dnngraph.<name>: the CUDA implementation (which checks its arguments
+    itself, on any device), the fake one and, for a forward, its backward."""
+    op = torch.library.custom_op(f"dnngraph::{name}", implementation, mutates_args=())
+    op.register_fake(fake)
+    if backward is not None:
+        op.register_autograd(backward, setup_context=setup_context)
+    return op
+
+
 def chosen_variants() -> "dict[str, str]":
     """Which form each operator's graphs took, per topology: e.g. {"linear.forward
     (torch.bfloat16, 'gelu', bias, saves preactivation)": "fused"}. docs/torch.md lists the
