@@ -217,6 +217,10 @@ def test_linear_refuses_an_unknown_activation(fake):
 
 
 def test_tensors_on_two_devices_are_refused(fake):
+    try:
+        cuda(1, device="cuda:1")
+    except (RuntimeError, AssertionError) as e:  # a machine with one CUDA device may refuse it
+        pytest.skip(f"no fake tensor on cuda:1 here: {e}")
     refused(lambda: dt.linear(cuda(4, 32), cuda(16, 32, device="cuda:1")),
             "weight is on cuda:1 but x is on cuda:0", "one device")
     refused(lambda: dt.layer_norm(cuda(4, 32), (32,), cuda(32, device="cuda:1")),
