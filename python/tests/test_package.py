@@ -1,5 +1,6 @@
-"""The package around the extension: dnngraph re-exports dnngraph._C, carries its types, imports
-no torch, and runs the cache command as `python -m dnngraph.cache`."""
+"""The package around the extension: dnngraph re-exports dnngraph._C, carries its types and every
+Python file of python/dnngraph, imports no torch (dnngraph.torch says it needs it), and runs the
+cache command as `python -m dnngraph.cache`."""
 
 import pathlib
 import subprocess
@@ -36,6 +37,24 @@ def test_import_dnngraph_imports_no_torch():
         capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_dnngraph_torch_without_torch_says_that_it_needs_torch():
+    # sys.modules["torch"] = None makes `import torch` fail, as where torch is not installed.
+    code = ("import sys; sys.modules['torch'] = None; import dnngraph\n"
+            "try:\n    import dnngraph.torch\nexcept ImportError as e:\n    print(e)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("dnngraph.torch needs torch"), done.stdout
+
+
+def test_the_package_holds_every_python_file_of_the_sources():
+    sources = pathlib.Path(__file__).resolve().parents[1] / "dnngraph"
+    package = pathlib.Path(dnngraph.__file__).parent
+    missing = [str(f.relative_to(sources)) for f in sources.rglob("*.py")
+               if not (package / f.relative_to(sources)).is_file()]
+    assert not missing, f"not in {package} (python/CMakeLists.txt's DNNGRAPH_PACKAGE_FILES?)"
 
 
 def test_the_cache_command_says_how_it_is_used():

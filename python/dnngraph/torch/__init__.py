@@ -1,0 +1,37 @@
+"""dnngraph inside torch (docs/torch.md): fused cuDNN graphs as torch custom operators.
+
+    import dnngraph.torch as dt
+    y = dt.linear(x, weight, bias, activation="gelu")     # matmul + bias + GELU, one cuDNN graph
+    h = dt.rms_norm(y, (y.shape[-1],), norm_weight)
+    h = dt.layer_norm(h, (h.shape[-1],), ln_weight, ln_bias)
+
+Each function calls operators of the `dnngraph` namespace (torch.ops.dnngraph.linear, ...) made
+with torch.library.custom_op: a fake implementation for FakeTensor and torch.compile, a
+registered backward built from dnngraph graphs, and argument checks that name the tensor, the
+values and the fix before cuDNN is called. Graphs are built once per signature and run on
+torch's current stream with workspaces from torch's caching allocator.
+
+torch is needed here and only here: `import dnngraph` never imports it.
+"""
+
+try:
+    import torch as _torch  # noqa: F401 (fails here, with the reason below, where torch is absent)
+except ImportError as _error:
+    raise ImportError(
+        f"dnngraph.torch needs torch ({_error}); install torch, or use dnngraph's Graph API, "
+        "which takes any CUDA buffer"
+    ) from _error
+
+from ._linear import ACTIVATIONS, linear
+from ._norms import layer_norm, rms_norm
+from ._runtime import cache_info, chosen_variants, clear_caches
+
+__all__ = [
+    "ACTIVATIONS",
+    "cache_info",
+    "chosen_variants",
+    "clear_caches",
+    "layer_norm",
+    "linear",
+    "rms_norm",
+]

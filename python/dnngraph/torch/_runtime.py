@@ -1,0 +1,191 @@
+"""What every operator of dnngraph.torch shares: a cuDNN handle per thread and CUDA device, bound
+to torch's current stream at each call; workspaces from torch's caching allocator; built graphs
+cached per signature; one process-wide KernelCache per graph topology and GPU architecture, which
+dynamic-shape graphs build on (a new shape of a known topology binds the cached kernel instead of
+compiling: about 1 ms on the H200 for a matmul, docs/kernel-cache.md); and, per topology, the
+first variant of a graph that cuDNN has an engine for, remembered once chosen."""
+
+import collections
+import threading
+from typing import Any, Callable, Hashable, Optional, Sequence, Tuple, TypeVar
+
+import torch
+from torch import Tensor
+
+import dnngraph
+from dnngraph import DataType, ErrorCode, HeuristicMode
+
+T = TypeVar("T")
+
+DATA_TYPES = {
+    torch.float16: DataType.Half,
+    torch.bfloat16: DataType.BFloat16,
+    torch.float32: DataType.Float,
+}
+
+# Heuristics A first; Fallback offers engines A does not for some graphs.
+MODES = [HeuristicMode.A, HeuristicMode.Fallback]
+
+# Built graphs kept, all operators together; past this the least recently used is dropped (a
+# torch.compile with dynamic shapes, or a varying batch, sees many shapes).
+CAPACITY = 512
+
+# Which graph kinds are built with dynamic shapes on a kernel cache. Matmul + bias + ReLU was
+# measured exact that way at five shapes on cuDNN 9.19 and 9.27 (tests/gpu/kernel_cache_test.cpp);
+# the other epilogues and the transposed operands here are checked at several shapes by
+# python/tests/test_gpu_torch_ops.py. Norm and pointwise-only graphs are static per shape until a
+# dynamic build of them is measured exact: attention, the other specialized engine, returned NaN
+# rows through a dynamic graph on 9.19 (docs/known-issues.md, sdpa-dynamic-shape).
+DYNAMIC = {"matmul": True, "norm": False, "pointwise": False}
+
+# (op, topology, shapes, dynamic, device); (op, topology, GPU architecture); (op, topology)
+GraphKey = Tuple[str, Hashable, Hashable, bool, torch.device]
+CacheKey = Tuple[str, Hashable, Tuple[int, int]]
+VariantKey = Tuple[str, Hashable]
+
+_lock = threading.Lock()  # guards the four tables below (never held while a graph builds)
+_graphs: "collections.OrderedDict[GraphKey, dnngraph.Graph]" = collections.OrderedDict()
+_kernel_caches: "dict[CacheKey, dnngraph.KernelCache]" = {}
+_variants: "dict[VariantKey, str]" = {}
+_builds: "collections.Counter[str]" = collections.Counter()
+
+_local = threading.local()  # .handles: {device index: dnngraph.Handle}, one set per thread
+
+
+def handle(device: torch.device) -> dnngraph.Handle:
+    """This thread's handle for the device, bound to torch's current stream of that device now
+    (so a call inside `with torch.cuda.stream(s)` or a CUDA graph capture runs on s)."""
+    handles: "dict[int, dnngraph.Handle]" = _local.__dict__.setdefault("handles", {})
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    h = handles.get(index)
+    if h is None:
+        with torch.cuda.device(index):  # cudnnCreate binds the handle to the current device
+            h = dnngraph.Handle()
+        handles[index] = h
+    h.set_stream(torch.cuda.current_stream(index).cuda_stream)
+    return h
+
+
+def workspace(graph: dnngraph.Graph, device: torch.device) -> Optional[Tensor]:
+    """The graph's workspace from torch's caching allocator (stream-ordered on the current stream,
+    and from the capture's pool inside a CUDA graph capture)."""
+    size = graph.get_workspace_size()
+    return torch.empty(size, dtype=torch.uint8, device=device) if size > 0 else None
+
+
+def execute(graph: dnngraph.Graph, h: dnngraph.Handle, device: torch.device,
+            pack: "dict[int, Any]") -> None:
+    graph.execute(h, pack, workspace(graph, device))
+
+
+def _capability(device: torch.device) -> "tuple[int, int]":
+    major, minor = torch.cuda.get_device_capability(device)
+    return (int(major), int(minor))
+
+
+def graph(op: str, kind: str, topology: Hashable, shapes: Hashable, device: torch.device,
+          io: DataType, describe: Callable[[dnngraph.Graph], None],
+          variant: bool = False) -> dnngraph.Graph:
+    """The built graph of `op` for this topology (what forces a new plan: data types, flags,
+    variant) and these shapes on this device: from the table, else described by `describe`,
+    built once and kept. Graphs of a dynamic kind share the topology's kernel cache.
+
+    A failed build raises RuntimeError naming the op, shapes and cuDNN's message; but a variant
+    (variant=True) cuDNN has no engine for raises dnngraph.Error (NoEngine), for
+    first_variant() to try the next one."""
+    dynamic = DYNAMIC[kind]
+    key: GraphKey = (op, topology, shapes, dynamic, device)
+    options: "dict[str, Any]" = {}
+    with _lock:
+        found = _graphs.get(key)
+        if found is not None:
+            _graphs.move_to_end(key)
+            return found
+        if dynamic:
+            cache_key: CacheKey = (op, topology, _capability(device))
+            cache = _kernel_caches.get(cache_key)
+            if cache is None:
+                cache = _kernel_caches[cache_key] = dnngraph.KernelCache()
+            options = {"dynamic_shape": True, "kernel_cache": cache}
+    # Built without the lock, so that threads running graphs already built never wait for a
+    # build; two threads building one key at once both build, and the first one kept wins.
+    g = dnngraph.Graph(io_data_type=io, compute_data_type=DataType.Float, name=op, **options)
+    try:
+        describe(g)
+        g.build(handle(device), MODES)
+    except dnngraph.Error as e:
+        if variant and e.code is ErrorCode.NoEngine:
+            raise
+        raise RuntimeError(
+            f"dnngraph.torch: building the cuDNN graph {op} for shapes {shapes} ({topology}) "
+            f"failed: {e}") from e
+    with _lock:
+        _builds[op] += 1
+        g = _graphs.setdefault(key, g)
+        while len(_graphs) > CAPACITY:
+            _graphs.popitem(last=False)
+    return g
+
+
+def first_variant(op: str, topology: Hashable, variants: Sequence[str],
+                  attempt: Callable[[str], T]) -> T:
+    """attempt(variant) for the variants in order (the one chosen before for this topology
+    first) until one builds; a variant fails only by cuDNN having no engine (NoEngine). The
+    choice is remembered (chosen_variants() reports it)."""
+    key: VariantKey = (op, topology)
+    with _lock:
+        known = _variants.get(key)
+    order = ([known] if known else []) + [v for v in variants if v != known]
+    refusals: "list[str]" = []
+    for variant in order:
+        try:
+            result = attempt(variant)
+        except dnngraph.Error as e:
+            if e.code is not ErrorCode.NoEngine:
+                raise
+            refusals.append(f"{variant}: {e.message.splitlines()[0] if e.message else e}")
+            continue
+        with _lock:
+            _variants[key] = variant
+        return result
+    raise RuntimeError(
+        f"dnngraph.torch: cuDNN {dnngraph.cudnn_version_string(dnngraph.cudnn_runtime_version())} "
+        f"has no engine for {op} ({topology}) in any form: " + "; ".join(refusals))
+
+
+def operator(name: str, implementation: Callable[..., Any], fake: Callable[..., Any],
+             backward: Optional[Callable[..., Any]] = None,
+             setup_context: Optional[Callable[..., Any]] = None) -> Any:
+    """Registers torch.ops.dnngraph.<name>: the CUDA implementation (which checks its arguments
+    itself, on any device), the fake one and, for a forward, its backward."""
+    op = torch.library.custom_op(f"dnngraph::{name}", implementation, mutates_args=())
+    op.register_fake(fake)
+    if backward is not None:
+        op.register_autograd(backward, setup_context=setup_context)
+    return op
+
+
+def chosen_variants() -> "dict[str, str]":
+    """Which form each operator's graphs took, per topology: e.g. {"linear.forward
+    (torch.bfloat16, 'gelu', bias, saves preactivation)": "fused"}. docs/torch.md lists the
+    variants and what each fuses."""
+    with _lock:
+        return {f"{op} {topology}": v for (op, topology), v in _variants.items()}
+
+
+def cache_info() -> "dict[str, Any]":
+    """Graphs held per operator, graphs built per operator since the start (or clear_caches()),
+    and the kernel caches (one per dynamic topology and GPU architecture)."""
+    with _lock:
+        held: "collections.Counter[str]" = collections.Counter(key[0] for key in _graphs)
+        return {"graphs": dict(held), "builds": dict(_builds),
+                "kernel_caches": len(_kernel_caches)}
+
+
+def clear_caches() -> None:
+    """Drops every built graph, kernel cache and variant choice (graphs build again on next use)."""
+    with _lock:
+        _graphs.clear()
+        _kernel_caches.clear()
+        _variants.clear()
+        _builds.clear()

@@ -1,0 +1,386 @@
+"""dnngraph.torch without a GPU: the operators are registered in the dnngraph namespace, their
+fake implementations give torch's shapes and dtypes under FakeTensorMode (forward and, through
+autograd, backward), and wrong arguments raise ValueError naming the argument, the values and
+the fix before cuDNN is called. Skipped as a whole where torch is not installed (the CUDA side
+is test_gpu_torch_ops.py)."""
+
+import contextlib
+
+import pytest
+
+import dnngraph
+
+torch = pytest.importorskip(
+    "torch", reason="torch is not installed: dnngraph.torch and its tests need it")
+
+import dnngraph.torch as dt  # noqa: E402
+from dnngraph.torch import _linear, _norms  # noqa: E402
+from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
+
+BF16, FP16, FP32 = torch.bfloat16, torch.float16, torch.float32
+
+
+@pytest.fixture
+def fake():
+    """Tensors made inside are fake: CUDA tensors without a GPU, and the ops run their fake
+    implementations."""
+    with FakeTensorMode():
+        yield
+
+
+def cuda(*shape, dtype=BF16, device="cuda", grad=False):
+    return torch.empty(*shape, dtype=dtype, device=device, requires_grad=grad)
+
+
+def test_every_operator_is_in_the_dnngraph_namespace():
+    for name in ("linear", "linear_backward", "layer_norm", "layer_norm_backward", "rms_norm",
+                 "rms_norm_backward"):
+        assert hasattr(torch.ops.dnngraph, name), name
+    schema = str(torch.ops.dnngraph.linear.default._schema)
+    assert schema.startswith("dnngraph::linear(Tensor x, Tensor weight, Tensor? bias, str? "
+                             "activation, bool save_preactivation) -> (Tensor, Tensor)"), schema
+
+
+@pytest.mark.parametrize("activation", dt.ACTIVATIONS)
+@pytest.mark.parametrize("dtype", [BF16, FP16], ids=str)
+def test_linear_fake_gives_torch_shapes(fake, activation, dtype):
+    x, w, b = cuda(4, 7, 32, dtype=dtype), cuda(48, 32, dtype=dtype), cuda(48, dtype=dtype)
+    y = dt.linear(x, w, b, activation)
+    assert (y.shape, y.dtype, y.device.type) == ((4, 7, 48), dtype, "cuda")
+    assert dt.linear(x[0, 0], w).shape == (48,)
+
+
+class Ctx:
+    """What torch's autograd gives setup_context and the backward: the autograd engine itself
+    needs a CUDA device to run on fake CUDA tensors, so these tests call both directly."""
+
+    def __init__(self, needs_input_grad):
+        self.needs_input_grad = needs_input_grad
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self.non_differentiable = tensors
+
+
+def autograd(module, op, inputs, needs_input_grad):
+    """The operator's forward, its setup_context and its registered backward, as autograd runs
+    them; returns (outputs, ctx, gradients)."""
+    outputs = op(*inputs)
+    ctx = Ctx(needs_input_grad)
+    module["setup"](ctx, inputs, outputs)
+    grads = module["backward"](ctx, *[torch.ones_like(o) for o in outputs])
+    assert len(grads) == len(inputs)
+    return outputs, ctx, grads
+
+
+LINEAR = {"setup": _linear._setup_context, "backward": _linear._autograd_backward}
+LAYER_NORM = {"setup": _norms._layer_norm_setup, "backward": _norms._layer_norm_autograd}
+RMS_NORM = {"setup": _norms._rms_norm_setup, "backward": _norms._rms_norm_autograd}
+
+
+@pytest.mark.parametrize("activation", dt.ACTIVATIONS)
+def test_linear_backward_gives_gradients_of_the_inputs_shapes(fake, activation):
+    x, w, b = cuda(3, 5, 32), cuda(16, 32), cuda(16)
+    save = activation in ("gelu", "gelu_tanh", "silu")
+    (y, z), ctx, grads = autograd(LINEAR, torch.ops.dnngraph.linear,
+                                  (x, w, b, activation, save), (True, True, True, False, False))
+    assert ctx.non_differentiable == (z,)
+    saved = ctx.saved_tensors[2]
+    assert saved is (y if activation == "relu" else z if save else None)
+    for grad, t in zip(grads[:3], (x, w, b)):
+        assert (grad.shape, grad.dtype) == (t.shape, t.dtype)
+    assert grads[3:] == (None, None)
+
+
+def test_linear_backward_returns_only_the_gradients_asked_for(fake):
+    x, w = cuda(8, 32), cuda(16, 32)
+    _, _, grads = autograd(LINEAR, torch.ops.dnngraph.linear, (x, w, None, "relu", False),
+                           (False, True, False, False, False))
+    assert grads[0] is None and grads[1].shape == w.shape and grads[2] is None
+
+
+def test_linear_saves_the_preactivation_only_where_the_backward_reads_it(fake):
+    x, w = cuda(8, 32, grad=True), cuda(16, 32)
+    for activation, saved in (("gelu", (8, 16)), ("silu", (8, 16)), ("relu", (0,)), (None, (0,))):
+        _, z = torch.ops.dnngraph.linear(x, w, None, activation, True)
+        assert z.shape == saved, activation
+    _, z = torch.ops.dnngraph.linear(x, w, None, "gelu", False)
+    assert z.shape == (0,)
+
+
+def test_a_backward_without_the_saved_preactivation_says_how_to_save_it(fake):
+    x, w = cuda(8, 32), cuda(16, 32)
+    with pytest.raises(ValueError, match="needs the forward's pre-activation, which was not "
+                                         "saved.*save_preactivation=True"):
+        autograd(LINEAR, torch.ops.dnngraph.linear, (x, w, None, "gelu_tanh", False),
+                 (True, True, False, False, False))
+
+
+@pytest.mark.parametrize("dtype", [BF16, FP16, FP32], ids=str)
+def test_norms_fake_give_torch_shapes_and_float32_statistics(fake, dtype):
+    x = cuda(2, 3, 4, 64, dtype=dtype)
+    w, b = cuda(4, 64, dtype=FP32), cuda(4, 64, dtype=dtype)
+    y, mean, rstd = torch.ops.dnngraph.layer_norm(x, [4, 64], w, b, 1e-5)
+    assert (y.shape, y.dtype) == (x.shape, dtype)
+    assert (mean.shape, mean.dtype, rstd.shape, rstd.dtype) == ((6,), FP32, (6,), FP32)
+    y, rstd = torch.ops.dnngraph.rms_norm(x, [64], None, 1e-6)
+    assert (y.shape, y.dtype, rstd.shape) == (x.shape, dtype, (24,))
+    assert dt.layer_norm(x, 64).shape == x.shape
+    assert dt.rms_norm(x, (4, 64), w).shape == x.shape
+
+
+def test_norm_backward_gives_gradients_in_the_parameters_dtypes(fake):
+    x, w, b = cuda(2, 3, 128), cuda(128, dtype=FP32), cuda(128, dtype=BF16)
+    (_, mean, rstd), ctx, grads = autograd(LAYER_NORM, torch.ops.dnngraph.layer_norm,
+                                           (x, [128], w, b, 1e-5), (True, False, True, True, False))
+    assert ctx.non_differentiable == (mean, rstd)
+    assert [(g.shape, g.dtype) for g in grads[:1] + grads[2:4]] == [
+        ((2, 3, 128), BF16), ((128,), FP32), ((128,), BF16)]
+    assert grads[1] is None and grads[4] is None
+    _, ctx, grads = autograd(RMS_NORM, torch.ops.dnngraph.rms_norm, (x, [128], w, 1e-6),
+                             (True, False, True, False))
+    assert [(g.shape, g.dtype) for g in grads[:1] + grads[2:3]] == [
+        ((2, 3, 128), BF16), ((128,), FP32)]
+
+
+def test_norms_without_parameters_differentiate_the_input_alone(fake):
+    x = cuda(6, 128)
+    _, _, grads = autograd(LAYER_NORM, torch.ops.dnngraph.layer_norm, (x, [128], None, None, 0.1),
+                           (True, False, False, False, False))
+    assert grads[0].shape == x.shape and grads[1:] == (None, None, None, None)
+    _, _, grads = autograd(RMS_NORM, torch.ops.dnngraph.rms_norm, (x, [128], None, 0.1),
+                           (True, False, False, False))
+    assert grads[0].shape == x.shape and grads[1:] == (None, None, None)
+
+
+def test_the_ops_trace_into_one_node_each(fake):
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def block(x, w, b, nw):
+        return dt.linear(dt.rms_norm(x, (32,), nw), w, b, "silu")
+
+    graph = make_fx(block)(cuda(4, 32), cuda(16, 32), cuda(16), cuda(32, dtype=FP32)).graph
+    calls = [str(n.target) for n in graph.nodes
+             if n.op == "call_function" and "getitem" not in str(n.target)]
+    assert calls == ["dnngraph.rms_norm.default", "dnngraph.linear.default"], calls
+
+
+# Argument checks: the message names the argument, what it is, and the fix.
+
+def refused(call, *fragments):
+    with pytest.raises(ValueError) as caught:
+        call()
+    for fragment in fragments:
+        assert fragment in str(caught.value), str(caught.value)
+    return str(caught.value)
+
+
+def test_cpu_tensors_are_refused_before_cudnn():
+    x, w = torch.zeros(4, 32, dtype=BF16), torch.zeros(16, 32, dtype=BF16)
+    refused(lambda: dt.linear(x, w), "dnngraph.torch.linear: x is a tensor on cpu", "x.cuda()")
+    refused(lambda: dt.layer_norm(x, (32,)), "dnngraph.torch.layer_norm: input is a tensor on cpu")
+    refused(lambda: dt.rms_norm(x, (32,)), "rms_norm: input is a tensor on cpu")
+
+
+def test_linear_refuses_wrong_dtypes(fake):
+    refused(lambda: dt.linear(cuda(4, 32, dtype=FP32), cuda(16, 32, dtype=FP32)),
+            "x has dtype torch.float32; it takes torch.bfloat16 or torch.float16",
+            "torch.autocast('cuda')")
+    refused(lambda: dt.linear(cuda(4, 32), cuda(16, 32, dtype=FP16)),
+            "weight has dtype torch.float16 but x has torch.bfloat16", "weight.to(x.dtype)")
+    refused(lambda: dt.linear(cuda(4, 32), cuda(16, 32), cuda(16, dtype=FP32)),
+            "bias has dtype torch.float32 but x has torch.bfloat16")
+
+
+def test_linear_refuses_wrong_shapes(fake):
+    refused(lambda: dt.linear(cuda(4, 32), cuda(16, 48)),
+            "weight has shape (16, 48); expected (out_features, 32)", "x has shape (4, 32)")
+    refused(lambda: dt.linear(cuda(4, 32), cuda(32)), "weight has shape (32,)")
+    refused(lambda: dt.linear(cuda(4, 32), cuda(16, 32), cuda(15)),
+            "bias has shape (15,); expected (16,) (out_features of weight)")
+    refused(lambda: dt.linear(cuda(4, 0), cuda(16, 0)), "in_features is 0")
+    refused(lambda: dt.linear(cuda(()), cuda(16, 1)), "0-dim")
+
+
+def test_linear_refuses_what_it_cannot_read_in_place(fake):
+    refused(lambda: dt.linear(cuda(32, 4).t(), cuda(16, 32)),
+            "x of shape (4, 32) has strides (1, 4), not contiguous", "x.contiguous()")
+    refused(lambda: dt.linear(cuda(4, 32), cuda(32, 16).t()),
+            "weight of shape (16, 32) has strides (1, 16)")
+
+
+def test_linear_refuses_an_unknown_activation(fake):
+    refused(lambda: dt.linear(cuda(4, 32), cuda(16, 32), activation="tanh"),
+            "activation 'tanh' is not one of None, 'relu', 'gelu', 'gelu_tanh', 'silu'")
+
+
+def test_tensors_on_two_devices_are_refused(fake):
+    try:
+        cuda(1, device="cuda:1")
+    except (RuntimeError, AssertionError) as e:  # a machine with one CUDA device may refuse it
+        pytest.skip(f"no fake tensor on cuda:1 here: {e}")
+    refused(lambda: dt.linear(cuda(4, 32), cuda(16, 32, device="cuda:1")),
+            "weight is on cuda:1 but x is on cuda:0", "one device")
+    refused(lambda: dt.layer_norm(cuda(4, 32), (32,), cuda(32, device="cuda:1")),
+            "weight is on cuda:1 but input is on cuda:0")
+
+
+def test_norms_refuse_a_normalized_shape_that_does_not_end_the_input(fake):
+    for norm in (dt.layer_norm, dt.rms_norm):
+        refused(lambda: norm(cuda(4, 32), (16,)),
+                "normalized_shape [16] does not end input's shape (4, 32)", "(*, 16)")
+        refused(lambda: norm(cuda(4, 32), (2, 4, 32)), "normalized_shape [2, 4, 32]")
+        refused(lambda: norm(cuda(4, 32), ()), "at least one")
+
+
+def test_norms_refuse_wrong_parameters(fake):
+    refused(lambda: dt.layer_norm(cuda(4, 32), (32,), cuda(16)),
+            "layer_norm: weight has shape (16,); expected (32,) (normalized_shape)")
+    refused(lambda: dt.layer_norm(cuda(4, 32), (32,), None, cuda(32, dtype=torch.int32)),
+            "bias has dtype torch.int32")
+    refused(lambda: dt.rms_norm(cuda(4, 32), (32,), cuda(32, 2).t()[0]), "not contiguous")
+    refused(lambda: dt.rms_norm(cuda(4, 32), (32,), None, -1.0), "eps is -1.0")
+    refused(lambda: dt.layer_norm(cuda(4, 32, dtype=torch.float64), (32,)),
+            "input has dtype torch.float64")
+    refused(lambda: dt.layer_norm(cuda(32, 4).t(), (32,)), "input of shape (4, 32)",
+            "input.contiguous()")
+
+
+def test_the_operators_are_registered_once_per_process():
+    # A second import is the same module (no second registration, which torch would refuse).
+    import importlib
+
+    assert importlib.import_module("dnngraph.torch") is dt
+    assert dt.linear.__module__ == "dnngraph.torch._linear"
+
+
+# The CUDA implementations on fake tensors, with the three GPU steps replaced: each graph an
+# operator describes is validated and lowered (cuDNN's backend descriptors need no GPU), and each
+# execute() checks its buffers against the graph's tensors as the binding does on the GPU (dims,
+# strides but those of size-1 dims, dtype, every non-virtual tensor given). A variant can be
+# refused with NoEngine, as cuDNN would, to walk the fallbacks.
+
+class Recorder:
+    """A Graph that remembers every tensor its calls returned."""
+
+    def __init__(self, graph, op):
+        self.graph, self.op, self.tensors = graph, op, []
+
+    def __getattr__(self, name):
+        method = getattr(self.graph, name)
+
+        def call(*args, **kwargs):
+            out = method(*args, **kwargs)
+            for t in out if isinstance(out, tuple) else (out,):
+                if isinstance(t, dnngraph.TensorAttributes):
+                    self.tensors.append(t)
+            return out
+
+        return call
+
+
+def no_engine(what):
+    e = dnngraph.Error(f"NoEngine: {what} refused by the test")
+    e.code, e.message = dnngraph.ErrorCode.NoEngine, f"{what} refused by the test"
+    return e
+
+
+@pytest.fixture
+def lowering(monkeypatch):
+    if dnngraph.cudnn_runtime_version() == 0:
+        pytest.skip(f"no cuDNN to lower with: {dnngraph.cudnn_library_source()}")
+    from dnngraph.torch import _runtime
+
+    state = {"refuse": (), "runs": []}
+
+    def graph(op, kind, topology, shapes, device, io, describe, variant=False):
+        if any(r in str(topology) for r in state["refuse"]):
+            assert variant, f"{op} has no variant to fall back to"
+            raise no_engine(f"{op} {topology}")
+        options = ({"dynamic_shape": True, "kernel_cache": dnngraph.KernelCache()}
+                   if _runtime.DYNAMIC[kind] else {})
+        g = dnngraph.Graph(io_data_type=io, compute_data_type=dnngraph.DataType.Float, **options)
+        recorder = Recorder(g, op)
+        describe(recorder)
+        g.lower()
+        return recorder
+
+    def execute(recorder, handle, device, pack):
+        given = {t.uid: t for t in recorder.tensors if not t.is_virtual and t.value is None}
+        assert set(pack) == set(given), (recorder.op, sorted(pack), sorted(given))
+        for uid, buffer in pack.items():
+            t = given[uid]
+            where = f"{recorder.op}: uid {uid} '{t.name}'"
+            assert list(buffer.shape) == list(t.dim), (where, buffer.shape, t.dim)
+            for extent, have, want in zip(buffer.shape, buffer.stride(), t.stride):
+                assert extent == 1 or have == want, (where, buffer.stride(), t.stride)
+            assert _runtime.DATA_TYPES[buffer.dtype] == t.data_type, (where, buffer.dtype)
+        state["runs"].append(recorder.op)
+
+    monkeypatch.setattr(_runtime, "graph", graph)
+    monkeypatch.setattr(_runtime, "execute", execute)
+    monkeypatch.setattr(_runtime, "handle", lambda device: None)
+    monkeypatch.setattr(_runtime, "_variants", {})
+    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
+    with FakeTensorMode():
+        yield state
+
+
+@pytest.mark.parametrize("refuse", [(), ("fused",)], ids=["fused", "split"])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no bias"])
+@pytest.mark.parametrize("activation", dt.ACTIVATIONS)
+def test_linear_forward_graphs_lower_and_take_their_buffers(lowering, activation, bias, refuse):
+    lowering["refuse"] = refuse
+    x, w, b = cuda(3, 5, 48), cuda(40, 48), cuda(40) if bias else None
+    save = activation in _linear.NEEDS_PREACTIVATION
+    if refuse and not save:
+        with pytest.raises(RuntimeError, match="has no engine for linear.forward"):
+            _linear._forward(x, w, b, activation, True)
+        return
+    y, z = _linear._forward(x, w, b, activation, True)
+    assert y.shape == (3, 5, 40) and z.shape == ((3, 5, 40) if save else (0,))
+    expected = ["linear.forward", "linear.activation"] if refuse else ["linear.forward"]
+    assert lowering["runs"] == expected
+
+
+@pytest.mark.parametrize("variant", ["fused", "split", "torch sum"])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias grad", "no bias grad"])
+@pytest.mark.parametrize("activation", dt.ACTIVATIONS)
+def test_linear_backward_graphs_lower_and_take_their_buffers(lowering, activation, bias,
+                                                             variant):
+    # Refusing the fused graph takes "split"; refusing the bias gradient's graph too, "torch sum".
+    lowering["refuse"] = {"fused": (), "split": ("'dz and bias grad'",),
+                          "torch sum": ("'dz and bias grad'", "'bias grad'")}[variant]
+    x, w, grad = cuda(3, 5, 48), cuda(40, 48), cuda(3, 5, 40)
+    saved = cuda(3, 5, 40) if activation is not None else None
+    dx, dw, db = _linear._backward(grad, x, w, saved, activation, bias, True, True)
+    assert (dx.shape, dw.shape, db.shape) == (x.shape, w.shape, (40,) if bias else (0,))
+    graphs = {  # (activation, bias grad) -> epilogue graphs run per variant
+        (False, False): {"fused": 0, "split": 0, "torch sum": 0},
+        (False, True): {"fused": 1, "split": 1, "torch sum": 0},
+        (True, False): {"fused": 1, "split": 1, "torch sum": 1},
+        (True, True): {"fused": 1, "split": 2, "torch sum": 1}}[(activation is not None, bias)]
+    assert lowering["runs"] == ["linear.backward_epilogue"] * graphs[variant] + [
+        "linear.dgrad", "linear.wgrad"]
+
+
+def test_linear_backward_runs_only_the_gradients_asked_for(lowering):
+    x, w, grad = cuda(6, 32), cuda(16, 32), cuda(6, 16)
+    _linear._backward(grad, x, w, None, None, False, False, True)
+    assert lowering["runs"] == ["linear.wgrad"]
+
+
+@pytest.mark.parametrize("with_parameters", [True, False], ids=["parameters", "none"])
+@pytest.mark.parametrize("dtype", [BF16, FP16, FP32], ids=str)
+def test_norm_graphs_lower_and_take_their_buffers(lowering, dtype, with_parameters):
+    x, grad = cuda(2, 3, 4, 32, dtype=dtype), cuda(2, 3, 4, 32, dtype=dtype)
+    w = cuda(4, 32, dtype=BF16) if with_parameters else None
+    b = cuda(4, 32, dtype=FP32) if with_parameters else None
+    y, mean, rstd = _norms._layer_norm(x, [4, 32], w, b, 1e-5)
+    _norms._layer_norm_backward(grad, x, [4, 32], mean, rstd, w)
+    y, rstd = _norms._rms_norm(x, [32], w[0] if with_parameters else None, 1e-6)
+    _norms._rms_norm_backward(grad, x, [32], rstd, w[0] if with_parameters else None)
+    assert lowering["runs"] == ["layer_norm.forward", "layer_norm.backward", "rms_norm.forward",
+                                "rms_norm.backward"]
