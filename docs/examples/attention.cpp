@@ -3,7 +3,11 @@
 // and lowers the graph (the composite pattern, listed) and says that execution needs a device;
 // with one it runs the graph and checks O on every valid row, and Stats, against a CPU
 // reference in double.
+#ifdef DNNGRAPH_IMPORT_MODULE
 import dnngraph;
+#else
+#include <dnngraph/dnngraph.hpp>  // the same API without the C++ module (g++ 13)
+#endif
 
 #include <cuda_runtime_api.h>
 

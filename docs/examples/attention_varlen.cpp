@@ -6,7 +6,11 @@
 // attention.md, known issue sdpa-override-shapes). Without a CUDA device it validates the graph
 // and checks each batch's override lists; with one it builds once, runs three batches, and checks
 // every token of O against a CPU reference in double.
+#ifdef DNNGRAPH_IMPORT_MODULE
 import dnngraph;
+#else
+#include <dnngraph/dnngraph.hpp>  // the same API without the C++ module (g++ 13)
+#endif
 
 #include <cuda_runtime_api.h>
 

@@ -2,7 +2,11 @@
 // then the backward passes of the same convolution (conv_dgrad, conv_wgrad). Without a CUDA
 // device it validates and lowers the graphs and says that execution needs a device; with one it
 // runs the forward graph and checks it against a CPU reference.
+#ifdef DNNGRAPH_IMPORT_MODULE
 import dnngraph;
+#else
+#include <dnngraph/dnngraph.hpp>  // the same API without the C++ module (g++ 13)
+#endif
 
 #include <cuda_runtime_api.h>
 

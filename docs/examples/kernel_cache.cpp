@@ -1,6 +1,10 @@
 // docs/kernel-cache.md's example: one KernelCache shared by dynamic-shape graphs of one topology,
 // introspected with revision()/size(), saved with to_json() and loaded into a fresh cache.
+#ifdef DNNGRAPH_IMPORT_MODULE
 import dnngraph;
+#else
+#include <dnngraph/dnngraph.hpp>  // the same API without the C++ module (g++ 13)
+#endif
 
 #include <array>
 #include <cstdint>

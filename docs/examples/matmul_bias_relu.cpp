@@ -3,7 +3,11 @@
 // over several shapes sharing one KernelCache, with build times, revision and size. Without a
 // CUDA device it validates and lowers the graph, prints what it built, and says that execution
 // needs a device.
+#ifdef DNNGRAPH_IMPORT_MODULE
 import dnngraph;
+#else
+#include <dnngraph/dnngraph.hpp>  // the same API without the C++ module (g++ 13)
+#endif
 
 #include <cuda_runtime_api.h>
 

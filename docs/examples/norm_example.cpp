@@ -5,7 +5,11 @@
 // backward, and an instance norm, lowered (and built on a GPU).
 // Without a CUDA device it validates and lowers the graphs and says that execution needs a device;
 // with one it runs the layer norm and checks Y and the statistics against a CPU reference.
+#ifdef DNNGRAPH_IMPORT_MODULE
 import dnngraph;
+#else
+#include <dnngraph/dnngraph.hpp>  // the same API without the C++ module (g++ 13)
+#endif
 
 #include <cuda_runtime_api.h>
 

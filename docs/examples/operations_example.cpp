@@ -5,7 +5,11 @@
 //     cuDNN runs on its own).
 // Without a CUDA device it validates and lowers both graphs; with one it runs them and checks
 // them against a CPU reference (the FP8 products of small integers are exact).
+#ifdef DNNGRAPH_IMPORT_MODULE
 import dnngraph;
+#else
+#include <dnngraph/dnngraph.hpp>  // the same API without the C++ module (g++ 13)
+#endif
 
 #include <cuda_runtime_api.h>
 

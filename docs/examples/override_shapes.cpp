@@ -1,6 +1,10 @@
 // docs/override-shapes.md's example: build a matmul once on a cache shape, then run other
 // shapes by passing them to get_workspace_size() and execute().
+#ifdef DNNGRAPH_IMPORT_MODULE
 import dnngraph;
+#else
+#include <dnngraph/dnngraph.hpp>  // the same API without the C++ module (g++ 13)
+#endif
 
 #include <cuda_runtime_api.h>
 

@@ -2,7 +2,11 @@
 // compilation, a workspace cap), list the candidates that leaves, time each with CUDA events,
 // keep the fastest as text and pin it in a new graph. Without a CUDA device it shows the text
 // form of an engine choice and stops.
+#ifdef DNNGRAPH_IMPORT_MODULE
 import dnngraph;
+#else
+#include <dnngraph/dnngraph.hpp>  // the same API without the C++ module (g++ 13)
+#endif
 
 #include <cuda_runtime_api.h>
 

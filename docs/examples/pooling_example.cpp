@@ -2,7 +2,11 @@
 // Float image batch, in training (it also writes the Int8 Index of each maximum), and its backward
 // pass reading that Index. Without a CUDA device it validates and lowers both graphs; with one it
 // runs the forward and checks Y against a CPU reference (a maximum is exact).
+#ifdef DNNGRAPH_IMPORT_MODULE
 import dnngraph;
+#else
+#include <dnngraph/dnngraph.hpp>  // the same API without the C++ module (g++ 13)
+#endif
 
 #include <cuda_runtime_api.h>
 

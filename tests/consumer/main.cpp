@@ -1,7 +1,18 @@
-// Consumer of the installed package: imports the module, builds and lowers a graph.
+// Consumer of the installed package: imports the module (CONSUMER_IMPORT) or includes the public
+// headers, then builds and lowers a graph.
+#ifdef CONSUMER_IMPORT
 import dnngraph;
+#else
+#include <dnngraph/dnngraph.hpp>
+#endif
 
 #include <cstdio>
+
+#ifdef CONSUMER_IMPORT
+constexpr const char* way_in = "imported dnngraph";
+#else
+constexpr const char* way_in = "included <dnngraph/dnngraph.hpp>";
+#endif
 
 int main() {
   dnngraph::Graph g;
@@ -16,7 +27,7 @@ int main() {
                 lowered ? "not all descriptors finalized" : lowered.error().message.c_str());
     return 1;
   }
-  std::printf("consumer: imported dnngraph, lowered %zu tensors and %zu operation(s)\n",
+  std::printf("consumer: %s, lowered %zu tensors and %zu operation(s)\n", way_in,
               lowered->tensor_count, lowered->operation_count);
   return 0;
 }

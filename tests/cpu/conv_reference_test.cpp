@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 #include "support/conv_cases.hpp"
 #include "support/host_tensor.hpp"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 #include "support/graph_checks.hpp"
 #include "support/printing.hpp"

@@ -59,8 +59,18 @@ void* operator new(std::size_t size) {
   }
   throw std::bad_alloc();
 }
+// g++ 12 and 13 inline these into Boost.Test's `delete` of a `new` object and see free() take a
+// pointer from operator new (-Wmismatched-new-delete): a false positive, since the operator new
+// above is malloc.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t /*size*/) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 // NOLINTEND(cppcoreguidelines-owning-memory,cppcoreguidelines-no-malloc)
 #endif
 

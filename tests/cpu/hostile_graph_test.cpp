@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 #include "support/printing.hpp"
 

@@ -23,7 +23,7 @@
 #include "support/kernel_cache_documents.hpp"
 #include "support/scratch_files.hpp"
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 namespace fs = std::filesystem;
 using dnngraph::KernelCacheKey;

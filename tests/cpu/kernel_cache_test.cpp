@@ -11,7 +11,7 @@
 
 #include "support/kernel_cache_documents.hpp"
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 #include "support/graph_checks.hpp"
 #include "support/pointwise_reference.hpp"

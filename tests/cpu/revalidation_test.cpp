@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 #include "support/printing.hpp"
 

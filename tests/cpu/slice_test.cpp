@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 #include "support/graph_checks.hpp"
 #include "support/printing.hpp"

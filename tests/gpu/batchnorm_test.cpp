@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 #include "support/built_cases.hpp"
 #include "support/device_buffer.hpp"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 #include "support/conv_reference.hpp"
 #include "support/device_buffer.hpp"

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 #include "support/built_cases.hpp"
 #include "support/conv_cases.hpp"

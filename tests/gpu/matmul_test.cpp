@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 #include "support/gpu_checks.hpp"
 

@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 namespace {
 

@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 #include "support/gpu_checks.hpp"
 

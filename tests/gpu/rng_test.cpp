@@ -19,7 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 #include "support/built_cases.hpp"
 #include "support/device_buffer.hpp"

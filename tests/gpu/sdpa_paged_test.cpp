@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-import dnngraph;
+#include "support/dnngraph.hpp"
 
 #include "support/built_cases.hpp"
 #include "support/device_buffer.hpp"

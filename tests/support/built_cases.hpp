@@ -2,7 +2,7 @@
 // (heuristics A, then Fallback; DNNGRAPH_TEST_HEURISTICS=B builds with B alone, so that a run of
 // the suite measures B's choices rather than A's) and skips the case, with the Error as the
 // reason, when cuDNN has no engine for it: a finding, reported as skipped, never as passed. The
-// body then takes the built graph. Include after `import dnngraph;` and
+// body then takes the built graph. Include after support/dnngraph.hpp and
 // <boost/test/unit_test.hpp>.
 #pragma once
 

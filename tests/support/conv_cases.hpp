@@ -1,7 +1,7 @@
 // The convolution cases the GPU test runs against the CPU reference, and the graph of each. A
 // CPU test validates and lowers every one of these graphs and checks the tolerance argument's
 // bound on each case, so what runs on the GPU is already known to be well formed.
-// Include after `import dnngraph;`.
+// Include after support/dnngraph.hpp.
 #pragma once
 
 #include "support/conv_reference.hpp"

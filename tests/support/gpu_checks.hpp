@@ -1,5 +1,5 @@
 // Helpers the GPU tests share: a Result or a CUDA outcome as text for messages, and a CUDA step
-// the test cannot go on without. Include after `import dnngraph;` and
+// the test cannot go on without. Include after support/dnngraph.hpp and
 // <boost/test/unit_test.hpp>.
 #pragma once
 

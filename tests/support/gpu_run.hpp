@@ -1,7 +1,7 @@
 // One run of a built graph for the GPU tests: the variant pack with the device buffers it points
 // to (inputs uploaded in their storage type, outputs filled with NaN bytes first, so an element
 // the kernel never writes fails), the execute that waits for the device, and the download and
-// comparison of an output with its reference. Include after `import dnngraph;` and
+// comparison of an output with its reference. Include after support/dnngraph.hpp and
 // <boost/test/unit_test.hpp>.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Small helpers the tests of the API share: tensors by name, and the outcome of validate() and
-// lower() required or inspected. Include after `import dnngraph;` (it names the module's
+// lower() required or inspected. Include after support/dnngraph.hpp (it names the API's
 // types) and after <boost/test/unit_test.hpp>.
 #pragma once
 

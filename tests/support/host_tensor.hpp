@@ -1,6 +1,6 @@
 // Test data on the host: random values exactly representable in a storage type (fp16, bf16 or
 // fp32) with the bytes the device reads, and device bytes decoded back to floats. No CUDA.
-// Include after `import dnngraph;` (it names DataType).
+// Include after support/dnngraph.hpp (it names DataType).
 #pragma once
 
 #include "support/host_types.hpp"

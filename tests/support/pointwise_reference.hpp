@@ -1,5 +1,5 @@
 // CPU reference for every PointwiseMode in double, the input range each mode is tested on and
-// the tolerance each mode is held to. Include after `import dnngraph;` (it names PointwiseMode).
+// the tolerance each mode is held to. Include after support/dnngraph.hpp (it names PointwiseMode).
 #pragma once
 
 #include "support/host_tensor.hpp"

@@ -1,5 +1,5 @@
 // Lets BOOST_TEST print dnngraph's enums when a comparison fails. Include after
-// `import dnngraph;` (it names the module's types).
+// support/dnngraph.hpp (it names the API's types).
 #pragma once
 
 #include <ostream>

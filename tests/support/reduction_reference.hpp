@@ -1,7 +1,7 @@
 // CPU reference for a reduction in double: Y = mode(X) over the dims where Y has extent 1 and X
 // does not, both packed row-major. Inputs are the exact values the GPU sees (already rounded to
 // their storage type), so the only differences left are the GPU's own rounding.
-// Include after `import dnngraph;` (it names ReductionMode).
+// Include after support/dnngraph.hpp (it names ReductionMode).
 #pragma once
 
 #include <cmath>

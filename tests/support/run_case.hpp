@@ -1,6 +1,6 @@
 // The end of a reference case's body: run the built graph once on the caller's buffers (with a
 // workspace of the plan's size), wait, read Y back and compare it with the reference, reporting
-// the comparison. Include after `import dnngraph;` and <boost/test/unit_test.hpp>.
+// the comparison. Include after support/dnngraph.hpp and <boost/test/unit_test.hpp>.
 #pragma once
 
 #include "support/built_cases.hpp"

@@ -2,7 +2,7 @@
 // shapes, masks, per-batch lengths), softmax(scale Q K^T + masks) V with its log-sum-exp, the
 // rows that have a defined output, the tolerances argued for them, and the packing of
 // variable-length batches token after token (THD). Include after
-// `import dnngraph;`.
+// support/dnngraph.hpp.
 #pragma once
 
 #include "support/reference.hpp"
