@@ -188,6 +188,16 @@ Result<void> KernelCache::from_json(std::string_view json) {
   if (!checked) {
     return std::unexpected(checked.error());
   }
+  if (checked->norm && checked->entries > 0 &&
+      detail::workaround_needed(detail::Defect::KernelCacheLoadedNormCrash)) {
+    detail::log_info([&] {
+      return "kernel cache: " + std::to_string(checked->entries) +
+             " entries of a norm graph's document not loaded on this cuDNN (known issue " +
+             std::string(detail::known_issue(detail::Defect::KernelCacheLoadedNormCrash).id) +
+             "): the topology alone, builds compile anew";
+    });
+    *checked = detail::without_entries(*checked);
+  }
   auto loaded = loaded_from(checked->text);
   if (!loaded) {
     return std::unexpected(loaded.error());

@@ -202,6 +202,26 @@ std::string serialized(const json::value& value, std::size_t size_hint) {
   return text;
 }
 
+// Whether the operation graph of a schema-checked document has a norm forward or backward node.
+bool has_norm_node(const json::value& doc) {
+  const json::value* graph = doc.get_object().if_contains("operationGraph");
+  const json::value* nodes =
+      graph != nullptr && graph->is_object() ? graph->get_object().if_contains("nodes") : nullptr;
+  if (nodes == nullptr || !nodes->is_array()) {
+    return false;
+  }
+  for (const json::value& node : nodes->get_array()) {
+    const json::value* operation =
+        node.is_object() ? node.get_object().if_contains("operation") : nullptr;
+    if (operation != nullptr && operation->is_string() &&
+        (operation->get_string() == "CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR" ||
+         operation->get_string() == "CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR")) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 Result<CheckedCacheDocument> check_cache_document(std::string_view text) {
@@ -238,7 +258,15 @@ Result<CheckedCacheDocument> check_cache_document(std::string_view text) {
                             std::to_string(seen->second) + "] again");
     }
   }
-  return CheckedCacheDocument{serialized(doc, text.size()), static_cast<std::int64_t>(count)};
+  return CheckedCacheDocument{serialized(doc, text.size()), static_cast<std::int64_t>(count),
+                              has_norm_node(doc)};
+}
+
+CheckedCacheDocument without_entries(const CheckedCacheDocument& document) {
+  // The text was serialized by check_cache_document: it parses, and the schema held.
+  json::value doc = json::parse(document.text);
+  doc.get_object()["kernel_cache"] = json::array();
+  return CheckedCacheDocument{serialized(doc, document.text.size()), 0, document.norm};
 }
 
 }  // namespace dnngraph::detail

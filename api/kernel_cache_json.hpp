@@ -11,11 +11,16 @@
 namespace dnngraph::detail {
 
 // A document that passed every check: the text to give cuDNN (the checked document serialized
-// again, never the caller's text) and its number of entries.
+// again, never the caller's text), its number of entries and whether its operation graph has a
+// norm node (forward or backward: known issue kernel-cache-loaded-norm-crash).
 struct CheckedCacheDocument {
   std::string text;
   std::int64_t entries = 0;
+  bool norm = false;
 };
+
+// The checked document with an empty kernel_cache array: the topology alone.
+[[nodiscard]] CheckedCacheDocument without_entries(const CheckedCacheDocument& document);
 
 // Checks a document from outside against the schema of what cuDNN 9.19 reads, completely:
 // JSON syntax, no duplicate object members (cuDNN keeps the first, Boost.JSON the last), finite

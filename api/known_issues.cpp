@@ -52,7 +52,7 @@ bool sdpa_override_shapes(const GraphTraits& graph, const Candidate& /*candidate
   return graph.sdpa_outside_override_form && graph.override_shapes;
 }
 
-constexpr std::array<KnownIssue, 17> table{{
+constexpr std::array<KnownIssue, 18> table{{
     {Defect::Engine7ChannelsFirstConvFprop, "engine7-channels-first-conv-fprop", 0, 0, 92700, 92700,
      "conv_fprop with a channels-first (NCHW/NCDHW) input through engine 7 with a workspace "
      "returns success and wrong numbers (measured on cuDNN 9.27.0, H200; channels-last is exact)",
@@ -192,6 +192,16 @@ constexpr std::array<KnownIssue, 17> table{{
      "cuDNN's behaviour",
      "validate() refuses K and V containers of two block sizes (api/nodes/sdpa_paged.cpp)", nullptr,
      nullptr},
+    {Defect::KernelCacheLoadedNormCrash, "kernel-cache-loaded-norm-crash", 0, 92700, 91900, 92700,
+     "the first plan of a layernorm, rmsnorm or adaptive layernorm graph (training, inference or "
+     "backward) built in a new process on a kernel cache loaded from a document with entries "
+     "calls a null function pointer at the plan's finalize (SIGSEGV in "
+     "cudnn::fusion::RuntimeKernel::getNvrtcVersion; measured on cuDNN 9.19.0, H200, "
+     "tests/gpu/kernel_cache_persist_test.cpp, 8 of 8 such topologies; 9.27.0 and 9.28.1 ran "
+     "the same clean)",
+     "KernelCache::from_json loads a document with a norm node without its entries (the "
+     "topology only, so builds compile as in a new cache) and logs it (api/kernel_cache.cpp)",
+     nullptr, nullptr},
 }};
 
 constexpr bool table_in_defect_order() {

@@ -54,6 +54,7 @@ enum class Defect {
   ResampleBfloat16Wrong,
   ResampleAfterPointwiseUnwritten,
   PagedKvTwoBlockSizes,
+  KernelCacheLoadedNormCrash,
 };
 
 // Versions in the cudnnGetVersion() encoding, e.g. 92700 for 9.27.0.

@@ -143,6 +143,38 @@ BOOST_AUTO_TEST_CASE(an_entry_cudnn_takes_loads) {
   BOOST_TEST(loaded.has_value(), (loaded ? "" : loaded.error().message));
 }
 
+// Known issue kernel-cache-loaded-norm-crash: cuDNN 9.19 crashes at the first plan of a norm
+// graph built on a loaded cache with entries, so from_json takes such a document's topology only.
+BOOST_AUTO_TEST_CASE(a_norm_graphs_document_is_loaded_without_its_entries_below_9_27) {
+  const char* source_dir = std::getenv("DNNGRAPH_SOURCE_DIR");
+  const auto file = (source_dir != nullptr ? std::filesystem::path(source_dir) / "tests"
+                                           : std::filesystem::path(__FILE__).parent_path() / "..") /
+                    "fuzz/corpus/kernel_cache_json/layernorm.json";
+  std::ifstream in(file);
+  const std::string layernorm{std::istreambuf_iterator<char>(in), {}};
+  const std::string with_entry =
+      with(layernorm, R"("kernel_cache":[])", R"("kernel_cache":[)" + matmul_entry(0) + "]");
+  auto checked = dnngraph::detail::check_cache_document(with_entry);
+  BOOST_TEST_REQUIRE(checked.has_value(), (checked ? "" : checked.error().message));
+  BOOST_TEST(checked->norm);
+  BOOST_TEST(checked->entries == 1);
+  const auto topology = dnngraph::detail::without_entries(*checked);
+  BOOST_TEST(topology.entries == 0);
+  BOOST_TEST(topology.text.find(R"("kernel_cache":[])") != std::string::npos);
+  auto again = dnngraph::detail::check_cache_document(topology.text);
+  BOOST_TEST_REQUIRE(again.has_value(), (again ? "" : again.error().message));
+  BOOST_TEST(again->entries == 0);
+  BOOST_TEST(again->norm);
+
+  auto matmul_checked = dnngraph::detail::check_cache_document(matmul);
+  BOOST_TEST_REQUIRE(matmul_checked.has_value());
+  BOOST_TEST(!matmul_checked->norm);
+
+  dnngraph::KernelCache kc;
+  auto loaded = kc.from_json(with_entry);
+  BOOST_TEST(loaded.has_value(), (loaded ? "" : loaded.error().message));
+}
+
 BOOST_AUTO_TEST_CASE(an_entry_key_type_of_3_is_refused) {
   refused(with(matmul, R"("kernel_cache":[])", R"("kernel_cache":[{"key":{"type":3},"value":[]}])"),
           {"kernel_cache[0].key.type", "an integer in 0..2", "given 3"});

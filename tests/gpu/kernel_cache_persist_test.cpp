@@ -20,6 +20,7 @@
 
 #include "api/dnngraph.hpp"
 #include "api/graph_access.hpp"
+#include "api/known_issues.hpp"
 
 #include <array>
 #include <cctype>
@@ -116,6 +117,9 @@ struct Saved {
   std::int64_t entries = -1;  // size() after the build
   bool written = false;       // save_if_changed wrote the file
   std::int64_t entries_written = -1;
+  // What another process loads: the entries, or none where from_json leaves a norm graph's out
+  // (known issue kernel-cache-loaded-norm-crash).
+  std::int64_t entries_expected_loaded = -1;
   std::uintmax_t bytes = 0;
 };
 
@@ -174,6 +178,13 @@ void build_and_save(const NodeCase& c, const NodeGraph& graph, const dnngraph::H
   std::error_code ec;
   s.bytes = fs::file_size(stored->path, ec);
   s.entries_written = entries_in_file(stored->path);
+  const std::string text = dnngraph::testing::slurp(stored->path);
+  const bool norm = text.find("OPERATION_NORM_FORWARD_DESCRIPTOR") != std::string::npos ||
+                    text.find("OPERATION_NORM_BACKWARD_DESCRIPTOR") != std::string::npos;
+  s.entries_expected_loaded = norm && dnngraph::detail::workaround_needed(
+                                          dnngraph::detail::Defect::KernelCacheLoadedNormCrash)
+                                  ? 0
+                                  : s.entries;
   BOOST_TEST(s.entries_written == s.entries,
              "the file holds " << s.entries_written << " entries; size() said " << s.entries);
 }
@@ -341,7 +352,8 @@ void check_and_print(const Saved& s, const ChildReports& reports, Counts& counts
   counts.not_loaded += loaded || !warning.empty() ? 0 : 1;
   const std::int64_t loaded_entries = number_of(r, "entries");
   counts.sizes_agree +=
-      loaded && loaded_entries == s.entries && s.entries_written == s.entries ? 1 : 0;
+      loaded && loaded_entries == s.entries_expected_loaded && s.entries_written == s.entries ? 1
+                                                                                              : 0;
 
   const std::string rebuild = text_of(r, "rebuild");
   const std::int64_t after = number_of(r, "entries_after");
@@ -374,9 +386,10 @@ void check_and_print(const Saved& s, const ChildReports& reports, Counts& counts
     BOOST_TEST(text_of(r, "error").empty(), text_of(r, "error"));
     BOOST_TEST(warning.empty(), "the other process set the file aside: " << warning);
     BOOST_TEST(flag_of(r, "loaded"), "the other process did not load the file");
-    BOOST_TEST(loaded_entries == s.entries, "entries loaded " << loaded_entries << " ("
-                                                              << text_of(r, "entries_error")
-                                                              << "), saved " << s.entries);
+    BOOST_TEST(loaded_entries == s.entries_expected_loaded,
+               "entries loaded " << loaded_entries << " (" << text_of(r, "entries_error")
+                                 << "), saved " << s.entries << ", expected to load "
+                                 << s.entries_expected_loaded);
     BOOST_TEST((!built || rebuild == "ok"),
                "built in the first process, not on the loaded cache: " << rebuild);
   }
