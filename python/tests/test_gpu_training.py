@@ -156,9 +156,12 @@ def test_batchnorm_training_updates_the_running_statistics_as_torch(cuda, mode):
 
     running_mean = prev_mean.view(c).clone()
     running_var = prev_var.view(c).clone()
-    want_y = torch.nn.functional.batch_norm(
-        x.float(), running_mean, running_var, scale.view(c), bias.view(c), training=True,
-        momentum=momentum, eps=EPSILON)
+    # torch's native kernel, not its cuDNN path: the reference must not be the library under
+    # test (and a cuDNN without its legacy sub-libraries cannot run torch's batch_norm).
+    with torch.backends.cudnn.flags(enabled=False):
+        want_y = torch.nn.functional.batch_norm(
+            x.float(), running_mean, running_var, scale.view(c), bias.view(c), training=True,
+            momentum=momentum, eps=EPSILON)
     assert_close(torch, y, want_y, 4e-3, 4e-3, "Y")
     xf = x.float()
     assert_close(torch, outs[11].view(c), xf.mean(dim=(0, 2, 3)), 1e-5, 1e-5, "mean")
@@ -190,7 +193,8 @@ def test_grouped_conv_fprop_matches_torch(cuda, groups, mode):
     y = nan_like(torch, (n, k, h, w), torch.float16, cl)
     run(torch, g, {1: x, 2: wt, 3: y})
 
-    want = torch.nn.functional.conv2d(x.float(), wt.float(), padding=1, groups=groups)
+    with torch.backends.cudnn.flags(enabled=False):  # the reference is not cuDNN's own
+        want = torch.nn.functional.conv2d(x.float(), wt.float(), padding=1, groups=groups)
     # At most 36 products per output, each rounded to Half once at the end: tests/gpu/conv_test's
     # bound for Half.
     assert_close(torch, y, want, 1e-2, 1e-2, "Y")

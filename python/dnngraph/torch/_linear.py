@@ -249,6 +249,13 @@ def _dz_and_bias_grad(h: Any, device: torch.device, io: DataType, grad: Tensor,
                              variant=True)
 
     def attempt(variant: str) -> None:
+        if variant == "one row":
+            # One row: the bias gradient is dZ's row itself. A reduction of one row reduces
+            # nothing, which build() refuses, so dZ alone in cuDNN and the copy in torch.
+            if activation is not None:
+                runtime.execute(epilogue(True, False), h, device, dz_pack)
+            db.copy_(dz.view(n))
+            return
         if variant == "fused":  # dZ and the bias gradient in one graph (or whichever is asked)
             g = epilogue(activation is not None, bias_grad)
             runtime.execute(g, h, device, {**dz_pack, DBIAS: db.view(1, n, 1, 1)}
@@ -269,11 +276,14 @@ def _dz_and_bias_grad(h: Any, device: torch.device, io: DataType, grad: Tensor,
 
     if not bias_grad:
         variants = ["fused"]
+    elif m == 1:
+        variants = ["one row"]
     elif activation is not None:
         variants = ["fused", "split", "torch sum"]
     else:
         variants = ["fused", "torch sum"]
-    topology = (grad.dtype, activation, "bias grad" if bias_grad else "no bias grad")
+    topology = (grad.dtype, activation, "bias grad" if bias_grad else "no bias grad",
+                "one row" if m == 1 else "rows")
     runtime.first_variant("linear.backward_epilogue", topology, variants, attempt)
 
 
