@@ -1,7 +1,9 @@
 """On a CUDA device: dnngraph.torch's operators against torch. torch.library.opcheck for each
 operator; forward and gradients against torch's functions computed in float32 from the same
 inputs; several shapes of one signature (the dynamic-shape path of linear); torch.autocast;
-torch.compile(fullgraph=True) of a small MLP block; a CUDA graph capture; two streams.
+attention (dense in two layouts, GQA, causal; packed sequences) against the softmax written out
+in float32; torch.compile(fullgraph=True) of a small MLP block and of a stack of decoder blocks
+(rms_norm, linear + SiLU, causal GQA attention); CUDA graph captures; two streams.
 
 Tolerances. u is the unit roundoff of the I/O dtype (bfloat16 2**-8, float16 2**-11). Our graphs
 compute in float32 and round each result once to the I/O dtype, as torch's own kernels in that
@@ -251,6 +253,186 @@ def test_a_dynamic_shape_norm_graph_probe(cuda, dt):
         _runtime.DYNAMIC["norm"] = False
 
 
+# Attention. The reference is the softmax written out in float32 from the same inputs (GQA by
+# repeating K and V heads); torch in the I/O dtype is F.scaled_dot_product_attention (its cuDNN or
+# flash kernel: one rounding of O, float32 accumulation, as ours), per sequence for packed batches.
+
+def attention_reference(torch, q, k, v, scale, keep=None):
+    """softmax(scale q k^T, keep) v in q's dtype's autograd; k and v heads repeated for GQA."""
+    group = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+    scores = (q @ k.transpose(-1, -2)) * scale
+    if keep is not None:
+        scores = scores.masked_fill(~keep, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def causal_keep(torch, s_q, s_kv, bottom_right=False):
+    rows = torch.arange(s_q, device="cuda").view(s_q, 1)
+    cols = torch.arange(s_kv, device="cuda").view(1, s_kv)
+    return cols <= rows + (s_kv - s_q if bottom_right else 0)
+
+
+def leaves(*tensors):
+    return [t.detach().clone().requires_grad_(True) for t in tensors]
+
+
+def run_attention(fn, q, k, v, dout):
+    q, k, v = leaves(q, k, v)
+    out = fn(q, k, v)
+    out.backward(dout)
+    return out.detach(), [q.grad, k.grad, v.grad]
+
+
+def compare_attention(torch, label, ours, reference, theirs, q, k, v, dout):
+    """ours and theirs (torch in the I/O dtype) against reference run in float32."""
+    out, grads = run_attention(ours, q, k, v, dout)
+    torch.cuda.synchronize()
+    ref, ref_grads = run_attention(reference, q.float(), k.float(), v.float(), dout.float())
+    io, io_grads = run_attention(theirs, q, k, v, dout)
+    assert out.dtype == q.dtype and out.shape == ref.shape
+    check(torch, f"{label} out", out, ref, io, q.dtype)
+    for name, got, want, io_grad, t in zip(("dq", "dk", "dv"), grads, ref_grads, io_grads,
+                                           (q, k, v)):
+        assert got.shape == t.shape and got.dtype == t.dtype, name
+        check(torch, f"{label} {name}", got, want, io_grad, q.dtype)
+
+
+def attention_inputs(torch, dtype, b, h_q, h_k, s_q, s_kv, d, seed, layout):
+    """q, k, v, dout; layout "bhsd" (contiguous) or "bshd" (the transposed projection)."""
+    def make(h, s, i):
+        if layout == "bshd":
+            return uniform(torch, (b, s, h, d), seed + i, dtype).transpose(1, 2)
+        return uniform(torch, (b, h, s, d), seed + i, dtype)
+    return make(h_q, s_q, 0), make(h_k, s_kv, 1), make(h_k, s_kv, 2), make(h_q, s_q, 3)
+
+
+SDPA_CASES = [  # b, h_q, h_k, s_q, s_kv, d, causal, layout
+    (2, 8, 8, 129, 129, 64, True, "bhsd"),
+    (2, 8, 2, 77, 77, 128, True, "bshd"),
+    (3, 4, 4, 40, 100, 64, False, "bshd"),
+    (1, 4, 1, 100, 40, 128, True, "bhsd"),
+]
+
+
+@pytest.mark.parametrize("case", SDPA_CASES, ids=str)
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_sdpa_forward_and_gradients_match_torch(cuda, dt, dtype, case):
+    torch = cuda
+    b, h_q, h_k, s_q, s_kv, d, causal, layout = case
+    q, k, v, dout = attention_inputs(torch, getattr(torch, dtype), b, h_q, h_k, s_q, s_kv, d,
+                                     130, layout)
+    scale = d**-0.5
+    keep = causal_keep(torch, s_q, s_kv) if causal else None
+    gqa = h_q != h_k
+    compare_attention(
+        torch, f"sdpa {dtype} {case}",
+        lambda q, k, v: dt.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                        enable_gqa=gqa),
+        lambda q, k, v: attention_reference(torch, q, k, v, scale, keep),
+        lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, is_causal=causal, enable_gqa=gqa), q, k, v, dout)
+    out = dt.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+    assert out.stride() == (dt._attention._layout_like(q, out.shape).stride())
+
+
+def packed_inputs(torch, dtype, lengths_q, lengths_k, h_q, h_k, d, seed):
+    cu = [torch.tensor([0] + lengths, device="cuda").cumsum(0).to(torch.int32)
+          for lengths in (lengths_q, lengths_k)]
+    q = uniform(torch, (sum(lengths_q), h_q, d), seed, dtype)
+    k = uniform(torch, (sum(lengths_k), h_k, d), seed + 1, dtype)
+    v = uniform(torch, (sum(lengths_k), h_k, d), seed + 2, dtype)
+    dout = uniform(torch, (sum(lengths_q), h_q, d), seed + 3, dtype)
+    return q, k, v, dout, cu[0], cu[1]
+
+
+def per_sequence(torch, fn, lengths_q, lengths_k):
+    """A packed attention from one on [1, h, s, d] per sequence."""
+    def packed(q, k, v):
+        outs, start_q, start_k = [], 0, 0
+        for lq, lk in zip(lengths_q, lengths_k):
+            one = [t[a:a + n].transpose(0, 1).unsqueeze(0)
+                   for t, a, n in ((q, start_q, lq), (k, start_k, lk), (v, start_k, lk))]
+            outs.append(fn(*one, lq, lk)[0].transpose(0, 1))
+            start_q, start_k = start_q + lq, start_k + lk
+        return torch.cat(outs)
+    return packed
+
+
+VARLEN_CASES = [  # lengths_q, lengths_k, h_q, h_k, d, causal
+    ([37, 5, 64, 1, 100], None, 8, 8, 64, True),
+    ([130, 17, 64], None, 8, 2, 128, True),
+    ([20, 50, 3], [60, 50, 9], 4, 4, 64, False),
+    ([20, 50, 3], [60, 50, 9], 4, 2, 64, True),
+]
+
+
+@pytest.mark.parametrize("case", VARLEN_CASES, ids=str)
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_varlen_attn_forward_and_gradients_match_torch(cuda, dt, dtype, case):
+    torch = cuda
+    lengths_q, lengths_k, h_q, h_k, d, causal = case
+    lengths_k = lengths_k or lengths_q
+    q, k, v, dout, cu_q, cu_k = packed_inputs(torch, getattr(torch, dtype), lengths_q,
+                                              lengths_k, h_q, h_k, d, 140)
+    scale = d**-0.5
+
+    def reference(q, k, v, lq, lk):
+        keep = causal_keep(torch, lq, lk, bottom_right=True) if causal else None
+        return attention_reference(torch, q, k, v, scale, keep)
+
+    def theirs(q, k, v, lq, lk):
+        keep = causal_keep(torch, lq, lk, bottom_right=True) if causal else None
+        return torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=keep, enable_gqa=h_q != h_k)
+
+    window = (-1, 0) if causal else (-1, -1)
+    compare_attention(
+        torch, f"varlen_attn {dtype} {case}",
+        lambda q, k, v: dt.varlen_attn(q, k, v, cu_q, cu_k, max(lengths_q), max(lengths_k),
+                                       window_size=window),
+        per_sequence(torch, reference, lengths_q, lengths_k),
+        per_sequence(torch, theirs, lengths_q, lengths_k), q, k, v, dout)
+
+
+def test_varlen_attn_returns_the_log_sum_exp_as_torch_does(cuda, dt):
+    torch = cuda
+    from torch.nn.attention.varlen import AuxRequest
+
+    lengths = [33, 70, 2]
+    q, k, v, _, cu, _ = packed_inputs(torch, torch.bfloat16, lengths, lengths, 4, 4, 64, 150)
+    _, lse = dt.varlen_attn(q, k, v, cu, cu, 70, 70, return_aux=AuxRequest(lse=True),
+                            window_size=(-1, 0))
+    assert (lse.shape, lse.dtype) == ((4, sum(lengths)), torch.float32)
+    want, start = [], 0
+    for n in lengths:
+        one = [t[start:start + n].transpose(0, 1).float() for t in (q, k, v)]
+        scores = (one[0] @ one[1].transpose(-1, -2)) * 64**-0.5
+        scores = scores.masked_fill(~causal_keep(torch, n, n), float("-inf"))
+        want.append(torch.logsumexp(scores, dim=-1))
+        start += n
+    torch.testing.assert_close(lse, torch.cat(want, dim=1), rtol=0, atol=1e-4)
+
+
+def test_varlen_attn_builds_per_bucket_not_per_length(cuda, dt):
+    torch = cuda
+    before = dt.cache_info()["builds"].get("varlen_attn.forward", 0)
+    for i, lengths in enumerate([[100, 30], [120, 7], [65, 128], [90, 90]]):  # one 128 bucket
+        q, k, v, _, cu, _ = packed_inputs(torch, torch.bfloat16, lengths, lengths, 4, 4, 64,
+                                          160 + i)
+        with torch.no_grad():
+            got = dt.varlen_attn(q, k, v, cu, cu, max(lengths), max(lengths), window_size=(-1, 0))
+        want = per_sequence(torch, lambda q, k, v, lq, lk: torch.nn.functional
+                            .scaled_dot_product_attention(q.float(), k.float(), v.float(),
+                                                          is_causal=True),
+                            lengths, lengths)(q, k, v)
+        io = per_sequence(torch, lambda q, k, v, lq, lk: torch.nn.functional
+                          .scaled_dot_product_attention(q, k, v, is_causal=True),
+                          lengths, lengths)(q, k, v)
+        check(torch, f"varlen_attn lengths {lengths}", got, want, io, torch.bfloat16)
+    assert dt.cache_info()["builds"]["varlen_attn.forward"] - before == 1
+
+
 # torch.library.opcheck: schema, autograd registration, fake tensor, AOT dispatch (dynamic).
 
 def opcheck(torch, op, args):
@@ -288,6 +470,28 @@ def test_opcheck_norms(cuda, dt, dtype):
     _, rstd = torch.ops.dnngraph.rms_norm(x.detach(), [256], w, 1e-6)
     opcheck(torch, torch.ops.dnngraph.rms_norm_backward.default,
             (dy, x.detach(), [256], rstd, None))
+
+
+def test_opcheck_attention(cuda, dt):
+    torch = cuda
+    q, k, v, dout = attention_inputs(torch, torch.bfloat16, 2, 4, 2, 48, 48, 64, 170, "bshd")
+    for t in (q, k, v):
+        t.requires_grad_(True)
+    opcheck(torch, torch.ops.dnngraph.sdpa.default, (q, k, v, True, 0.125, True))
+    opcheck(torch, torch.ops.dnngraph.sdpa.default, (q, k, v, False, 0.2, False))
+    out, lse = torch.ops.dnngraph.sdpa(q.detach(), k.detach(), v.detach(), True, 0.125, True)
+    opcheck(torch, torch.ops.dnngraph.sdpa_backward.default,
+            (dout, q.detach(), k.detach(), v.detach(), out, lse, True, 0.125))
+    q, k, v, dout, cu, _ = packed_inputs(torch, torch.float16, [30, 9, 64], [30, 9, 64], 4, 2,
+                                         64, 171)
+    for t in (q, k, v):
+        t.requires_grad_(True)
+    opcheck(torch, torch.ops.dnngraph.varlen_attn.default,
+            (q, k, v, cu, cu, 64, 64, True, 0.125, True))
+    out, stats = torch.ops.dnngraph.varlen_attn(q.detach(), k.detach(), v.detach(), cu, cu, 64,
+                                                64, True, 0.125, True)
+    opcheck(torch, torch.ops.dnngraph.varlen_attn_backward.default,
+            (dout, q.detach(), k.detach(), v.detach(), out, stats, cu, cu, 64, 64, True, 0.125))
 
 
 # torch's machinery: torch.compile, CUDA graphs, streams.
@@ -338,6 +542,91 @@ def test_torch_compile_fullgraph_runs_an_mlp_block_as_eager(cuda, dt, backend):
             torch.testing.assert_close(got_grads[k], p.grad, rtol=2 * 2.0**-7, atol=1e-2,
                                        msg=lambda m: f"grad of {k}: {m}")
         block.zero_grad(set_to_none=True)
+
+
+class DecoderBlock:
+    """A pre-norm decoder block made of dnngraph.torch's operators alone: rms_norm, one fused
+    QKV projection read by the attention in place ([b, s, h, d] memory), causal grouped-query
+    attention, the output projection, and an MLP of linear + SiLU."""
+
+    def __init__(self, torch, d_model=256, h_q=8, h_k=2, hidden=512, seed=180):
+        self.h_q, self.h_k, self.d = h_q, h_k, d_model // h_q
+        width = (h_q + 2 * h_k) * self.d
+        self.parameters = {
+            "norm1": uniform(torch, (d_model,), seed, torch.float32) + 1.0,
+            "qkv": uniform(torch, (width, d_model), seed + 1, torch.bfloat16, d_model**-0.5),
+            "proj": uniform(torch, (d_model, d_model), seed + 2, torch.bfloat16, d_model**-0.5),
+            "norm2": uniform(torch, (d_model,), seed + 3, torch.float32) + 1.0,
+            "up": uniform(torch, (hidden, d_model), seed + 4, torch.bfloat16, d_model**-0.5),
+            "up_bias": uniform(torch, (hidden,), seed + 5, torch.bfloat16, 0.1),
+            "down": uniform(torch, (d_model, hidden), seed + 6, torch.bfloat16, hidden**-0.5)}
+
+    def __call__(self, dt, x, p):
+        b, s, width = x.shape
+        d, h_q, h_k = self.d, self.h_q, self.h_k
+        qkv = dt.linear(dt.rms_norm(x, (width,), p["norm1"]), p["qkv"])
+        q = qkv[..., :h_q * d].view(b, s, h_q, d).transpose(1, 2)
+        k = qkv[..., h_q * d:(h_q + h_k) * d].view(b, s, h_k, d).transpose(1, 2)
+        v = qkv[..., (h_q + h_k) * d:].view(b, s, h_k, d).transpose(1, 2)
+        o = dt.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        x = x + dt.linear(o.transpose(1, 2).reshape(b, s, width), p["proj"])
+        h = dt.linear(dt.rms_norm(x, (width,), p["norm2"]), p["up"], p["up_bias"],
+                      activation="silu")
+        return x + dt.linear(h, p["down"])
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_torch_compile_fullgraph_runs_a_decoder_block_stack_as_eager(cuda, dt, backend):
+    torch = cuda
+    blocks = [DecoderBlock(torch, seed=180 + 10 * i) for i in range(2)]
+    params = [{k: torch.nn.Parameter(v) for k, v in b.parameters.items()} for b in blocks]
+
+    def model(x):
+        for block, p in zip(blocks, params):
+            x = block(dt, x, p)
+        return x
+
+    def grads():
+        out = {f"{i}.{k}": p.grad for i, ps in enumerate(params) for k, p in ps.items()}
+        for ps in params:
+            for p in ps.values():
+                p.grad = None
+        return out
+
+    torch._dynamo.reset()
+    compiled = torch.compile(model, fullgraph=True, backend=backend)
+    for i, (b, s) in enumerate([(2, 64), (3, 96)]):
+        x = uniform(torch, (b, s, 256), 190 + i, torch.bfloat16)
+        got = compiled(x)
+        got.float().square().sum().backward()
+        got_grads = grads()
+        want = model(x)
+        want.float().square().sum().backward()
+        torch.testing.assert_close(got, want, rtol=2 * 2.0**-8, atol=1e-3)
+        for name, g in grads().items():
+            torch.testing.assert_close(got_grads[name], g, rtol=2 * 2.0**-7, atol=2e-2,
+                                       msg=lambda m: f"grad of {name}: {m}")
+
+
+def test_a_cuda_graph_capture_replays_a_decoder_block(cuda, dt):
+    torch = cuda
+    block = DecoderBlock(torch, seed=200)
+    static_x = uniform(torch, (2, 64, 256), 201, torch.bfloat16)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            block(dt, static_x, block.parameters)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_out = block(dt, static_x, block.parameters)
+    for seed in (202, 203):
+        static_x.copy_(uniform(torch, (2, 64, 256), seed, torch.bfloat16))
+        graph.replay()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(static_out, block(dt, static_x, block.parameters),
+                                   rtol=2.0**-7, atol=1e-6)
 
 
 def test_a_cuda_graph_capture_replays_the_operators(cuda, dt):

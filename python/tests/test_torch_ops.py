@@ -14,7 +14,7 @@ torch = pytest.importorskip(
     "torch", reason="torch is not installed: dnngraph.torch and its tests need it")
 
 import dnngraph.torch as dt  # noqa: E402
-from dnngraph.torch import _linear, _norms  # noqa: E402
+from dnngraph.torch import _attention, _linear, _norms  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
 BF16, FP16, FP32 = torch.bfloat16, torch.float16, torch.float32
@@ -34,8 +34,11 @@ def cuda(*shape, dtype=BF16, device="cuda", grad=False):
 
 def test_every_operator_is_in_the_dnngraph_namespace():
     for name in ("linear", "linear_backward", "layer_norm", "layer_norm_backward", "rms_norm",
-                 "rms_norm_backward"):
+                 "rms_norm_backward", "sdpa", "sdpa_backward", "varlen_attn",
+                 "varlen_attn_backward"):
         assert hasattr(torch.ops.dnngraph, name), name
+        # torch.compile hands each call the strides the fake implementation saw.
+        assert torch.Tag.needs_exact_strides in getattr(torch.ops.dnngraph, name).default.tags
     schema = str(torch.ops.dnngraph.linear.default._schema)
     assert schema.startswith("dnngraph::linear(Tensor x, Tensor weight, Tensor? bias, str? "
                              "activation, bool save_preactivation) -> (Tensor, Tensor)"), schema
@@ -287,6 +290,10 @@ def no_engine(what):
     return e
 
 
+TYPES = {BF16: dnngraph.DataType.BFloat16, FP16: dnngraph.DataType.Half,
+         FP32: dnngraph.DataType.Float, torch.int32: dnngraph.DataType.Int32}
+
+
 @pytest.fixture
 def lowering(monkeypatch):
     if dnngraph.cudnn_runtime_version() == 0:
@@ -313,10 +320,13 @@ def lowering(monkeypatch):
         for uid, buffer in pack.items():
             t = given[uid]
             where = f"{recorder.op}: uid {uid} '{t.name}'"
+            if t.ragged_offset is not None:  # packed: the binding checks its type only
+                assert TYPES[buffer.dtype] == t.data_type, (where, buffer.dtype)
+                continue
             assert list(buffer.shape) == list(t.dim), (where, buffer.shape, t.dim)
             for extent, have, want in zip(buffer.shape, buffer.stride(), t.stride):
                 assert extent == 1 or have == want, (where, buffer.stride(), t.stride)
-            assert _runtime.DATA_TYPES[buffer.dtype] == t.data_type, (where, buffer.dtype)
+            assert TYPES[buffer.dtype] == t.data_type, (where, buffer.dtype)
         state["runs"].append(recorder.op)
 
     monkeypatch.setattr(_runtime, "graph", graph)
@@ -384,3 +394,206 @@ def test_norm_graphs_lower_and_take_their_buffers(lowering, dtype, with_paramete
     _norms._rms_norm_backward(grad, x, [32], rstd, w[0] if with_parameters else None)
     assert lowering["runs"] == ["layer_norm.forward", "layer_norm.backward", "rms_norm.forward",
                                 "rms_norm.backward"]
+
+
+# Attention: scaled_dot_product_attention (dense) and varlen_attn (packed sequences).
+
+def bshd(b, h, s, d, dtype=BF16, grad=False):
+    """[b, h, s, d] read from [b, s, h, d] memory: what a projection followed by .view() and
+    .transpose(1, 2) gives, the layout a transformer's attention sees."""
+    t = torch.empty(b, s, h, d, dtype=dtype, device="cuda").transpose(1, 2)
+    return t.requires_grad_(grad)
+
+
+def test_sdpa_fake_gives_torch_shapes_in_the_query_layout(fake):
+    q, k, v = cuda(2, 8, 33, 64), cuda(2, 2, 40, 64), cuda(2, 2, 40, 32)
+    out = dt.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    assert (out.shape, out.dtype, out.is_contiguous()) == ((2, 8, 33, 32), BF16, True)
+    q, k, v = bshd(2, 4, 17, 64), bshd(2, 4, 21, 64), bshd(2, 4, 21, 64)
+    out = dt.scaled_dot_product_attention(q, k, v)
+    assert out.shape == (2, 4, 17, 64) and out.stride() == q.stride()
+    out, lse = torch.ops.dnngraph.sdpa(q, k, v, False, 0.125, True)
+    assert (lse.shape, lse.dtype) == ((2, 4, 17), FP32)
+    assert torch.ops.dnngraph.sdpa(q, k, v, False, 0.125, False)[1].shape == (0,)
+
+
+SDPA = {"setup": _attention._sdpa_setup, "backward": _attention._sdpa_autograd}
+VARLEN = {"setup": _attention._varlen_setup, "backward": _attention._varlen_autograd}
+
+
+def test_sdpa_backward_gives_each_input_its_gradient_in_its_layout(fake):
+    q, k, v = bshd(2, 8, 33, 64), cuda(2, 2, 40, 64), bshd(2, 2, 40, 64)
+    (out, lse), ctx, grads = autograd(SDPA, torch.ops.dnngraph.sdpa, (q, k, v, True, 0.125, True),
+                                      (True, True, True, False, False, False))
+    assert ctx.non_differentiable == (lse,)
+    for grad, t in zip(grads[:3], (q, k, v)):
+        assert (grad.shape, grad.dtype, grad.stride()) == (t.shape, t.dtype, t.stride())
+    assert grads[3:] == (None, None, None)
+    _, _, grads = autograd(SDPA, torch.ops.dnngraph.sdpa, (q, k, v, True, 0.125, True),
+                           (False, True, False, False, False, False))
+    assert grads[0] is None and grads[1].shape == k.shape and grads[2] is None
+
+
+def test_a_forward_without_the_log_sum_exp_runs_again_for_its_backward(fake):
+    q = cuda(1, 2, 16, 64)
+    (_, lse), _, grads = autograd(SDPA, torch.ops.dnngraph.sdpa, (q, q, q, False, 1.0, False),
+                                  (True, False, False, False, False, False))
+    assert lse.shape == (0,) and grads[0].shape == q.shape
+    p = cuda(40, 2, 64)
+    cu = torch.empty(3, dtype=torch.int32, device="cuda")
+    (_, stats), _, grads = autograd(
+        VARLEN, torch.ops.dnngraph.varlen_attn, (p, p, p, cu, cu, 30, 30, True, 1.0, False),
+        (True, True, True) + (False,) * 7)
+    assert stats.shape == (0,) and [g.shape for g in grads[:3]] == [p.shape] * 3
+
+
+def test_sdpa_asks_for_the_log_sum_exp_only_when_a_gradient_is_needed(fake, monkeypatch):
+    calls = []
+    real = torch.ops.dnngraph.sdpa
+
+    class Ops:
+        @staticmethod
+        def sdpa(*args):
+            calls.append(args[-1])
+            return real(*args)
+
+    monkeypatch.setattr(torch.ops, "dnngraph", Ops)
+    q = cuda(1, 2, 16, 64)
+    dt.scaled_dot_product_attention(q, q, q)
+    dt.scaled_dot_product_attention(q, q, cuda(1, 2, 16, 64, grad=True))
+    with torch.no_grad():
+        dt.scaled_dot_product_attention(q, q, cuda(1, 2, 16, 64, grad=True))
+    assert calls == [False, True, False]
+
+
+def test_sdpa_scale_defaults_to_one_over_the_root_of_the_head_dim(fake, monkeypatch):
+    seen = []
+    real = torch.ops.dnngraph.sdpa
+
+    class Ops:
+        @staticmethod
+        def sdpa(q, k, v, causal, scale, lse):
+            seen.append((causal, scale))
+            return real(q, k, v, causal, scale, lse)
+
+    monkeypatch.setattr(torch.ops, "dnngraph", Ops)
+    q = cuda(1, 2, 16, 64)
+    dt.scaled_dot_product_attention(q, q, q, is_causal=True)
+    dt.scaled_dot_product_attention(q, q, q, scale=0.5)
+    assert seen == [(True, 0.125), (False, 0.5)]
+
+
+def test_varlen_fake_gives_torch_shapes(fake):
+    q, k, v = cuda(100, 8, 64), cuda(120, 2, 64), cuda(120, 2, 32)
+    cu_q = torch.empty(4, dtype=torch.int32, device="cuda")
+    cu_k = torch.empty(4, dtype=torch.int32, device="cuda")
+    out = dt.varlen_attn(q, k, v, cu_q, cu_k, 50, 70, window_size=(-1, 0))
+    assert (out.shape, out.dtype) == ((100, 8, 32), BF16)
+    out, stats = torch.ops.dnngraph.varlen_attn(q, k, v, cu_q, cu_k, 50, 70, True, 0.125, True)
+    assert (stats.shape, stats.dtype) == ((3, 8, 64), FP32)  # 50 tokens -> the 64 bucket
+
+
+def test_varlen_buckets_are_powers_of_two_from_64():
+    assert [_attention.bucket(n) for n in (1, 63, 64, 65, 128, 129, 1000, 4096, 4097)] == [
+        64, 64, 64, 128, 128, 256, 1024, 4096, 8192]
+
+
+def test_varlen_backward_gives_gradients_of_the_packed_inputs(fake):
+    q, k, v = cuda(100, 8, 64), cuda(120, 2, 64), cuda(120, 2, 64)
+    cu = torch.empty(4, dtype=torch.int32, device="cuda")
+    (out, stats), ctx, grads = autograd(
+        VARLEN, torch.ops.dnngraph.varlen_attn, (q, k, v, cu, cu, 50, 70, True, 0.125, True),
+        (True, True, True) + (False,) * 7)
+    assert ctx.non_differentiable == (stats,) and ctx.max_q == 50 and ctx.is_causal
+    assert [g.shape for g in grads[:3]] == [q.shape, k.shape, v.shape]
+    assert grads[3:] == (None,) * 7
+
+
+def test_attention_ops_trace_into_one_node_each(fake):
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    cu = torch.empty(3, dtype=torch.int32, device="cuda")
+
+    def block(q, k, v, packed):
+        o = dt.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        return o, dt.varlen_attn(packed, packed, packed, cu, cu, 64, 64, window_size=(-1, 0))
+
+    graph = make_fx(block)(cuda(2, 4, 16, 64), cuda(2, 2, 16, 64), cuda(2, 2, 16, 64),
+                           cuda(40, 4, 64)).graph
+    calls = [str(n.target) for n in graph.nodes
+             if n.op == "call_function" and "getitem" not in str(n.target)]
+    assert calls == ["dnngraph.sdpa.default", "dnngraph.varlen_attn.default"], calls
+
+
+def test_sdpa_refuses_what_it_does_not_serve(fake):
+    q = cuda(1, 4, 16, 64)
+    refused(lambda: dt.scaled_dot_product_attention(q, q, q, attn_mask=cuda(16, 16)),
+            "attn_mask is not served yet", "is_causal=True")
+    refused(lambda: dt.scaled_dot_product_attention(q, q, q, dropout_p=0.1),
+            "dropout_p is 0.1", "dropout_p=0.0")
+    f = cuda(1, 4, 16, 64, dtype=FP32)
+    refused(lambda: dt.scaled_dot_product_attention(f, f, f),
+            "query has dtype torch.float32", "torch.autocast('cuda')")
+
+
+def test_sdpa_refuses_wrong_shapes_with_torchs_words(fake):
+    q, kv = cuda(2, 8, 16, 64), cuda(2, 2, 16, 64)
+    refused(lambda: dt.scaled_dot_product_attention(q, kv, kv),
+            "query has 8 heads and key 2", "enable_gqa=True")
+    refused(lambda: dt.scaled_dot_product_attention(q, cuda(2, 3, 16, 64), cuda(2, 3, 16, 64),
+                                                    enable_gqa=True),
+            "multiple of the key's")
+    refused(lambda: dt.scaled_dot_product_attention(q, cuda(3, 8, 16, 64), cuda(3, 8, 16, 64)),
+            "batches 2, 3 and 3")
+    refused(lambda: dt.scaled_dot_product_attention(q, cuda(2, 8, 16, 32), cuda(2, 8, 16, 64)),
+            "key's head dim is 32 but query's is 64")
+    refused(lambda: dt.scaled_dot_product_attention(q, cuda(2, 8, 16, 64), cuda(2, 8, 15, 64)),
+            "value has 15 positions but key has 16")
+    refused(lambda: dt.scaled_dot_product_attention(cuda(8, 16, 64), cuda(8, 16, 64),
+                                                    cuda(8, 16, 64)),
+            "query has shape (8, 16, 64)", "(batch, heads, length, head_dim)")
+    odd = cuda(2, 8, 16, 60)
+    refused(lambda: dt.scaled_dot_product_attention(odd, odd, odd), "head dim is 60",
+            "multiples of 8")
+    strided = cuda(2, 8, 16, 128)[..., ::2]
+    refused(lambda: dt.scaled_dot_product_attention(strided, strided, strided),
+            "strides (16384, 2048, 128, 2)", "query.contiguous()")
+
+
+def test_varlen_refuses_what_it_does_not_serve(fake):
+    q = cuda(40, 4, 64)
+    cu = torch.empty(3, dtype=torch.int32, device="cuda")
+    refused(lambda: dt.varlen_attn(q, q, q, cu, cu, 32, 32, window_size=(128, 0)),
+            "window_size (128, 0) is a sliding window", "(-1, 0) (causal)")
+    refused(lambda: dt.varlen_attn(q, q, q, cu.long(), cu, 32, 32), "cu_seq_q has dtype "
+            "torch.int64", "torch.int32")
+    refused(lambda: dt.varlen_attn(q, q, q, cu, torch.empty(4, dtype=torch.int32,
+                                                            device="cuda"), 32, 32),
+            "cu_seq_k has 4 entries but cu_seq_q has 3")
+    refused(lambda: dt.varlen_attn(q, q, q, cu, cu, 0, 32), "max_q is 0")
+    refused(lambda: dt.varlen_attn(cuda(1, 40, 4, 64), q, q, cu, cu, 32, 32),
+            "query has shape (1, 40, 4, 64)", "(total tokens, heads, head_dim)")
+    refused(lambda: dt.varlen_attn(cuda(40, 64, 4).transpose(1, 2), q, q, cu, cu, 32, 32),
+            "query of shape (40, 4, 64)", "not contiguous")
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_sdpa_graphs_lower_and_take_their_buffers(lowering, causal):
+    q, k, v = bshd(2, 8, 33, 64), cuda(2, 2, 40, 64), bshd(2, 2, 40, 64)
+    out, lse = _attention._sdpa(q, k, v, causal, 0.125, True)
+    dq, dk, dv = _attention._sdpa_backward(out, q, k, v, out, lse, causal, 0.125)
+    assert (dq.stride(), dk.stride(), dv.stride()) == (q.stride(), k.stride(), v.stride())
+    _attention._sdpa(q, k, v, causal, 0.125, False)
+    assert lowering["runs"] == ["sdpa.forward", "sdpa.backward", "sdpa.forward"]
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_varlen_graphs_lower_and_take_their_buffers(lowering, causal):
+    q, k, v = cuda(100, 8, 64), cuda(120, 2, 64), cuda(120, 2, 64)
+    cu_q = torch.empty(4, dtype=torch.int32, device="cuda")
+    cu_k = torch.empty(4, dtype=torch.int32, device="cuda")
+    out, stats = _attention._varlen(q, k, v, cu_q, cu_k, 50, 70, causal, 0.125, True)
+    _attention._varlen_backward(out, q, k, v, out, stats, cu_q, cu_k, 50, 70, causal, 0.125)
+    _attention._varlen(q, k, v, cu_q, cu_k, 50, 70, causal, 0.125, False)
+    assert lowering["runs"] == ["varlen_attn.forward", "varlen_attn.backward",
+                                "varlen_attn.forward"]

@@ -4,6 +4,9 @@
     y = dt.linear(x, weight, bias, activation="gelu")     # matmul + bias + GELU, one cuDNN graph
     h = dt.rms_norm(y, (y.shape[-1],), norm_weight)
     h = dt.layer_norm(h, (h.shape[-1],), ln_weight, ln_bias)
+    o = dt.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    o = dt.varlen_attn(q_packed, k_packed, v_packed, cu_seq, cu_seq, max_len, max_len,
+                       window_size=(-1, 0))                # packed sequences, causal
 
 Each function calls operators of the `dnngraph` namespace (torch.ops.dnngraph.linear, ...) made
 with torch.library.custom_op: a fake implementation for FakeTensor and torch.compile, a
@@ -22,6 +25,7 @@ except ImportError as _error:
         "which takes any CUDA buffer"
     ) from _error
 
+from ._attention import scaled_dot_product_attention, varlen_attn
 from ._linear import ACTIVATIONS, linear
 from ._norms import layer_norm, rms_norm
 from ._runtime import cache_info, chosen_variants, clear_caches
@@ -34,4 +38,6 @@ __all__ = [
     "layer_norm",
     "linear",
     "rms_norm",
+    "scaled_dot_product_attention",
+    "varlen_attn",
 ]

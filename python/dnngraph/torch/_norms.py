@@ -128,15 +128,6 @@ def _describe_rms_norm_backward(g: Graph, rows: int, features: int) -> None:
     _statistic(dscale, DSCALE)
 
 
-def _run(op: str, x: Tensor, shapes_key: Any, topology: Any, describe: Any,
-         pack: "dict[int, Tensor]") -> None:
-    device = x.device
-    with torch.cuda.device(device):
-        g = runtime.graph(op, "norm", topology, shapes_key, device, runtime.DATA_TYPES[x.dtype],
-                          describe)
-        runtime.execute(g, runtime.handle(device), device, pack)
-
-
 def _rows_view(t: Tensor, rows: int, features: int) -> Tensor:
     return t.view(rows, features, 1, 1)
 
@@ -160,11 +151,11 @@ def _layer_norm(x: Tensor, normalized_shape: "list[int]", weight: Optional[Tenso
     rstd = x.new_empty((rows,), dtype=torch.float32)
     if rows == 0 or features == 0:
         return y, mean, rstd
-    _run("layer_norm.forward", x, (rows, features), (x.dtype, eps),
-         lambda g: _describe_layer_norm(g, rows, features, eps),
-         {X: _rows_view(x, rows, features), SCALE: _parameter(weight, features, x, 1.0),
-          BIAS: _parameter(bias, features, x, 0.0), Y: _rows_view(y, rows, features),
-          MEAN: mean.view(rows, 1, 1, 1), INV: rstd.view(rows, 1, 1, 1)})
+    runtime.run("layer_norm.forward", "norm", x, (x.dtype, eps), (rows, features),
+                lambda g: _describe_layer_norm(g, rows, features, eps),
+                {X: _rows_view(x, rows, features), SCALE: _parameter(weight, features, x, 1.0),
+                 BIAS: _parameter(bias, features, x, 0.0), Y: _rows_view(y, rows, features),
+                 MEAN: mean.view(rows, 1, 1, 1), INV: rstd.view(rows, 1, 1, 1)})
     return y, mean, rstd
 
 
@@ -209,12 +200,12 @@ def _layer_norm_backward(grad: Tensor, x: Tensor, normalized_shape: "list[int]",
     db = x.new_empty(list(normalized_shape), dtype=torch.float32)
     if rows == 0 or features == 0:
         return dx, dw.zero_(), db.zero_()
-    _run("layer_norm.backward", x, (rows, features), (x.dtype,),
-         lambda g: _describe_layer_norm_backward(g, rows, features),
-         {DY: _rows_view(grad, rows, features), X: _rows_view(x, rows, features),
-          SCALE: _parameter(weight, features, x, 1.0), MEAN: mean.view(rows, 1, 1, 1),
-          INV: rstd.view(rows, 1, 1, 1), DX: _rows_view(dx, rows, features),
-          DSCALE: dw.view(1, features, 1, 1), DBIAS: db.view(1, features, 1, 1)})
+    runtime.run("layer_norm.backward", "norm", x, (x.dtype,), (rows, features),
+                lambda g: _describe_layer_norm_backward(g, rows, features),
+                {DY: _rows_view(grad, rows, features), X: _rows_view(x, rows, features),
+                 SCALE: _parameter(weight, features, x, 1.0), MEAN: mean.view(rows, 1, 1, 1),
+                 INV: rstd.view(rows, 1, 1, 1), DX: _rows_view(dx, rows, features),
+                 DSCALE: dw.view(1, features, 1, 1), DBIAS: db.view(1, features, 1, 1)})
     return dx, dw, db
 
 
@@ -265,10 +256,10 @@ def _rms_norm(x: Tensor, normalized_shape: "list[int]", weight: Optional[Tensor]
     rstd = x.new_empty((rows,), dtype=torch.float32)
     if rows == 0 or features == 0:
         return y, rstd
-    _run("rms_norm.forward", x, (rows, features), (x.dtype, eps),
-         lambda g: _describe_rms_norm(g, rows, features, eps),
-         {X: _rows_view(x, rows, features), SCALE: _parameter(weight, features, x, 1.0),
-          Y: _rows_view(y, rows, features), INV: rstd.view(rows, 1, 1, 1)})
+    runtime.run("rms_norm.forward", "norm", x, (x.dtype, eps), (rows, features),
+                lambda g: _describe_rms_norm(g, rows, features, eps),
+                {X: _rows_view(x, rows, features), SCALE: _parameter(weight, features, x, 1.0),
+                 Y: _rows_view(y, rows, features), INV: rstd.view(rows, 1, 1, 1)})
     return y, rstd
 
 
@@ -295,11 +286,11 @@ def _rms_norm_backward(grad: Tensor, x: Tensor, normalized_shape: "list[int]", r
     dw = x.new_empty(list(normalized_shape), dtype=torch.float32)
     if rows == 0 or features == 0:
         return dx, dw.zero_()
-    _run("rms_norm.backward", x, (rows, features), (x.dtype,),
-         lambda g: _describe_rms_norm_backward(g, rows, features),
-         {DY: _rows_view(grad, rows, features), X: _rows_view(x, rows, features),
-          SCALE: _parameter(weight, features, x, 1.0), INV: rstd.view(rows, 1, 1, 1),
-          DX: _rows_view(dx, rows, features), DSCALE: dw.view(1, features, 1, 1)})
+    runtime.run("rms_norm.backward", "norm", x, (x.dtype,), (rows, features),
+                lambda g: _describe_rms_norm_backward(g, rows, features),
+                {DY: _rows_view(grad, rows, features), X: _rows_view(x, rows, features),
+                 SCALE: _parameter(weight, features, x, 1.0), INV: rstd.view(rows, 1, 1, 1),
+                 DX: _rows_view(dx, rows, features), DSCALE: dw.view(1, features, 1, 1)})
     return dx, dw
 
 

@@ -36,7 +36,7 @@ CAPACITY = 512
 # python/tests/test_gpu_torch_ops.py. Norm and pointwise-only graphs are static per shape until a
 # dynamic build of them is measured exact: attention, the other specialized engine, returned NaN
 # rows through a dynamic graph on 9.19 (docs/known-issues.md, sdpa-dynamic-shape).
-DYNAMIC = {"matmul": True, "norm": False, "pointwise": False}
+DYNAMIC = {"matmul": True, "norm": False, "pointwise": False, "attention": False}
 
 # (op, topology, shapes, dynamic, device); (op, topology, GPU architecture); (op, topology)
 GraphKey = Tuple[str, Hashable, Hashable, bool, torch.device]
@@ -76,6 +76,16 @@ def workspace(graph: dnngraph.Graph, device: torch.device) -> Optional[Tensor]:
 def execute(graph: dnngraph.Graph, h: dnngraph.Handle, device: torch.device,
             pack: "dict[int, Any]") -> None:
     graph.execute(h, pack, workspace(graph, device))
+
+
+def run(op: str, kind: str, reference: Tensor, topology: Hashable, shapes: Hashable,
+        describe: Callable[[dnngraph.Graph], None], pack: "dict[int, Any]") -> None:
+    """Builds (once) and runs the graph of `op` on reference's device, in reference's dtype as
+    the graph's I/O type: graph() then execute(), on the device's current stream."""
+    device = reference.device
+    with torch.cuda.device(device):
+        g = graph(op, kind, topology, shapes, device, DATA_TYPES[reference.dtype], describe)
+        execute(g, handle(device), device, pack)
 
 
 def _capability(device: torch.device) -> "tuple[int, int]":
@@ -157,8 +167,12 @@ def operator(name: str, implementation: Callable[..., Any], fake: Callable[..., 
              backward: Optional[Callable[..., Any]] = None,
              setup_context: Optional[Callable[..., Any]] = None) -> Any:
     """Registers torch.ops.dnngraph.<name>: the CUDA implementation (which checks its arguments
-    itself, on any device), the fake one and, for a forward, its backward."""
-    op = torch.library.custom_op(f"dnngraph::{name}", implementation, mutates_args=())
+    itself, on any device), the fake one and, for a forward, its backward. Tagged
+    needs_exact_strides (torch's default for custom operators, stated so that no configuration
+    changes it): the outputs' layout follows the inputs' strides (attention), and torch.compile
+    must hand each call the strides its fake implementation saw."""
+    op = torch.library.custom_op(f"dnngraph::{name}", implementation, mutates_args=(),
+                                 tags=(torch.Tag.needs_exact_strides,))
     op.register_fake(fake)
     if backward is not None:
         op.register_autograd(backward, setup_context=setup_context)
