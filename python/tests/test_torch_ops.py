@@ -571,6 +571,8 @@ def test_varlen_refuses_what_it_does_not_serve(fake):
                                                             device="cuda"), 32, 32),
             "cu_seq_k has 4 entries but cu_seq_q has 3")
     refused(lambda: dt.varlen_attn(q, q, q, cu, cu, 0, 32), "max_q is 0")
+    refused(lambda: dt.varlen_attn(q, cuda(0, 4, 64), cuda(0, 4, 64), cu, cu, 32, 32),
+            "key has no token")
     refused(lambda: dt.varlen_attn(cuda(1, 40, 4, 64), q, q, cu, cu, 32, 32),
             "query has shape (1, 40, 4, 64)", "(total tokens, heads, head_dim)")
     refused(lambda: dt.varlen_attn(cuda(40, 64, 4).transpose(1, 2), q, q, cu, cu, 32, 32),

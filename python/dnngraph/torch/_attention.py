@@ -306,6 +306,8 @@ def _check_varlen(q: Tensor, k: Tensor, v: Tensor, cu_seq_q: Tensor, cu_seq_k: T
             raise ValueError(
                 f"{VARLEN}: {name} has {t.numel()} elements; cuDNN's packed offsets are int32 "
                 "(fewer than 2**31 elements per tensor): split the batch")
+    if k.shape[0] == 0 and q.shape[0] > 0:
+        raise ValueError(f"{VARLEN}: key has no token: a softmax over no key is undefined")
     _check_lengths("cu_seq_q", cu_seq_q, q, None)
     _check_lengths("cu_seq_k", cu_seq_k, q, cu_seq_q.shape[0])
     for name, value in (("max_q", max_q), ("max_k", max_k)):
@@ -422,8 +424,8 @@ def _varlen(q: Tensor, k: Tensor, v: Tensor, cu_seq_q: Tensor, cu_seq_k: Tensor,
     compute_lse, else empty."""
     _check_varlen(q, k, v, cu_seq_q, cu_seq_k, max_q, max_k, scale)
     out, stats = _varlen_outputs(q, v, cu_seq_q, max_q, compute_lse)
-    if out.numel() == 0 or k.shape[0] == 0:
-        return out.zero_(), stats
+    if out.numel() == 0:
+        return out, stats
     batch, length_q, length_k = int(cu_seq_q.shape[0]) - 1, bucket(max_q), bucket(max_k)
     pack = {Q: q, K: k, V: v, O: out, **_varlen_pack(q, k, v, cu_seq_q, cu_seq_k)}
     if compute_lse:
@@ -466,7 +468,7 @@ def _varlen_backward(grad: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
                      is_causal: bool, scale: float) -> "tuple[Tensor, Tensor, Tensor]":
     _check_varlen_backward(grad, q, k, v, out, stats, cu_seq_q, cu_seq_k, max_q, max_k, scale)
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-    if q.numel() == 0 or k.shape[0] == 0:
+    if q.numel() == 0 or out.numel() == 0:
         return dq.zero_(), dk.zero_(), dv.zero_()
     batch, length_q, length_k = int(cu_seq_q.shape[0]) - 1, bucket(max_q), bucket(max_k)
     dsum = q.new_empty((batch, q.shape[1], length_q, 1), dtype=torch.float32)
