@@ -290,8 +290,8 @@ def no_engine(what):
     return e
 
 
-TYPES = {BF16: dnngraph.DataType.BFloat16, FP16: dnngraph.DataType.Half,
-         FP32: dnngraph.DataType.Float, torch.int32: dnngraph.DataType.Int32}
+# The operators' I/O types, and the int32 lengths and offsets of packed attention.
+TYPES = {**dt._runtime.DATA_TYPES, torch.int32: dnngraph.DataType.Int32}
 
 
 @pytest.fixture
