@@ -2,8 +2,10 @@
 operator; forward and gradients against torch's functions computed in float32 from the same
 inputs; several shapes of one signature (the dynamic-shape path of linear); torch.autocast;
 attention (dense in two layouts, GQA, causal; packed sequences) against the softmax written out
-in float32; torch.compile(fullgraph=True) of a small MLP block and of a stack of decoder blocks
-(rms_norm, linear + SiLU, causal GQA attention); CUDA graph captures; two streams.
+in float32; conv2d and batch_norm (both layouts, training and eval, the running statistics)
+against torch in float64; torch.compile(fullgraph=True) of a small MLP block, of a stack of
+decoder blocks (rms_norm, linear + SiLU, causal GQA attention) and of a ResNet basic block (conv2d,
+batch_norm in training); CUDA graph captures; two streams.
 
 Tolerances. u is the unit roundoff of the I/O dtype (bfloat16 2**-8, float16 2**-11). Our graphs
 compute in float32 and round each result once to the I/O dtype, as torch's own kernels in that
@@ -433,6 +435,186 @@ def test_varlen_attn_builds_per_bucket_not_per_length(cuda, dt):
     assert dt.cache_info()["builds"]["varlen_attn.forward"] - before == 1
 
 
+# conv2d and batch_norm. The reference is torch's own function in float64 from the same inputs
+# (float32 convolutions on cuDNN would take TF32 by default); torch in the I/O dtype is its cuDNN
+# convolution / batch norm.
+
+def to_layout(torch, t, layout):
+    if layout == "nchw":
+        return t.contiguous()
+    fmt = torch.channels_last if t.dim() == 4 else torch.channels_last_3d
+    return t.contiguous(memory_format=fmt)
+
+
+def layout_of(torch, t):
+    if t.is_contiguous():
+        return "contiguous"
+    fmt = torch.channels_last if t.dim() == 4 else torch.channels_last_3d
+    return "channels_last" if t.is_contiguous(memory_format=fmt) else "other"
+
+
+def run_leaves(fn, tensors, dy):
+    leaves = [t.detach().clone().requires_grad_(True) if t is not None else None for t in tensors]
+    y = fn(*leaves)
+    y.backward(dy)
+    return y.detach(), [t.grad if t is not None else None for t in leaves]
+
+
+def compare_leaves(torch, label, ours, theirs, tensors, dy, io_dtype):
+    """ours(*tensors) and its gradients against theirs in float64 and in the inputs' dtypes."""
+    y, grads = run_leaves(ours, tensors, dy)
+    torch.cuda.synchronize()
+    double = [t.double() if t is not None else None for t in tensors]
+    ref_y, ref_grads = run_leaves(theirs, double, dy.double())
+    io_y, io_grads = run_leaves(theirs, tensors, dy)
+    assert y.dtype == io_dtype and y.shape == ref_y.shape
+    assert layout_of(torch, y) == layout_of(torch, io_y), (label, y.stride(), io_y.stride())
+    check(torch, f"{label} y", y, ref_y, io_y, io_dtype)
+    for i, (got, want, io) in enumerate(zip(grads, ref_grads, io_grads)):
+        if want is None:
+            assert got is None
+            continue
+        assert got.dtype == tensors[i].dtype and got.shape == want.shape
+        check(torch, f"{label} grad {i}", got, want, io, io_dtype)
+
+
+def conv_inputs(torch, dtype, layout, n, c, hw, k, kernel, groups, seed):
+    x = to_layout(torch, uniform(torch, (n, c, *hw), seed, dtype), layout)
+    fan_in = (c // groups) * kernel[0] * kernel[1]
+    w = to_layout(torch, uniform(torch, (k, c // groups, *kernel), seed + 1, dtype,
+                                 2 * fan_in**-0.5), layout)
+    b = uniform(torch, (k,), seed + 2, dtype)
+    return x, w, b
+
+
+CONV_GPU_CASES = [  # (layout, C, (H, W), K, kernel, keyword arguments)
+    ("nhwc", 32, (17, 13), 48, (3, 3), {"padding": 1}),
+    ("nchw", 32, (17, 13), 48, (3, 3), {"stride": 2, "padding": 1}),
+    ("nhwc", 64, (15, 16), 64, (3, 3), {"padding": "same", "dilation": 2, "groups": 4}),
+    ("nchw", 16, (9, 20), 32, (1, 1), {}),
+    ("nhwc", 24, (12, 12), 40, (4, 2), {"padding": "same"}),
+]
+
+
+def compare_conv(torch, dt, dtype, case, activation, bias, n, seed):
+    layout, c, hw, k, kernel, kwargs = case
+    x, w, b = conv_inputs(torch, dtype, layout, n, c, hw, k, kernel, kwargs.get("groups", 1),
+                          seed)
+    y_shape = torch.nn.functional.conv2d(x, w, **kwargs).shape
+    dy = to_layout(torch, uniform(torch, y_shape, seed + 3, dtype), layout)
+    compare_leaves(
+        torch, f"conv2d {dtype} {layout} {n}x{c}x{hw}->{k} {kernel} {kwargs} {activation}",
+        lambda x, w, b: dt.conv2d(x, w, b, activation=activation, **kwargs),
+        lambda x, w, b: torch_activation(torch, torch.nn.functional.conv2d(x, w, b, **kwargs),
+                                         activation),
+        [x, w, b if bias else None], dy, dtype)
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS, ids=str)
+@pytest.mark.parametrize("case", CONV_GPU_CASES[:2], ids=str)
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_conv2d_forward_and_gradients_match_torch(cuda, dt, dtype, case, activation):
+    torch = cuda
+    compare_conv(torch, dt, getattr(torch, dtype), case, activation, True, 4, 300)
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no bias"])
+@pytest.mark.parametrize("case", CONV_GPU_CASES[2:], ids=str)
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_conv2d_geometries_match_torch(cuda, dt, dtype, case, bias):
+    torch = cuda
+    compare_conv(torch, dt, getattr(torch, dtype), case, "relu" if bias else None, bias, 3, 310)
+
+
+def test_conv2d_takes_layouts_as_torch_does(cuda, dt):
+    """Mixed layouts: the output is channels_last when input or weight is, as torch's."""
+    torch = cuda
+    for x_layout, w_layout in (("nchw", "nhwc"), ("nhwc", "nchw")):
+        x, _, b = conv_inputs(torch, torch.bfloat16, x_layout, 2, 16, (9, 9), 24, (3, 3), 1, 320)
+        _, w, _ = conv_inputs(torch, torch.bfloat16, w_layout, 2, 16, (9, 9), 24, (3, 3), 1, 320)
+        got = dt.conv2d(x, w, b, padding=1)
+        io = torch.nn.functional.conv2d(x, w, b, padding=1)
+        want = torch.nn.functional.conv2d(x.double(), w.double(), b.double(), padding=1)
+        assert layout_of(torch, got) == layout_of(torch, io) == "channels_last"
+        check(torch, f"conv2d x {x_layout} weight {w_layout}", got, want, io, torch.bfloat16)
+    x, w, b = conv_inputs(torch, torch.bfloat16, "nchw", 1, 16, (9, 9), 24, (3, 3), 1, 321)
+    got = dt.conv2d(x[0], w, b, padding=1)  # unbatched
+    check(torch, "conv2d unbatched", got, torch.nn.functional.conv2d(
+        x[0].double(), w.double(), b.double(), padding=1),
+        torch.nn.functional.conv2d(x[0], w, b, padding=1), torch.bfloat16)
+
+
+def test_conv2d_takes_new_batch_and_image_sizes_through_the_kernel_cache(cuda, dt):
+    torch = cuda
+    before = dt.cache_info()
+    case = ("nhwc", 32, None, 64, (3, 3), {"padding": 1})
+    for i, (n, hw) in enumerate([(8, (16, 16)), (3, (16, 16)), (8, (31, 17)), (1, (7, 40)),
+                                 (16, (32, 32))]):
+        compare_conv(torch, dt, torch.bfloat16, case[:2] + (hw,) + case[3:], "gelu", True, n,
+                     330 + i)
+    after = dt.cache_info()
+    print("\n  cache_info before", before, "after", after, end="")
+    assert after["builds"]["conv2d.forward"] - before["builds"].get("conv2d.forward", 0) >= 5
+    # One kernel cache for the forward's topology (the backward graphs are static).
+    assert after["kernel_caches"] - before["kernel_caches"] <= 1
+
+
+BN_GPU_CASES = [  # (shape, layout)
+    ((64, 96), "nchw"), ((16, 96, 50), "nchw"), ((8, 96, 14, 14), "nchw"),
+    ((8, 96, 14, 14), "nhwc"), ((2, 32, 4, 6, 6), "nhwc"),
+]
+
+
+def batch_norm_inputs(torch, dtype, shape, layout, seed):
+    x = to_layout(torch, uniform(torch, shape, seed, dtype) * 2 + 0.5, layout)
+    c = shape[1]
+    w = uniform(torch, (c,), seed + 1, torch.float32) + 1.5
+    b = uniform(torch, (c,), seed + 2, torch.float32)
+    running = (uniform(torch, (c,), seed + 3, torch.float32),
+               uniform(torch, (c,), seed + 4, torch.float32) + 1.5)
+    dy = to_layout(torch, uniform(torch, shape, seed + 5, dtype), layout)
+    return x, w, b, running, dy
+
+
+@pytest.mark.parametrize("training", [True, False], ids=["training", "eval"])
+@pytest.mark.parametrize("case", BN_GPU_CASES, ids=str)
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+def test_batch_norm_forward_gradients_and_running_statistics_match_torch(cuda, dt, dtype, case,
+                                                                         training):
+    torch = cuda
+    dtype = getattr(torch, dtype)
+    shape, layout = case
+    x, w, b, (rm, rv), dy = batch_norm_inputs(torch, dtype, shape, layout, 400)
+    ours_stats = [rm.clone(), rv.clone()]
+    ref_stats = [rm.double(), rv.double()]
+    f = torch.nn.functional
+    # torch in the I/O dtype takes float32 parameters with a half input (its cuDNN batch norm).
+    compare_leaves(
+        torch, f"batch_norm {dtype} {shape} {layout} {'training' if training else 'eval'}",
+        lambda x, w, b: dt.batch_norm(x, *ours_stats, w, b, training=training, momentum=0.2),
+        lambda x, w, b: f.batch_norm(x, *(ref_stats if x.dtype == torch.float64
+                                          else [rm.clone(), rv.clone()]),
+                                     w if x.dtype == torch.float64 else w.float(),
+                                     b if x.dtype == torch.float64 else b.float(),
+                                     training=training, momentum=0.2),
+        [x, w, b], dy, dtype)
+    for name, got, want in zip(("running_mean", "running_var"), ours_stats, ref_stats):
+        err = (got.double() - want).abs().max().item()
+        print(f"\n  {name}: max |ours - ref| {err:.3e}", end="")
+        assert err <= 1e-5 * want.abs().max().item(), (name, err)
+        if not training:
+            assert torch.equal(got, (rm, rv)[name == "running_var"]), f"{name} changed in eval"
+
+
+def test_batch_norm_without_parameters_or_running_statistics(cuda, dt):
+    torch = cuda
+    x, _, _, _, dy = batch_norm_inputs(torch, torch.bfloat16, (4, 32, 9, 9), "nhwc", 410)
+    compare_leaves(torch, "batch_norm no parameters, no running statistics",
+                   lambda x: dt.batch_norm(x, None, None, training=True),
+                   lambda x: torch.nn.functional.batch_norm(x, None, None, training=True),
+                   [x], dy, torch.bfloat16)
+
+
 # torch.library.opcheck: schema, autograd registration, fake tensor, AOT dispatch (dynamic).
 
 def opcheck(torch, op, args):
@@ -492,6 +674,30 @@ def test_opcheck_attention(cuda, dt):
                                                 64, True, 0.125, True)
     opcheck(torch, torch.ops.dnngraph.varlen_attn_backward.default,
             (dout, q.detach(), k.detach(), v.detach(), out, stats, cu, cu, 64, 64, True, 0.125))
+
+
+def test_opcheck_conv2d_and_batch_norm(cuda, dt):
+    torch = cuda
+    for layout, activation in (("nhwc", "silu"), ("nchw", "relu")):
+        x, w, b = conv_inputs(torch, torch.bfloat16, layout, 2, 16, (9, 7), 24, (3, 3), 1, 180)
+        geometry = ([1, 2], [1, 1], [1, 1], [1, 1], 1)
+        opcheck(torch, torch.ops.dnngraph.conv2d.default,
+                (x.requires_grad_(True), w.requires_grad_(True), b, *geometry, activation, True))
+        y, z = torch.ops.dnngraph.conv2d(x.detach(), w.detach(), b, *geometry, activation, True)
+        dy = torch.randn_like(y)
+        opcheck(torch, torch.ops.dnngraph.conv2d_backward.default,
+                (dy, x.detach(), w.detach(), y if activation == "relu" else z, *geometry,
+                 activation, True, True, True))
+    for dtype, layout in ((torch.bfloat16, "nhwc"), (torch.float32, "nchw")):
+        x, w, b, (rm, rv), dy = batch_norm_inputs(torch, dtype, (4, 16, 6, 5), layout, 181)
+        opcheck(torch, torch.ops.dnngraph.batch_norm.default,
+                (x.requires_grad_(True), w.requires_grad_(True), b, rm, rv, 0.1, 1e-5))
+        opcheck(torch, torch.ops.dnngraph.batch_norm_inference.default,
+                (x, w, b, rm, rv, 1e-5))
+        _, mean, invstd, _, _ = torch.ops.dnngraph.batch_norm(x.detach(), w, b, None, None, 0.1,
+                                                              1e-5)
+        opcheck(torch, torch.ops.dnngraph.batch_norm_backward.default,
+                (dy, x.detach(), w.detach(), mean, invstd))
 
 
 # torch's machinery: torch.compile, CUDA graphs, streams.
@@ -608,10 +814,11 @@ def test_torch_compile_fullgraph_runs_a_decoder_block_stack_as_eager(cuda, dt, b
                                        msg=lambda m: f"grad of {name}: {m}")
 
 
-def test_a_cuda_graph_capture_replays_a_decoder_block(cuda, dt):
-    torch = cuda
-    block = DecoderBlock(torch, seed=200)
-    static_x = uniform(torch, (2, 64, 256), 201, torch.bfloat16)
+def replay_a_captured_block(torch, dt, block, shape, seeds, layout=None):
+    """Captures block's forward on static_x (after two warm-up calls on a side stream, as torch
+    asks) and replays it on new values of static_x, each against an eager call."""
+    static_x = uniform(torch, shape, seeds[0], torch.bfloat16).contiguous(
+        memory_format=layout or torch.contiguous_format)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -621,12 +828,79 @@ def test_a_cuda_graph_capture_replays_a_decoder_block(cuda, dt):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         static_out = block(dt, static_x, block.parameters)
-    for seed in (202, 203):
-        static_x.copy_(uniform(torch, (2, 64, 256), seed, torch.bfloat16))
+    for seed in seeds[1:]:
+        static_x.copy_(uniform(torch, shape, seed, torch.bfloat16))
         graph.replay()
         torch.cuda.synchronize()
         torch.testing.assert_close(static_out, block(dt, static_x, block.parameters),
                                    rtol=2.0**-7, atol=1e-6)
+
+
+def test_a_cuda_graph_capture_replays_a_decoder_block(cuda, dt):
+    replay_a_captured_block(cuda, dt, DecoderBlock(cuda, seed=200), (2, 64, 256), (201, 202, 203))
+
+
+class ConvBlock:
+    """A ResNet basic block in channels_last: conv 3x3 + batch norm + ReLU, conv 3x3 + batch
+    norm, the residual added, ReLU (the convolutions without bias, as ResNet's)."""
+
+    def __init__(self, torch, c, seed):
+        self.parameters = {
+            "w1": uniform(torch, (c, c, 3, 3), seed, torch.bfloat16, (9 * c)**-0.5 * 2),
+            "w2": uniform(torch, (c, c, 3, 3), seed + 1, torch.bfloat16, (9 * c)**-0.5 * 2),
+            "g1": uniform(torch, (c,), seed + 2, torch.float32) + 1.5,
+            "b1": uniform(torch, (c,), seed + 3, torch.float32),
+            "g2": uniform(torch, (c,), seed + 4, torch.float32) + 1.5,
+            "b2": uniform(torch, (c,), seed + 5, torch.float32)}
+        self.parameters = {k: v.contiguous(memory_format=torch.channels_last) if v.dim() == 4
+                           else v for k, v in self.parameters.items()}
+        self.running = [torch.zeros(c, device="cuda"), torch.ones(c, device="cuda"),
+                        torch.zeros(c, device="cuda"), torch.ones(c, device="cuda")]
+
+    def __call__(self, dt, x, p, running=None):
+        rm1, rv1, rm2, rv2 = running if running is not None else self.running
+        h = dt.conv2d(x, p["w1"], padding=1)
+        h = dt.batch_norm(h, rm1, rv1, p["g1"], p["b1"], training=True).relu()
+        h = dt.conv2d(h, p["w2"], padding=1)
+        h = dt.batch_norm(h, rm2, rv2, p["g2"], p["b2"], training=True)
+        return (x + h).relu()
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_torch_compile_fullgraph_runs_a_conv_block_as_eager(cuda, dt, backend):
+    torch = cuda
+    block = ConvBlock(torch, 32, 220)
+    params = {k: torch.nn.Parameter(v) for k, v in block.parameters.items()}
+    compiled_running = [t.clone() for t in block.running]
+    eager_running = [t.clone() for t in block.running]
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: block(dt, x, params, compiled_running), fullgraph=True,
+                             backend=backend)
+    for i, (n, hw) in enumerate([(4, 16), (2, 12)]):
+        x = uniform(torch, (n, 32, hw, hw), 230 + i, torch.bfloat16).contiguous(
+            memory_format=torch.channels_last)
+        got = compiled(x)
+        got.float().square().sum().backward()
+        got_grads = {k: p.grad for k, p in params.items()}
+        for p in params.values():
+            p.grad = None
+        want = block(dt, x, params, eager_running)
+        want.float().square().sum().backward()
+        assert got.is_contiguous(memory_format=torch.channels_last)
+        torch.testing.assert_close(got, want, rtol=2 * 2.0**-8, atol=1e-3)
+        for k, p in params.items():
+            torch.testing.assert_close(got_grads[k], p.grad, rtol=2 * 2.0**-7, atol=2e-2,
+                                       msg=lambda m: f"grad of {k}: {m}")
+            p.grad = None
+        # The running statistics were updated in place under compile as in eager.
+        for a, b in zip(compiled_running, eager_running):
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+        assert not torch.equal(compiled_running[1], block.running[1])
+
+
+def test_a_cuda_graph_capture_replays_a_conv_block(cuda, dt):
+    replay_a_captured_block(cuda, dt, ConvBlock(cuda, 32, 240), (4, 32, 16, 16), (241, 242, 243),
+                            cuda.channels_last)
 
 
 def test_a_cuda_graph_capture_replays_the_operators(cuda, dt):

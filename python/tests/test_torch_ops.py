@@ -14,7 +14,7 @@ torch = pytest.importorskip(
     "torch", reason="torch is not installed: dnngraph.torch and its tests need it")
 
 import dnngraph.torch as dt  # noqa: E402
-from dnngraph.torch import _attention, _linear, _norms  # noqa: E402
+from dnngraph.torch import _attention, _batch_norm, _conv, _linear, _norms  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
 BF16, FP16, FP32 = torch.bfloat16, torch.float16, torch.float32
@@ -35,7 +35,8 @@ def cuda(*shape, dtype=BF16, device="cuda", grad=False):
 def test_every_operator_is_in_the_dnngraph_namespace():
     for name in ("linear", "linear_backward", "layer_norm", "layer_norm_backward", "rms_norm",
                  "rms_norm_backward", "sdpa", "sdpa_backward", "varlen_attn",
-                 "varlen_attn_backward"):
+                 "varlen_attn_backward", "conv2d", "conv2d_backward", "batch_norm",
+                 "batch_norm_backward", "batch_norm_inference"):
         assert hasattr(torch.ops.dnngraph, name), name
         # torch.compile hands each call the strides the fake implementation saw.
         assert torch.Tag.needs_exact_strides in getattr(torch.ops.dnngraph, name).default.tags
@@ -73,7 +74,8 @@ def autograd(module, op, inputs, needs_input_grad):
     outputs = op(*inputs)
     ctx = Ctx(needs_input_grad)
     module["setup"](ctx, inputs, outputs)
-    grads = module["backward"](ctx, *[torch.ones_like(o) for o in outputs])
+    each = outputs if isinstance(outputs, tuple) else (outputs,)
+    grads = module["backward"](ctx, *[torch.ones_like(o) for o in each])
     assert len(grads) == len(inputs)
     return outputs, ctx, grads
 
@@ -599,3 +601,254 @@ def test_varlen_graphs_lower_and_take_their_buffers(lowering, causal):
     _attention._varlen(q, k, v, cu_q, cu_k, 50, 70, causal, 0.125, False)
     assert lowering["runs"] == ["varlen_attn.forward", "varlen_attn.backward",
                                 "varlen_attn.forward"]
+
+
+# conv2d and batch_norm
+
+def nhwc(*shape, dtype=BF16, grad=False):
+    return cuda(*shape, dtype=dtype).contiguous(memory_format=torch.channels_last).requires_grad_(grad)
+
+
+def layout(t):
+    if t.is_contiguous():
+        return "contiguous"
+    return "channels_last" if t.is_contiguous(memory_format=torch.channels_last) else "other"
+
+
+CONV_CASES = [  # (x, weight, keyword arguments) made by the test
+    ("nchw", "nchw", {}),
+    ("nhwc", "nhwc", {"stride": 2, "padding": 1}),
+    ("nchw", "nhwc", {"padding": "same", "dilation": 2}),
+    ("nhwc", "nchw", {"padding": (1, 0), "stride": (1, 2)}),
+    ("nchw", "nchw", {"groups": 4, "padding": "valid"}),
+]
+
+
+@pytest.mark.parametrize("x_layout,w_layout,kwargs", CONV_CASES, ids=str)
+def test_conv2d_fake_gives_torchs_shape_and_layout(fake, x_layout, w_layout, kwargs):
+    """Shapes as torch's fake convolution gives them; the layout by the rule of torch's cuDNN
+    convolution (channels_last when input or weight is), which its fake implementation follows
+    only where cuDNN is available (test_gpu_torch_ops.py compares with torch on the GPU)."""
+    groups = kwargs.get("groups", 1)
+    make = {"nchw": cuda, "nhwc": nhwc}
+    x, w, b = make[x_layout](2, 16, 11, 9), make[w_layout](24, 16 // groups, 3, 4), cuda(24)
+    want = torch.nn.functional.conv2d(x, w, b, **kwargs)
+    want_layout = "channels_last" if "nhwc" in (x_layout, w_layout) else "contiguous"
+    for activation in dt.ACTIVATIONS:
+        got = dt.conv2d(x, w, b, activation=activation, **kwargs)
+        assert (got.shape, got.dtype) == (want.shape, want.dtype), activation
+        assert layout(got) == want_layout, (activation, got.stride())
+    assert dt.conv2d(x[0], w, **kwargs).shape == want.shape[1:]  # unbatched, as torch
+
+
+def test_conv2d_same_padding_of_an_even_kernel_pads_one_more_after(fake):
+    assert _conv.paddings("same", [4, 3], [1, 1], [1, 1]) == ([1, 1], [2, 1])
+    assert _conv.paddings("same", [4, 2], [1, 1], [2, 1]) == ([3, 0], [3, 1])
+    assert _conv.paddings(2, [3, 3], [1, 1], [1, 1]) == ([2, 2], [2, 2])
+    assert _conv.paddings((1, 0), [3, 3], [1, 1], [1, 1]) == ([1, 0], [1, 0])
+
+
+CONV = {"setup": _conv._setup_context, "backward": _conv._autograd_backward}
+GEOMETRY = ([1, 1], [1, 1], [1, 1], [1, 1], 1)
+
+
+@pytest.mark.parametrize("activation", dt.ACTIVATIONS)
+def test_conv2d_backward_gives_gradients_of_the_inputs_shapes(fake, activation):
+    x, w, b = nhwc(2, 8, 6, 5), nhwc(16, 8, 3, 3), cuda(16)
+    save = activation in _linear.NEEDS_PREACTIVATION
+    (y, z), ctx, grads = autograd(CONV, torch.ops.dnngraph.conv2d,
+                                  (x, w, b, *GEOMETRY, activation, save),
+                                  (True, True, True) + (False,) * 7)
+    assert ctx.non_differentiable == (z,)
+    assert ctx.saved_tensors[2] is (y if activation == "relu" else z if save else None)
+    for grad, t in zip(grads[:3], (x, w, b)):
+        assert (grad.shape, grad.dtype) == (t.shape, t.dtype)
+    assert layout(grads[0]) == layout(grads[1]) == "channels_last"
+    assert grads[3:] == (None,) * 7
+
+
+def test_conv2d_backward_returns_only_the_gradients_asked_for(fake):
+    x, w = cuda(2, 8, 6, 5), cuda(16, 8, 3, 3)
+    _, _, grads = autograd(CONV, torch.ops.dnngraph.conv2d, (x, w, None, *GEOMETRY, None, False),
+                           (False, True) + (False,) * 8)
+    assert grads[0] is None and grads[1].shape == w.shape and grads[2] is None
+
+
+def test_conv2d_refuses_what_torch_refuses_with_its_words(fake):
+    refused(lambda: dt.conv2d(cuda(2, 8, 6, 5), cuda(16, 4, 3, 3)),
+            "weight of shape (16, 4, 3, 3) with groups=1 expects input to have 4 channels, but "
+            "input of shape (2, 8, 6, 5) has 8")
+    refused(lambda: dt.conv2d(cuda(2, 8, 6, 5), cuda(16, 8, 3, 3), groups=3),
+            "groups 3 must divide in_channels 8")
+    refused(lambda: dt.conv2d(cuda(2, 8, 2, 5), cuda(16, 8, 3, 3)),
+            "smaller than the dilated kernel's 3")
+    refused(lambda: dt.conv2d(cuda(2, 8, 6, 5), cuda(16, 8, 3, 3), padding="full"),
+            "padding 'full' is not 'valid', 'same'")
+    refused(lambda: dt.conv2d(cuda(2, 8, 6, 5), cuda(16, 8, 3, 3), padding="same", stride=2),
+            "padding='same' takes stride 1")
+    refused(lambda: dt.conv2d(cuda(2, 8, 6, 5), cuda(16, 8, 3, 3), stride=0),
+            "stride [0, 0] must be two numbers of at least 1")
+    refused(lambda: dt.conv2d(cuda(2, 8, 6, 5, dtype=FP32), cuda(16, 8, 3, 3, dtype=FP32)),
+            "input has dtype torch.float32; it takes torch.bfloat16 or torch.float16")
+    refused(lambda: dt.conv2d(cuda(2, 8, 6, 5), cuda(16, 8, 3, 3), cuda(15)),
+            "bias has shape (15,); expected (16,)")
+    refused(lambda: dt.conv2d(cuda(2, 8, 6, 10)[..., ::2], cuda(16, 8, 3, 3)),
+            "in neither contiguous nor channels_last memory")
+    refused(lambda: dt.conv2d(cuda(8, 6, 5, 2, 2), cuda(16, 8, 3, 3)), "(N, C, H, W) or (C, H, W)")
+    refused(lambda: dt.conv2d(cuda(2, 8, 6, 5), cuda(16, 8, 3, 3), activation="tanh"),
+            "dnngraph.torch.conv2d: activation 'tanh' is not one of")
+    refused(lambda: dt.conv2d(torch.zeros(1, 8, 6, 5, dtype=BF16),
+                              torch.zeros(16, 8, 3, 3, dtype=BF16)), "input is a tensor on cpu")
+
+
+BN_SHAPES = [(6, 12), (4, 12, 9), (2, 12, 5, 7), (2, 12, 3, 5, 4)]
+
+
+@pytest.mark.parametrize("shape", BN_SHAPES, ids=str)
+@pytest.mark.parametrize("channels_last", [False, True], ids=["contiguous", "channels_last"])
+@pytest.mark.parametrize("dtype", [BF16, FP16, FP32], ids=str)
+def test_batch_norm_fake_gives_torchs_shape_and_layout(fake, shape, channels_last, dtype):
+    x = cuda(*shape, dtype=dtype)
+    if channels_last:
+        if len(shape) < 4:
+            return
+        fmt = torch.channels_last if len(shape) == 4 else torch.channels_last_3d
+        x = x.contiguous(memory_format=fmt)
+    rm, rv, w, b = cuda(12, dtype=FP32), cuda(12, dtype=FP32), cuda(12, dtype=FP32), cuda(12)
+    for training in (True, False):
+        want = torch.nn.functional.batch_norm(x, rm, rv, w, b, training=training)
+        got = dt.batch_norm(x, rm, rv, w, b, training=training)
+        assert (got.shape, got.dtype, got.stride()) == (want.shape, want.dtype, want.stride())
+    y, mean, invstd, next_mean, next_var = torch.ops.dnngraph.batch_norm(x, w, b, rm, rv, 0.1,
+                                                                         1e-5)
+    assert [(t.shape, t.dtype) for t in (mean, invstd, next_mean, next_var)] == [((12,), FP32)] * 4
+    _, _, _, next_mean, next_var = torch.ops.dnngraph.batch_norm(x, None, None, None, None, 0.1,
+                                                                 1e-5)
+    assert next_mean.shape == next_var.shape == (0,)
+
+
+BATCH_NORM = {"setup": _batch_norm._training_setup, "backward": _batch_norm._training_autograd}
+BATCH_NORM_EVAL = {"setup": _batch_norm._inference_setup,
+                   "backward": _batch_norm._inference_autograd}
+
+
+def test_batch_norm_gradients_come_in_the_parameters_dtypes(fake):
+    x, w, b = nhwc(4, 12, 5, 5), cuda(12, dtype=FP32), cuda(12, dtype=BF16)
+    rm, rv = cuda(12, dtype=FP32), cuda(12, dtype=FP32)
+    outputs, ctx, grads = autograd(BATCH_NORM, torch.ops.dnngraph.batch_norm,
+                                   (x, w, b, rm, rv, 0.1, 1e-5), (True, True, True) + (False,) * 4)
+    assert ctx.non_differentiable == outputs[1:]
+    assert [(g.shape, g.dtype) for g in grads[:3]] == [(x.shape, BF16), ((12,), FP32),
+                                                       ((12,), BF16)]
+    assert layout(grads[0]) == "channels_last" and grads[3:] == (None,) * 4
+    _, _, grads = autograd(BATCH_NORM_EVAL, torch.ops.dnngraph.batch_norm_inference,
+                           (x, w, b, rm, rv, 1e-5), (True, True, True, False, False, False))
+    assert [(g.shape, g.dtype) for g in grads[:3]] == [(x.shape, BF16), ((12,), FP32),
+                                                       ((12,), BF16)]
+    _, _, grads = autograd(BATCH_NORM_EVAL, torch.ops.dnngraph.batch_norm_inference,
+                           (x, None, None, rm, rv, 1e-5), (True,) + (False,) * 5)
+    assert grads[0].shape == x.shape and grads[1:] == (None,) * 5
+
+
+def test_batch_norm_refuses_what_torch_refuses_with_its_words(fake):
+    x, c = cuda(4, 12, 5, 5), cuda(12, dtype=FP32)
+    refused(lambda: dt.batch_norm(cuda(1, 12), None, None, training=True),
+            "expected more than 1 value per channel when training, got input of shape (1, 12)")
+    refused(lambda: dt.batch_norm(x, None, None), "must be given in evaluation mode")
+    refused(lambda: dt.batch_norm(x, c, None, training=True),
+            "give running_mean and running_var both, or neither")
+    refused(lambda: dt.batch_norm(x, cuda(6, dtype=FP32), c, training=True),
+            "running_mean has shape (6,); expected (12,) (one per channel, input's dim 1)")
+    refused(lambda: dt.batch_norm(x, c, c, cuda(12, dtype=torch.int32)),
+            "weight has dtype torch.int32")
+    refused(lambda: dt.batch_norm(x, c, c, training=True, momentum=1.5), "momentum is 1.5")
+    refused(lambda: dt.batch_norm(x, c, c, eps=-1.0), "eps is -1.0")
+    refused(lambda: dt.batch_norm(cuda(12), c, c), "it takes (N, C), (N, C, L)")
+    refused(lambda: dt.batch_norm(cuda(4, 12, 5, 10)[..., ::2], c, c),
+            "neither contiguous nor channels_last")
+    refused(lambda: dt.batch_norm(cuda(4, 12, dtype=torch.float64), c, c),
+            "input has dtype torch.float64")
+
+
+def test_conv_and_batch_norm_trace_into_their_operators(fake):
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def block(x, w, rm, rv, bw, bb):
+        return dt.batch_norm(dt.conv2d(x, w, padding=1, activation="relu"), rm, rv, bw, bb,
+                             training=True)
+
+    args = (nhwc(2, 8, 6, 6), nhwc(16, 8, 3, 3)) + tuple(cuda(16, dtype=FP32) for _ in range(4))
+    graph = make_fx(block)(*args).graph
+    calls = [str(n.target) for n in graph.nodes
+             if n.op == "call_function" and "getitem" not in str(n.target)]
+    # The running statistics' update: two copies into the buffers, as torch's batch_norm makes.
+    assert calls == ["dnngraph.conv2d.default", "dnngraph.batch_norm.default",
+                     "aten.copy_.default", "aten.copy_.default"], calls
+
+
+# conv2d and batch_norm graphs, lowered
+
+@pytest.mark.parametrize("refuse", [(), ("fused",)], ids=["fused", "split"])
+@pytest.mark.parametrize("activation", dt.ACTIVATIONS)
+@pytest.mark.parametrize("x_layout", ["nchw", "nhwc"])
+def test_conv2d_forward_graphs_lower_and_take_their_buffers(lowering, x_layout, activation,
+                                                             refuse):
+    lowering["refuse"] = refuse
+    make = {"nchw": cuda, "nhwc": nhwc}[x_layout]
+    x, w, b = make(2, 16, 9, 7), make(24, 8, 3, 3), cuda(24)
+    geometry = ([2, 1], [1, 0], [1, 2], [1, 2], 2)
+    if refuse and activation is None:
+        with pytest.raises(RuntimeError, match="has no engine for conv2d.forward"):
+            _conv._forward(x, w, b, *geometry, activation, True)
+        return
+    y, z = _conv._forward(x, w, b, *geometry, activation, True)
+    want = torch.nn.functional.conv2d(x, w, b, stride=(2, 1), padding=0, dilation=(1, 2),
+                                      groups=2)
+    assert y.shape[:2] == want.shape[:2] and layout(y) == layout(x)
+    assert lowering["runs"] == (["conv2d.forward", "conv2d.activation"] if refuse
+                                else ["conv2d.forward"])
+
+
+@pytest.mark.parametrize("variant", ["fused", "split", "torch sum"])
+@pytest.mark.parametrize("activation", dt.ACTIVATIONS)
+@pytest.mark.parametrize("x_layout", ["nchw", "nhwc"])
+def test_conv2d_backward_graphs_lower_and_take_their_buffers(lowering, x_layout, activation,
+                                                              variant):
+    lowering["refuse"] = {"fused": (), "split": ("'dz and bias grad'",),
+                          "torch sum": ("'dz and bias grad'", "'bias grad'")}[variant]
+    make = {"nchw": cuda, "nhwc": nhwc}[x_layout]
+    x, w = make(2, 16, 9, 7), make(24, 16, 3, 3)
+    grad = make(2, 24, 9, 7)
+    saved = make(2, 24, 9, 7) if activation is not None else None
+    dx, dw, db = _conv._backward(grad, x, w, saved, *GEOMETRY, activation, True, True, True)
+    assert (dx.shape, dw.shape, db.shape) == (x.shape, w.shape, (24,))
+    # NHWC sums the bias gradient in the epilogue (as linear); NCHW in torch, with dZ alone there.
+    if x_layout == "nhwc":
+        epilogues = {(False, "fused"): 1, (False, "split"): 1, (False, "torch sum"): 0,
+                     (True, "fused"): 1, (True, "split"): 2, (True, "torch sum"): 1}
+        count = epilogues[(activation is not None, variant)]
+    else:
+        count = 1 if activation is not None else 0
+    assert lowering["runs"] == ["conv2d.backward_epilogue"] * count + ["conv2d.dgrad",
+                                                                       "conv2d.wgrad"]
+
+
+@pytest.mark.parametrize("shape", BN_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [BF16, FP32], ids=str)
+def test_batch_norm_graphs_lower_and_take_their_buffers(lowering, shape, dtype):
+    x, grad = cuda(*shape, dtype=dtype), cuda(*shape, dtype=dtype)
+    rm, rv, w = cuda(12, dtype=FP32), cuda(12, dtype=FP32), cuda(12, dtype=BF16)
+    _, mean, invstd, _, _ = _batch_norm._training(x, w, None, rm, rv, 0.1, 1e-5)
+    _batch_norm._training(x, None, None, None, None, 0.1, 1e-5)
+    _batch_norm._backward(grad, x, w, mean, invstd)
+    _batch_norm._inference(x, w, None, rm, rv, 1e-5)
+    if len(shape) >= 4:
+        fmt = torch.channels_last if len(shape) == 4 else torch.channels_last_3d
+        x = x.contiguous(memory_format=fmt)
+        _batch_norm._training(x, w, None, rm, rv, 0.1, 1e-5)
+        _batch_norm._backward(grad.contiguous(memory_format=fmt), x, w, mean, invstd)
+        _batch_norm._inference(x, w, None, rm, rv, 1e-5)
+    per_layout = ["batch_norm.forward", "batch_norm.forward", "batch_norm.backward",
+                  "batch_norm.inference"]
+    assert lowering["runs"] == per_layout + (per_layout[:1] + per_layout[2:]
+                                             if len(shape) >= 4 else [])

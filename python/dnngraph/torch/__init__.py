@@ -7,6 +7,8 @@
     o = dt.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
     o = dt.varlen_attn(q_packed, k_packed, v_packed, cu_seq, cu_seq, max_len, max_len,
                        window_size=(-1, 0))                # packed sequences, causal
+    f = dt.conv2d(img, conv_weight, conv_bias, padding=1, activation="relu")
+    f = dt.batch_norm(f, running_mean, running_var, bn_weight, bn_bias, training=True)
 
 Each function calls operators of the `dnngraph` namespace (torch.ops.dnngraph.linear, ...) made
 with torch.library.custom_op: a fake implementation for FakeTensor and torch.compile, a
@@ -26,15 +28,19 @@ except ImportError as _error:
     ) from _error
 
 from ._attention import scaled_dot_product_attention, varlen_attn
+from ._batch_norm import batch_norm
+from ._conv import conv2d
 from ._linear import ACTIVATIONS, linear
 from ._norms import layer_norm, rms_norm
 from ._runtime import cache_info, chosen_variants, clear_caches
 
 __all__ = [
     "ACTIVATIONS",
+    "batch_norm",
     "cache_info",
     "chosen_variants",
     "clear_caches",
+    "conv2d",
     "layer_norm",
     "linear",
     "rms_norm",

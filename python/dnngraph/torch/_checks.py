@@ -69,3 +69,19 @@ def float_tensor(op: str, name: str, t: Tensor, reference_name: str, reference: 
     """A parameter (a norm's weight or bias): on the reference's device, a floating dtype."""
     same_device(op, name, t, reference_name, reference)
     dtype_in(op, name, t, FLOAT_TYPES)
+
+
+def is_dense(t: Tensor, channels_last: bool) -> bool:
+    """Whether t's strides are those of a dense tensor of its shape, row-major (contiguous) or
+    with its dim 1 moving fastest (channels_last, channels_last_3d), size-1 dims aside. Read
+    from the strides, not with is_contiguous(memory_format=...): torch.compile's symbolic
+    shapes answer that with False for channels-last strides it cannot prove."""
+    sizes, strides = list(t.shape), list(t.stride())
+    order = ([0] + list(range(2, t.dim())) + [1]) if channels_last and t.dim() > 2 else \
+        list(range(t.dim()))
+    expected: Any = 1
+    for dim in reversed(order):
+        if sizes[dim] != 1 and strides[dim] != expected:
+            return False
+        expected = expected * sizes[dim]
+    return True

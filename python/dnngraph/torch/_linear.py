@@ -32,9 +32,9 @@ from . import _runtime as runtime
 
 OP = "dnngraph.torch.linear"
 ACTIVATIONS = (None, "relu", "gelu", "gelu_tanh", "silu")
-_FORWARD = {"relu": PointwiseMode.ReluFwd, "gelu": PointwiseMode.GeluFwd,
+FORWARD = {"relu": PointwiseMode.ReluFwd, "gelu": PointwiseMode.GeluFwd,
             "gelu_tanh": PointwiseMode.GeluApproxTanhFwd, "silu": PointwiseMode.SwishFwd}
-_BACKWARD = {"relu": PointwiseMode.ReluBwd, "gelu": PointwiseMode.GeluBwd,
+BACKWARD = {"relu": PointwiseMode.ReluBwd, "gelu": PointwiseMode.GeluBwd,
              "gelu_tanh": PointwiseMode.GeluApproxTanhBwd, "silu": PointwiseMode.SwishBwd}
 # The activations whose backward reads the pre-activation Z (ReLU's reads Y).
 NEEDS_PREACTIVATION = ("gelu", "gelu_tanh", "silu")
@@ -45,19 +45,19 @@ DY, SAVED, DZ, DBIAS = 1, 2, 3, 4
 A, B, C = 1, 2, 3
 
 
-def _swish_beta(activation: Optional[str]) -> Optional[float]:
+def swish_beta(activation: Optional[str]) -> Optional[float]:
     return 1.0 if activation == "silu" else None  # SiLU is swish with beta 1
 
 
-def _check_activation(activation: Optional[str]) -> None:
+def check_activation(op: str, activation: Optional[str]) -> None:
     if activation not in ACTIVATIONS:
         raise ValueError(
-            f"{OP}: activation {activation!r} is not one of "
+            f"{op}: activation {activation!r} is not one of "
             + ", ".join(repr(a) for a in ACTIVATIONS))
 
 
 def _check(x: Tensor, weight: Tensor, bias: Optional[Tensor], activation: Optional[str]) -> None:
-    _check_activation(activation)
+    check_activation(OP, activation)
     checks.on_cuda(OP, "x", x)
     checks.same_device(OP, "weight", weight, "x", x)
     checks.dtype_in(OP, "x", x, checks.HALF_TYPES,
@@ -105,8 +105,8 @@ def _describe_forward(g: Graph, m: int, n: int, k: int, bias: bool, activation: 
         return
     if save_z:
         z.set_output(True).set_uid(Z).set_name("preactivation")
-    y = g.pointwise(z, mode=_FORWARD[activation], name=activation,
-                    swish_beta=_swish_beta(activation))
+    y = g.pointwise(z, mode=FORWARD[activation], name=activation,
+                    swish_beta=swish_beta(activation))
     y.set_output(True).set_uid(Y).set_name("y")
 
 
@@ -118,10 +118,10 @@ def _rows(g: Graph, uid: int, name: str, m: int, n: int) -> Any:
     return g.tensor(name=name, uid=uid, dim=dims, stride=channels_last_strides(dims))
 
 
-def _describe_activation(g: Graph, m: int, n: int, activation: str) -> None:
+def describe_activation(g: Graph, m: int, n: int, activation: str) -> None:
     z = _rows(g, Z, "preactivation", m, n)
-    y = g.pointwise(z, mode=_FORWARD[activation], name=activation,
-                    swish_beta=_swish_beta(activation))
+    y = g.pointwise(z, mode=FORWARD[activation], name=activation,
+                    swish_beta=swish_beta(activation))
     y.set_output(True).set_uid(Y).set_name("y")
 
 
@@ -131,8 +131,8 @@ def _describe_backward_epilogue(g: Graph, m: int, n: int, activation: Optional[s
     dz = _rows(g, DY, "dy", m, n)
     if activation is not None:
         saved = _rows(g, SAVED, "y" if activation == "relu" else "preactivation", m, n)
-        dz = g.pointwise(dz, saved, mode=_BACKWARD[activation], name=f"{activation}_backward",
-                         swish_beta=_swish_beta(activation))
+        dz = g.pointwise(dz, saved, mode=BACKWARD[activation], name=f"{activation}_backward",
+                         swish_beta=swish_beta(activation))
         dz.set_output(True).set_uid(DZ).set_name("dz")
     if bias_grad:
         db = g.reduction(dz, mode=ReductionMode.Add, name="bias_grad")
@@ -181,7 +181,7 @@ def _forward(x: Tensor, weight: Tensor, bias: Optional[Tensor], activation: Opti
                 return [(main, {**pack, Z: z.view(1, m, n)} if save_z else pack)]
             assert activation is not None
             act = runtime.graph("linear.activation", "pointwise", (x.dtype, activation), (m, n),
-                                device, io, lambda g: _describe_activation(g, m, n, activation),
+                                device, io, lambda g: describe_activation(g, m, n, activation),
                                 variant=True)
             main_pack = {u: t for u, t in pack.items() if u != Y}
             main_pack[Z] = z.view(1, m, n)
@@ -212,8 +212,9 @@ def _backward(grad: Tensor, x: Tensor, weight: Tensor, saved: Optional[Tensor],
         dz = grad if activation is None else torch.empty_like(grad)
         db_float = x.new_empty((n,), dtype=torch.float32)
         if activation is not None or bias_grad:
-            _dz_and_bias_grad(h, device, io, grad, saved, dz, db_float, activation, bias_grad,
-                              m, n)
+            dz_and_bias_grad("linear", h, device, io, grad.view(m, n),
+                             saved.view(m, n) if saved is not None else None, dz.view(m, n),
+                             db_float, activation, bias_grad)
         if input_grad:  # dX [M, K] = dZ [M, N] x W [N, K]
             g = runtime.graph("linear.dgrad", "matmul", (x.dtype,), (m, k, n), device, io,
                               lambda g: _describe_matmul(g, m, k, n, [m * n, n, 1]))
@@ -229,10 +230,13 @@ def _backward(grad: Tensor, x: Tensor, weight: Tensor, saved: Optional[Tensor],
     return dx, dw, db
 
 
-def _dz_and_bias_grad(h: Any, device: torch.device, io: DataType, grad: Tensor,
-                      saved: Optional[Tensor], dz: Tensor, db: Tensor,
-                      activation: Optional[str], bias_grad: bool, m: int, n: int) -> None:
-    """dZ = act'(saved) * dY into dz (with an activation) and the bias gradient into db (Float)."""
+def dz_and_bias_grad(op: str, h: Any, device: torch.device, io: DataType, grad: Tensor,
+                     saved: Optional[Tensor], dz: Tensor, db: Tensor,
+                     activation: Optional[str], bias_grad: bool) -> None:
+    """dZ = act'(saved) * dY into dz (with an activation) and the bias gradient, the sum of dZ's
+    rows, into db (Float [N]); grad, saved and dz are row-major [M, N] views (dz may be grad
+    itself without an activation). The graphs are <op>.backward_epilogue (conv2d's too)."""
+    m, n = int(grad.shape[0]), int(grad.shape[1])
     rows = (m, n, 1, 1)
     dz_pack: "dict[int, Any]" = {DY: grad.view(rows)}
     if activation is not None:
@@ -243,7 +247,7 @@ def _dz_and_bias_grad(h: Any, device: torch.device, io: DataType, grad: Tensor,
         act = activation if with_activation else None
         what = " and ".join(w for w, on in (("dz", with_activation), ("bias grad", with_bias_grad))
                             if on)
-        return runtime.graph("linear.backward_epilogue", "pointwise", (grad.dtype, act, what),
+        return runtime.graph(f"{op}.backward_epilogue", "pointwise", (grad.dtype, act, what),
                              (m, n), device, io,
                              lambda g: _describe_backward_epilogue(g, m, n, act, with_bias_grad),
                              variant=True)
@@ -284,7 +288,7 @@ def _dz_and_bias_grad(h: Any, device: torch.device, io: DataType, grad: Tensor,
         variants = ["fused", "torch sum"]
     topology = (grad.dtype, activation, "bias grad" if bias_grad else "no bias grad",
                 "one row" if m == 1 else "rows")
-    runtime.first_variant("linear.backward_epilogue", topology, variants, attempt)
+    runtime.first_variant(f"{op}.backward_epilogue", topology, variants, attempt)
 
 
 def _check_backward(grad: Tensor, x: Tensor, weight: Tensor, saved: Optional[Tensor],
@@ -295,17 +299,26 @@ def _check_backward(grad: Tensor, x: Tensor, weight: Tensor, saved: Optional[Ten
     checks.same_dtype(OP, "grad", grad, "x", x)
     checks.shape_is(OP, "grad", grad, out, "the shape of linear's output")
     checks.contiguous(OP, "grad", grad)
-    if activation in NEEDS_PREACTIVATION or activation == "relu":
-        what = "output" if activation == "relu" else "pre-activation"
-        if saved is None or saved.numel() == 0:
-            raise ValueError(
-                f"{OP}: the backward of activation {activation!r} needs the forward's {what}, "
-                "which was not saved: call dnngraph.torch.linear (it saves it when a gradient "
-                "is needed), or torch.ops.dnngraph.linear with save_preactivation=True")
-        checks.same_device(OP, f"saved {what}", saved, "x", x)
-        checks.same_dtype(OP, f"saved {what}", saved, "x", x)
-        checks.shape_is(OP, f"saved {what}", saved, out, "the shape of linear's output")
-        checks.contiguous(OP, f"saved {what}", saved)
+    check_saved(OP, "linear", saved, activation, "x", x, out)
+    if saved is not None and activation is not None:
+        checks.contiguous(OP, "saved output" if activation == "relu" else "saved pre-activation",
+                          saved)
+
+
+def check_saved(op: str, function: str, saved: Optional[Tensor], activation: Optional[str],
+                x_name: str, x: Tensor, out: Any) -> None:
+    """The backward's saved tensor: Y for ReLU, Z for GELU and SiLU, of the output's shape."""
+    if activation not in NEEDS_PREACTIVATION and activation != "relu":
+        return
+    what = "output" if activation == "relu" else "pre-activation"
+    if saved is None or saved.numel() == 0:
+        raise ValueError(
+            f"{op}: the backward of activation {activation!r} needs the forward's {what}, "
+            f"which was not saved: call dnngraph.torch.{function} (it saves it when a gradient "
+            f"is needed), or torch.ops.dnngraph.{function} with save_preactivation=True")
+    checks.same_device(op, f"saved {what}", saved, x_name, x)
+    checks.same_dtype(op, f"saved {what}", saved, x_name, x)
+    checks.shape_is(op, f"saved {what}", saved, out, f"the shape of {function}'s output")
 
 
 # The fake implementations: shapes and dtypes only, after the same checks.

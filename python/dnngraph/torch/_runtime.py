@@ -31,12 +31,16 @@ MODES = [HeuristicMode.A, HeuristicMode.Fallback]
 CAPACITY = 512
 
 # Which graph kinds are built with dynamic shapes on a kernel cache. Matmul + bias + ReLU was
-# measured exact that way at five shapes on cuDNN 9.19 and 9.27 (tests/gpu/kernel_cache_test.cpp);
-# the other epilogues and the transposed operands here are checked at several shapes by
-# python/tests/test_gpu_torch_ops.py. Norm and pointwise-only graphs are static per shape until a
-# dynamic build of them is measured exact: attention, the other specialized engine, returned NaN
-# rows through a dynamic graph on 9.19 (docs/known-issues.md, sdpa-dynamic-shape).
-DYNAMIC = {"matmul": True, "norm": False, "pointwise": False, "attention": False}
+# measured exact that way at five shapes on cuDNN 9.19 and 9.27 (tests/gpu/kernel_cache_test.cpp),
+# NHWC conv_fprop + bias + ReLU at eight (tests/gpu/conv_dynamic_test.cpp); the other epilogues,
+# the transposed operands and conv2d's other forms are checked at several shapes by
+# python/tests/test_gpu_torch_ops.py. cuDNN 9.19 has no dynamic-shape engine for NCHW
+# convolutions, conv_dgrad, conv_wgrad or batch norm (measured on the H200), so those are static
+# per shape, as are norm and pointwise-only graphs until a dynamic build of them is measured
+# exact: attention, the other specialized engine, returned NaN rows through a dynamic graph on
+# 9.19 (docs/known-issues.md, sdpa-dynamic-shape).
+DYNAMIC = {"matmul": True, "conv": True, "conv_nchw": False, "conv_backward": False,
+           "norm": False, "pointwise": False, "attention": False}
 
 # (op, topology, shapes, dynamic, device); (op, topology, GPU architecture); (op, topology)
 GraphKey = Tuple[str, Hashable, Hashable, bool, torch.device]
