@@ -118,6 +118,33 @@ def varlen_case(total, max_len, h, d, seed=0):
                                                  window_size=(-1, 0)), theirs)
 
 
+def channels_last(t):
+    return t.contiguous(memory_format=torch.channels_last)
+
+
+def conv_case(n, c, hw, k, activation):
+    act = {None: lambda t: t, "relu": F.relu}[activation]
+
+    def make():
+        return ([channels_last(uniform((n, c, hw, hw))),
+                 channels_last(uniform((k, c, 3, 3), (9 * c)**-0.5)), uniform((k,), 0.1)],
+                channels_last(uniform((n, k, hw, hw))))
+
+    return (make, lambda x, w, b: dt.conv2d(x, w, b, padding=1, activation=activation),
+            lambda x, w, b: act(F.conv2d(x, w, b, padding=1)))
+
+
+def batch_norm_case(n, c, hw):
+    running = [torch.zeros(c, device="cuda"), torch.ones(c, device="cuda")]
+
+    def make():
+        return ([channels_last(uniform((n, c, hw, hw))), uniform((c,), 0.5, torch.float32) + 1,
+                 uniform((c,), 0.1, torch.float32)], channels_last(uniform((n, c, hw, hw))))
+
+    return (make, lambda x, w, b: dt.batch_norm(x, *running, w, b, training=True),
+            lambda x, w, b: F.batch_norm(x, *running, w, b, training=True))
+
+
 CASES = {
     "linear+gelu 8192x768->3072": lambda: linear_case(8192, 768, 3072, "gelu_tanh"),
     "linear 8192x3072->768": lambda: linear_case(8192, 3072, 768, None),
@@ -127,6 +154,10 @@ CASES = {
     "sdpa causal b8 h12 s1024 d64": lambda: sdpa_case(8, 12, 12, 1024, 64),
     "sdpa causal GQA b2 h16/4 s4096 d128": lambda: sdpa_case(2, 16, 4, 4096, 128),
     "varlen causal 16384 tok h16 d128": lambda: varlen_case(16384, 4096, 16, 128),
+    # ResNet-50's stages in channels_last: a 3x3 conv of stage 1 and of stage 3, a batch norm.
+    "conv3x3+relu NHWC 32x64x56x56": lambda: conv_case(32, 64, 56, 64, "relu"),
+    "conv3x3 NHWC 64x256x14x14": lambda: conv_case(64, 256, 14, 256, None),
+    "batch_norm train NHWC 32x256x56x56": lambda: batch_norm_case(32, 256, 56),
 }
 
 
@@ -199,6 +230,23 @@ def new_shape_costs():
         q = uniform((sum(lengths), 16, 128))
         return lambda: dt.varlen_attn(q, q, q, cu, cu, max(lengths), max(lengths),
                                       window_size=(-1, 0))
+
+    def conv(n, hw):
+        x = channels_last(uniform((n, 64, hw, hw)))
+        w = channels_last(uniform((64, 64, 3, 3), 24**-1))
+        return lambda: dt.conv2d(x, w, padding=1, activation="relu")
+
+    rows.append(("conv3x3+relu NHWC, first shape (cold)", first_ms(conv(32, 56))))
+    rows.append(("conv3x3+relu NHWC, new batch, kernel cache", first_ms(conv(17, 56))))
+    rows.append(("conv3x3+relu NHWC, new image size, kernel cache", first_ms(conv(17, 40))))
+    _runtime.DYNAMIC["conv"] = False
+    try:
+        rows.append(("conv3x3+relu NHWC, new batch, static (no cache)", first_ms(conv(9, 56))))
+    finally:
+        _runtime.DYNAMIC["conv"] = True
+    x = channels_last(uniform((24, 64, 56, 56)))
+    rows.append(("batch_norm training, new shape (static build)",
+                 first_ms(lambda: dt.batch_norm(x, None, None, training=True))))
 
     rows.append(("varlen forward, first bucket (1024)", first_ms(varlen([1000, 700, 30]))))
     rows.append(("varlen forward, same bucket, new lengths", first_ms(varlen([900, 1000, 5]))))
