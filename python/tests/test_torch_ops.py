@@ -606,7 +606,8 @@ def test_varlen_graphs_lower_and_take_their_buffers(lowering, causal):
 # conv2d and batch_norm
 
 def nhwc(*shape, dtype=BF16, grad=False):
-    return cuda(*shape, dtype=dtype).contiguous(memory_format=torch.channels_last).requires_grad_(grad)
+    t = cuda(*shape, dtype=dtype).contiguous(memory_format=torch.channels_last)
+    return t.requires_grad_(grad)
 
 
 def layout(t):
@@ -852,3 +853,21 @@ def test_batch_norm_graphs_lower_and_take_their_buffers(lowering, shape, dtype):
                   "batch_norm.inference"]
     assert lowering["runs"] == per_layout + (per_layout[:1] + per_layout[2:]
                                              if len(shape) >= 4 else [])
+
+
+@pytest.mark.parametrize("activation", [None, "relu", "silu"])
+def test_nchw_conv2d_without_nchw_engines_runs_on_channels_last_copies(lowering, activation):
+    # cuDNN 9.28.1's runtime-compiled libraries alone have no NCHW convolution engine.
+    lowering["refuse"] = ("'fused'", "'split'", "'own layout'")
+    x, w, b = cuda(2, 16, 9, 7), cuda(24, 16, 3, 3), cuda(24)
+    y, z = _conv._forward(x, w, b, *GEOMETRY, activation, True)
+    assert layout(y) == "contiguous" and y.shape == (2, 24, 9, 7)
+    assert lowering["runs"] == ["conv2d.forward"]
+    grad = cuda(2, 24, 9, 7)
+    saved = y if activation == "relu" else z if activation else None
+    dx, dw, db = _conv._backward(grad, x, w, saved, *GEOMETRY, activation, True, True, True)
+    assert layout(dx) == layout(dw) == "contiguous"
+    assert lowering["runs"][1:] == ["conv2d.backward_epilogue"] * (activation is not None) + [
+        "conv2d.dgrad", "conv2d.wgrad"]
+    assert {v for k, v in dt.chosen_variants().items() if "conv2d" in k} >= {
+        "channels_last fused", "channels_last"}

@@ -29,7 +29,7 @@ wrapper casts them to autocast's dtype, as torch's conv2d does). padding: an int
 or "same" (stride 1; an even filter pads one more after than before, as torch).
 """
 
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import torch
 from torch import Tensor
@@ -66,7 +66,7 @@ def _strides(fmt: torch.memory_format, dims: Sequence[int]) -> "list[int]":
 
 
 def _in_format(t: Tensor, fmt: torch.memory_format) -> Tensor:
-    """t in fmt, a copy only when it is not already (a tensor with H = W = 1 or C = 1 is in both)."""
+    """t in fmt, copied only when it is not (with H = W = 1 or C = 1 a tensor is in both)."""
     return t if checks.is_dense(t, _nhwc(fmt)) else t.contiguous(memory_format=fmt)
 
 
@@ -236,6 +236,10 @@ def _outputs(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: Sequence
     return out, fmt, _empty(out, x, fmt), (_empty(out, x, fmt) if save_z else x.new_empty((0,)))
 
 
+def _run(g: Graph, h: Any, device: torch.device, pack: "dict[int, Any]") -> "Callable[[], Any]":
+    return lambda: runtime.execute(g, h, device, pack)
+
+
 def _forward(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: "list[int]",
              pre_padding: "list[int]", post_padding: "list[int]", dilation: "list[int]",
              groups: int, activation: Optional[str],
@@ -248,32 +252,40 @@ def _forward(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: "list[in
     x, weight = _in_format(x, fmt), _in_format(weight, fmt)
     device = x.device
     io = runtime.DATA_TYPES[x.dtype]
-    nhwc = _nhwc(fmt)
     options = _conv_options(stride, pre_padding, post_padding, dilation, groups)
-    x_dims, w_dims = list(x.shape), list(weight.shape)
-    topology = (x.dtype, "NHWC" if nhwc else "NCHW", activation,
+    w_dims = list(weight.shape)
+    topology = (x.dtype, "NHWC" if _nhwc(fmt) else "NCHW", activation,
                 "bias" if bias is not None else "no bias",
                 "saves preactivation" if save_z else "", tuple(w_dims), tuple(stride),
                 tuple(pre_padding), tuple(post_padding), tuple(dilation), groups)
-    with torch.cuda.device(device):
-        h = runtime.handle(device)
-        pack = {X: x, W: weight, Y: y}
-        if bias is not None:
-            pack[BIAS] = bias.view(1, -1, 1, 1)
+    bias_view = bias.view(1, -1, 1, 1) if bias is not None else None
 
-        def attempt(variant: str) -> "list[tuple[Graph, dict[int, Any]]]":
-            fused = variant == "fused"
-            main = runtime.graph(
-                "conv2d.forward", "conv" if nhwc else "conv_nchw", (*topology, variant),
-                tuple(x_dims), device, io,
-                lambda g: _describe_forward(g, x_dims, w_dims, out, fmt, options,
-                                            bias is not None, activation, fused, save_z),
-                variant=True)
-            if fused:
-                return [(main, {**pack, Z: z} if save_z else pack)]
+    def attempt(variant: str) -> "list[Callable[[], Any]]":
+        """The steps of a variant, every graph built before any runs: "fused" or "split" in
+        the tensors' own layout, or (NCHW) either on channels_last copies, copied back."""
+        copied = variant.startswith("channels_last")
+        run_fmt = torch.channels_last if copied else fmt
+        xs, ws = _in_format(x, run_fmt), _in_format(weight, run_fmt)
+        ys = _empty(out, x, run_fmt) if copied else y
+        zs = (_empty(out, x, run_fmt) if copied else z) if save_z else None
+        pack = {X: xs, W: ws, Y: ys}
+        if bias_view is not None:
+            pack[BIAS] = bias_view
+        x_dims = list(xs.shape)
+        kind = "conv" if _nhwc(run_fmt) else "conv_nchw"
+        fused = variant.endswith("fused")
+        main = runtime.graph(
+            "conv2d.forward", kind, (*topology, variant), tuple(x_dims), device, io,
+            lambda g: _describe_forward(g, x_dims, w_dims, out, run_fmt, options,
+                                        bias is not None, activation, fused, save_z),
+            variant=True)
+        steps: "list[Callable[[], Any]]"
+        if fused:
+            steps = [_run(main, h, device, {**pack, Z: zs} if zs is not None else pack)]
+        else:
             assert activation is not None
-            zz = z if save_z else torch.empty_like(y)
-            z_rows, y_rows = _rows(zz, fmt), _rows(y, fmt)
+            zz = zs if zs is not None else torch.empty_like(ys)
+            z_rows, y_rows = _rows(zz, run_fmt), _rows(ys, run_fmt)
             m, n = int(z_rows.shape[0]), int(z_rows.shape[1])
             act = runtime.graph("conv2d.activation", "pointwise", (x.dtype, activation), (m, n),
                                 device, io,
@@ -281,12 +293,22 @@ def _forward(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: "list[in
                                 variant=True)
             main_pack = {u: t for u, t in pack.items() if u != Y}
             main_pack[Z] = zz
-            return [(main, main_pack),
-                    (act, {linear.Z: z_rows.view(m, n, 1, 1), linear.Y: y_rows.view(m, n, 1, 1)})]
+            steps = [_run(main, h, device, main_pack),
+                     _run(act, h, device, {linear.Z: z_rows.view(m, n, 1, 1),
+                                           linear.Y: y_rows.view(m, n, 1, 1)})]
+        if copied:
+            steps.append(lambda: y.copy_(ys))
+            if zs is not None:
+                steps.append(lambda: z.copy_(zs))
+        return steps
 
-        variants = ["fused", "split"] if activation is not None else ["fused"]
-        for g, graph_pack in runtime.first_variant("conv2d.forward", topology, variants, attempt):
-            runtime.execute(g, h, device, graph_pack)
+    variants = ["fused", "split"] if activation is not None else ["fused"]
+    if not _nhwc(fmt):  # cuDNN without NCHW engines (9.28.1's runtime-compiled libraries alone)
+        variants += ["channels_last " + v for v in variants]
+    with torch.cuda.device(device):
+        h = runtime.handle(device)
+        for step in runtime.first_variant("conv2d.forward", topology, variants, attempt):
+            step()
     return y, z
 
 
@@ -349,16 +371,43 @@ def _backward(grad: Tensor, x: Tensor, weight: Tensor, saved: Optional[Tensor],
         if bias_grad and not nhwc:
             torch.sum(dz, dim=(0, 2, 3), dtype=torch.float32, out=db_float)
         if input_grad:
-            g = runtime.graph("conv2d.dgrad", "conv_backward", topology, tuple(x_dims), device,
-                              io, lambda g: _describe_dgrad(g, out, w_dims, x_dims, fmt, options))
-            runtime.execute(g, h, device, {DZ: dz, W: weight, DX: dx})
+            _data_or_weight_grad("conv2d.dgrad", topology, tuple(x_dims), fmt, h, device, io, dx,
+                                 {DZ: dz, W: weight},
+                                 lambda g, f: _describe_dgrad(g, out, w_dims, x_dims, f,
+                                                              options))
         if weight_grad:
-            g = runtime.graph("conv2d.wgrad", "conv_backward", topology, tuple(x_dims), device,
-                              io, lambda g: _describe_wgrad(g, x_dims, out, w_dims, fmt, options))
-            runtime.execute(g, h, device, {X: x, DZ: dz, DW: dw})
+            _data_or_weight_grad("conv2d.wgrad", topology, tuple(x_dims), fmt, h, device, io, dw,
+                                 {X: x, DZ: dz},
+                                 lambda g, f: _describe_wgrad(g, x_dims, out, w_dims, f,
+                                                              options))
         if bias_grad:
             db.copy_(db_float)
     return dx, dw, db
+
+
+def _data_or_weight_grad(op: str, topology: Any, shapes: Any, fmt: torch.memory_format, h: Any,
+                         device: torch.device, io: Any, result: Tensor,
+                         inputs: "dict[int, Tensor]",
+                         describe: "Callable[[Graph, torch.memory_format], None]") -> None:
+    """One conv_dgrad or conv_wgrad graph into result: in the tensors' layout, or, for NCHW
+    where cuDNN has no engine for it (9.28.1's runtime-compiled libraries alone), on
+    channels_last copies with the result copied back."""
+    uid = DX if op == "conv2d.dgrad" else DW
+
+    def attempt(variant: str) -> "Callable[[], Any]":
+        copied = variant == "channels_last"
+        run_fmt = torch.channels_last if copied else fmt
+        tensors = {u: _in_format(t, run_fmt) for u, t in inputs.items()}
+        out = torch.empty_like(result, memory_format=run_fmt) if copied else result
+        g = runtime.graph(op, "conv_backward", (*topology, variant), shapes, device, io,
+                          lambda g: describe(g, run_fmt), variant=True)
+        run = _run(g, h, device, {**tensors, uid: out})
+        if not copied:
+            return run
+        return lambda: (run(), result.copy_(out))
+
+    variants = ["own layout"] if _nhwc(fmt) else ["own layout", "channels_last"]
+    runtime.first_variant(op, topology, variants, attempt)()
 
 
 def _backward_fake(grad: Tensor, x: Tensor, weight: Tensor, saved: Optional[Tensor],
