@@ -871,3 +871,17 @@ def test_nchw_conv2d_without_nchw_engines_runs_on_channels_last_copies(lowering,
         "conv2d.dgrad", "conv2d.wgrad"]
     assert {v for k, v in dt.chosen_variants().items() if "conv2d" in k} >= {
         "channels_last fused", "channels_last"}
+
+
+def test_nchw_conv2d_runs_on_channels_last_copies_where_not_measured_exact(lowering, monkeypatch):
+    # cuDNN 9.28.1's NCHW conv_dgrad and conv_wgrad returned wrong numbers: from 9.27 on, NCHW
+    # goes through channels_last copies without trying its own layout.
+    monkeypatch.setattr(_conv, "NCHW_EXACT_BELOW", 0)
+    x, w, b = cuda(2, 16, 9, 7), cuda(24, 16, 3, 3), cuda(24)
+    y, z = _conv._forward(x, w, b, *GEOMETRY, "gelu", True)
+    _conv._backward(cuda(2, 24, 9, 7), x, w, z, *GEOMETRY, "gelu", True, True, True)
+    chosen = {k.split(" (")[0]: v for k, v in dt.chosen_variants().items() if "NCHW" in k}
+    assert chosen == {"conv2d.forward": "channels_last fused", "conv2d.dgrad": "channels_last",
+                      "conv2d.wgrad": "channels_last"}, chosen
+    monkeypatch.setattr(_conv, "NCHW_EXACT_BELOW", 10**9)
+    assert _conv.nchw_in_place()

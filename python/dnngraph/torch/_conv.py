@@ -34,6 +34,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import torch
 from torch import Tensor
 
+import dnngraph
 from dnngraph import Graph, PointwiseMode, channels_last_strides, packed_strides
 
 from . import _checks as checks
@@ -55,6 +56,19 @@ def memory_format(x: Tensor, weight: Tensor) -> torch.memory_format:
     """torch's rule for its cuDNN convolution: channels_last when x or weight is."""
     channels_last = prefers_channels_last(x) or prefers_channels_last(weight)
     return torch.channels_last if channels_last else torch.contiguous_format
+
+
+# NCHW convolution graphs run in their own layout only on cuDNN measured exact that way (9.19:
+# every NCHW case of test_gpu_torch_ops.py). On 9.28.1's runtime-compiled libraries alone, NCHW
+# conv_dgrad and conv_wgrad graphs built and returned wrong numbers (H200: bf16 x [1, 16, 9, 9],
+# weight [24, 16, 3, 3], padding 1: dX max error 6.0 and 1.4e38, dW 31.5; the channels_last twins
+# 0.007 and 0.056), and 9.27 has a channels-first conv_fprop defect (docs/known-issues.md,
+# engine7-channels-first-conv-fprop). From 9.27 on, NCHW convolutions run on channels_last copies.
+NCHW_EXACT_BELOW = 92700
+
+
+def nchw_in_place() -> bool:
+    return bool(dnngraph.cudnn_runtime_version() < NCHW_EXACT_BELOW)
 
 
 def _nhwc(fmt: torch.memory_format) -> bool:
@@ -303,8 +317,9 @@ def _forward(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: "list[in
         return steps
 
     variants = ["fused", "split"] if activation is not None else ["fused"]
-    if not _nhwc(fmt):  # cuDNN without NCHW engines (9.28.1's runtime-compiled libraries alone)
-        variants += ["channels_last " + v for v in variants]
+    if not _nhwc(fmt):  # cuDNN without NCHW engines, or not measured exact in NCHW
+        variants = ((variants if nchw_in_place() else [])
+                    + ["channels_last " + v for v in variants])
     with torch.cuda.device(device):
         h = runtime.handle(device)
         for step in runtime.first_variant("conv2d.forward", topology, variants, attempt):
@@ -390,7 +405,7 @@ def _data_or_weight_grad(op: str, topology: Any, shapes: Any, fmt: torch.memory_
                          inputs: "dict[int, Tensor]",
                          describe: "Callable[[Graph, torch.memory_format], None]") -> None:
     """One conv_dgrad or conv_wgrad graph into result: in the tensors' layout, or, for NCHW
-    where cuDNN has no engine for it (9.28.1's runtime-compiled libraries alone), on
+    where cuDNN has no engine for it or is not measured exact in it (nchw_in_place()), on
     channels_last copies with the result copied back."""
     uid = DX if op == "conv2d.dgrad" else DW
 
@@ -406,7 +421,10 @@ def _data_or_weight_grad(op: str, topology: Any, shapes: Any, fmt: torch.memory_
             return run
         return lambda: (run(), result.copy_(out))
 
-    variants = ["own layout"] if _nhwc(fmt) else ["own layout", "channels_last"]
+    if _nhwc(fmt):
+        variants = ["own layout"]
+    else:
+        variants = (["own layout"] if nchw_in_place() else []) + ["channels_last"]
     runtime.first_variant(op, topology, variants, attempt)()
 
 
