@@ -14,7 +14,7 @@ torch = pytest.importorskip(
     "torch", reason="torch is not installed: dnngraph.torch and its tests need it")
 
 import dnngraph.torch as dt  # noqa: E402
-from dnngraph.torch import _attention, _batch_norm, _conv, _linear, _norms  # noqa: E402
+from dnngraph.torch import _attention, _batch_norm, _checks, _conv, _linear, _norms  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
 BF16, FP16, FP32 = torch.bfloat16, torch.float16, torch.float32
@@ -451,15 +451,9 @@ def test_a_forward_without_the_log_sum_exp_runs_again_for_its_backward(fake):
 
 def test_sdpa_asks_for_the_log_sum_exp_only_when_a_gradient_is_needed(fake, monkeypatch):
     calls = []
-    real = torch.ops.dnngraph.sdpa
-
-    class Ops:
-        @staticmethod
-        def sdpa(*args):
-            calls.append(args[-1])
-            return real(*args)
-
-    monkeypatch.setattr(torch.ops, "dnngraph", Ops)
+    real = dt._runtime.ops.sdpa
+    monkeypatch.setattr(dt._runtime.ops, "sdpa",
+                        lambda *args: calls.append(args[-1]) or real(*args))
     q = cuda(1, 2, 16, 64)
     dt.scaled_dot_product_attention(q, q, q)
     dt.scaled_dot_product_attention(q, q, cuda(1, 2, 16, 64, grad=True))
@@ -470,15 +464,10 @@ def test_sdpa_asks_for_the_log_sum_exp_only_when_a_gradient_is_needed(fake, monk
 
 def test_sdpa_scale_defaults_to_one_over_the_root_of_the_head_dim(fake, monkeypatch):
     seen = []
-    real = torch.ops.dnngraph.sdpa
-
-    class Ops:
-        @staticmethod
-        def sdpa(q, k, v, causal, scale, lse):
-            seen.append((causal, scale))
-            return real(q, k, v, causal, scale, lse)
-
-    monkeypatch.setattr(torch.ops, "dnngraph", Ops)
+    real = dt._runtime.ops.sdpa
+    monkeypatch.setattr(dt._runtime.ops, "sdpa",
+                        lambda q, k, v, causal, scale, lse: seen.append((causal, scale))
+                        or real(q, k, v, causal, scale, lse))
     q = cuda(1, 2, 16, 64)
     dt.scaled_dot_product_attention(q, q, q, is_causal=True)
     dt.scaled_dot_product_attention(q, q, q, scale=0.5)
@@ -885,3 +874,91 @@ def test_nchw_conv2d_runs_on_channels_last_copies_where_not_measured_exact(lower
                       "conv2d.wgrad": "channels_last"}, chosen
     monkeypatch.setattr(_conv, "NCHW_EXACT_BELOW", 10**9)
     assert _conv.nchw_in_place()
+
+
+# Eager calls skip torch's custom-operator dispatch (runtime.Operator): plain CPU tensors here,
+# with the device check and the GPU steps stubbed, so the implementations run as on the GPU.
+
+@pytest.fixture
+def eager(monkeypatch):
+    from dnngraph.torch import _runtime
+
+    built = []
+    monkeypatch.setattr(_checks, "on_cuda", lambda *args: None)
+    monkeypatch.setattr(_runtime, "graph", lambda op, *args, **kwargs: built.append(op) or op)
+    monkeypatch.setattr(_runtime, "execute", lambda *args: None)
+    monkeypatch.setattr(_runtime, "handle", lambda device: None)
+    monkeypatch.setattr(_runtime, "_variants", {})
+    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
+    return built
+
+
+def test_an_eager_call_records_its_backward_without_the_dispatcher(eager):
+    x = torch.zeros(6, 32, dtype=BF16, requires_grad=True)
+    w = torch.nn.Parameter(torch.zeros(16, 32, dtype=BF16))
+    b = torch.zeros(16, dtype=BF16, requires_grad=True)
+    y = dt.linear(x, w, b, activation="gelu")
+    assert type(y.grad_fn).__name__ == "dnngraph_linearBackward"  # an autograd.Function
+    assert eager == ["linear.forward"]
+    y.backward(torch.ones_like(y))
+    assert (x.grad.shape, w.grad.shape, b.grad.shape) == (x.shape, w.shape, b.shape)
+    assert eager[1:] == ["linear.backward_epilogue", "linear.dgrad", "linear.wgrad"]
+    with torch.no_grad():
+        assert dt.linear(x, w, b).grad_fn is None
+    y = dt.rms_norm(x.float(), (32,), torch.ones(32))  # no input needs a gradient
+    assert y.grad_fn is None or type(y.grad_fn).__name__ == "dnngraph_rms_normBackward"
+
+
+def test_traced_and_fake_calls_still_go_through_the_registered_operators(fake):
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    x, w = cuda(6, 32, grad=True), cuda(16, 32)
+    assert type(dt.linear(x, w).grad_fn).__name__.startswith("GeneratedBackwardFor_dnngraph_linear")
+    graph = make_fx(lambda x, w: dt.linear(x, w, None, "relu"))(cuda(6, 32), cuda(16, 32)).graph
+    assert "dnngraph.linear.default" in [str(n.target) for n in graph.nodes]
+
+
+def test_torch_compile_fullgraph_traces_the_operators_not_the_eager_path(eager):
+    """Dynamo sees torch.compiler.is_compiling() and takes the registered operators: one opaque
+    node each in the captured graph, no graph break (fullgraph), and the compiled forward and
+    backward run the implementations (here with the GPU steps stubbed)."""
+    captured = []
+
+    def backend(gm, example_inputs):
+        captured.append([str(n.target) for n in gm.graph.nodes if n.op == "call_function"])
+        from torch._dynamo.backends.common import aot_autograd
+        from functorch.compile import make_boxed_func
+        return aot_autograd(fw_compiler=lambda g, _: make_boxed_func(g),
+                            bw_compiler=lambda g, _: make_boxed_func(g))(gm, example_inputs)
+
+    def block(x, w, nw):
+        return dt.linear(dt.rms_norm(x, (32,), nw), w, None, "silu")
+
+    torch._dynamo.reset()
+    compiled = torch.compile(block, fullgraph=True, backend=backend)
+    x = torch.zeros(6, 32, dtype=BF16, requires_grad=True)
+    w = torch.zeros(16, 32, dtype=BF16, requires_grad=True)
+    nw = torch.ones(32, requires_grad=True)
+    y = compiled(x, w, nw)
+    y.backward(torch.ones_like(y))
+    assert [t for t in captured[0] if "dnngraph" in t] == ["dnngraph.rms_norm",
+                                                          "dnngraph.linear"], captured
+    assert x.grad.shape == x.shape and w.grad.shape == w.shape and nw.grad.shape == nw.shape
+    assert eager[:2] == ["rms_norm.forward", "linear.forward"]
+    assert {"linear.dgrad", "linear.wgrad", "rms_norm.backward"} <= set(eager[2:])
+
+    def conv_block(x, w, running_mean, running_var, g, b):
+        h = dt.conv2d(x, w, padding=1, activation="relu")
+        return dt.batch_norm(h, running_mean, running_var, g, b, training=True)
+
+    captured.clear()
+    compiled = torch.compile(conv_block, fullgraph=True, backend=backend)
+    x = torch.zeros(2, 8, 6, 6, dtype=BF16).contiguous(memory_format=torch.channels_last)
+    w = torch.zeros(16, 8, 3, 3, dtype=BF16, requires_grad=True)
+    stats = [torch.zeros(16), torch.ones(16)]
+    g, b = torch.ones(16, requires_grad=True), torch.zeros(16, requires_grad=True)
+    y = compiled(x.requires_grad_(True), w, *stats, g, b)
+    y.backward(torch.ones_like(y))
+    assert [t for t in captured[0] if "dnngraph" in t] == ["dnngraph.conv2d",
+                                                          "dnngraph.batch_norm"], captured
+    assert w.grad.shape == w.shape and g.grad.shape == (16,)

@@ -265,8 +265,8 @@ def _in_layout_of(grad: Tensor, like: Tensor) -> Tensor:
 def _sdpa_autograd(ctx: Any, grad_out: Tensor, _grad_lse: Tensor) -> "tuple[Any, ...]":
     q, k, v, out, lse = ctx.saved_tensors
     if not ctx.compute_lse:  # called with compute_lse=False: the forward again, saving it
-        out, lse = torch.ops.dnngraph.sdpa(q, k, v, ctx.is_causal, ctx.scale, True)
-    dq, dk, dv = torch.ops.dnngraph.sdpa_backward(_in_layout_of(grad_out, out), q, k, v, out,
+        out, lse = runtime.ops.sdpa(q, k, v, ctx.is_causal, ctx.scale, True)
+    dq, dk, dv = runtime.ops.sdpa_backward(_in_layout_of(grad_out, out), q, k, v, out,
                                                   lse, ctx.is_causal, ctx.scale)
     needs = ctx.needs_input_grad
     return (dq if needs[0] else None, dk if needs[1] else None, dv if needs[2] else None,
@@ -502,9 +502,9 @@ def _varlen_setup(ctx: Any, inputs: "tuple[Any, ...]", output: "tuple[Tensor, Te
 def _varlen_autograd(ctx: Any, grad_out: Tensor, _grad_stats: Tensor) -> "tuple[Any, ...]":
     q, k, v, cu_seq_q, cu_seq_k, out, stats = ctx.saved_tensors
     if not ctx.compute_lse:  # called with compute_lse=False: the forward again, saving it
-        out, stats = torch.ops.dnngraph.varlen_attn(q, k, v, cu_seq_q, cu_seq_k, ctx.max_q,
+        out, stats = runtime.ops.varlen_attn(q, k, v, cu_seq_q, cu_seq_k, ctx.max_q,
                                                     ctx.max_k, ctx.is_causal, ctx.scale, True)
-    dq, dk, dv = torch.ops.dnngraph.varlen_attn_backward(
+    dq, dk, dv = runtime.ops.varlen_attn_backward(
         grad_out.contiguous(), q, k, v, out, stats, cu_seq_q, cu_seq_k, ctx.max_q, ctx.max_k,
         ctx.is_causal, ctx.scale)
     needs = ctx.needs_input_grad
@@ -561,7 +561,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if query.dim() == 4 and key.dim() == 4 and query.shape[1] != key.shape[1] and not enable_gqa:
         _check_heads(SDPA, query, key, value, 1, 2, enable_gqa=False)
     resolved = _default_scale(SDPA, query, scale)
-    out, _ = torch.ops.dnngraph.sdpa(query, key, value, bool(is_causal), resolved,
+    out, _ = runtime.ops.sdpa(query, key, value, bool(is_causal), resolved,
                                      _needs_grad(query, key, value))
     return out
 
@@ -593,7 +593,7 @@ def varlen_attn(query: Tensor, key: Tensor, value: Tensor, cu_seq_q: Tensor, cu_
     resolved = _default_scale(VARLEN, query, scale)
     want_lse = bool(getattr(return_aux, "lse", False)) if return_aux is not None else False
     compute = _needs_grad(query, key, value) or want_lse
-    out, stats = torch.ops.dnngraph.varlen_attn(query, key, value, cu_seq_q, cu_seq_k,
+    out, stats = runtime.ops.varlen_attn(query, key, value, cu_seq_q, cu_seq_k,
                                                 int(max_q), int(max_k), window == (-1, 0),
                                                 resolved, compute)
     if want_lse:

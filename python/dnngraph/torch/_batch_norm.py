@@ -264,7 +264,7 @@ def _training_setup(ctx: Any, inputs: "tuple[Any, ...]", output: "tuple[Tensor, 
 def _training_autograd(ctx: Any, grad_y: Tensor, *_unused: Tensor) -> "tuple[Any, ...]":
     x, weight, mean, invstd = ctx.saved_tensors
     grad = grad_y if grad_y.stride() == x.stride() else _like(grad_y, x)
-    dx, dw, db = torch.ops.dnngraph.batch_norm_backward(grad, x, weight, mean, invstd)
+    dx, dw, db = runtime.ops.batch_norm_backward(grad, x, weight, mean, invstd)
     needs = ctx.needs_input_grad
     return (dx if needs[0] else None,
             dw.to(ctx.weight_dtype) if needs[1] and ctx.weight_dtype is not None else None,
@@ -357,9 +357,9 @@ def batch_norm(input: Tensor, running_mean: Optional[Tensor], running_var: Optio
         if running_mean is None or running_var is None:
             raise ValueError(f"{OP}: running_mean and running_var must be given in evaluation "
                              "mode (training=False)")
-        return torch.ops.dnngraph.batch_norm_inference(input, weight, bias, running_mean,
+        return runtime.ops.batch_norm_inference(input, weight, bias, running_mean,
                                                        running_var, float(eps))
-    y, _, _, next_mean, next_var = torch.ops.dnngraph.batch_norm(
+    y, _, _, next_mean, next_var = runtime.ops.batch_norm(
         input, weight, bias, running_mean, running_var, float(momentum), float(eps))
     if running_mean is not None and running_var is not None:
         with torch.no_grad():

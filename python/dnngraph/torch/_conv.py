@@ -320,7 +320,7 @@ def _forward(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: "list[in
     if not _nhwc(fmt):  # cuDNN without NCHW engines, or not measured exact in NCHW
         variants = ((variants if nchw_in_place() else [])
                     + ["channels_last " + v for v in variants])
-    with torch.cuda.device(device):
+    with runtime.on_device(device):
         h = runtime.handle(device)
         for step in runtime.first_variant("conv2d.forward", topology, variants, attempt):
             step()
@@ -371,7 +371,7 @@ def _backward(grad: Tensor, x: Tensor, weight: Tensor, saved: Optional[Tensor],
     x_dims, w_dims = list(x.shape), list(weight.shape)
     topology = (x.dtype, "NHWC" if nhwc else "NCHW", tuple(w_dims), tuple(stride),
                 tuple(pre_padding), tuple(post_padding), tuple(dilation), groups)
-    with torch.cuda.device(device):
+    with runtime.on_device(device):
         h = runtime.handle(device)
         dz = grad if activation is None else torch.empty_like(grad)
         db_float = x.new_empty((k,), dtype=torch.float32)
@@ -459,7 +459,7 @@ def _autograd_backward(ctx: Any, grad_y: Tensor, _grad_z: Tensor) -> "tuple[Any,
     x, weight, saved = ctx.saved_tensors
     input_grad, weight_grad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
     bias_grad = ctx.has_bias and ctx.needs_input_grad[2]
-    dx, dw, db = torch.ops.dnngraph.conv2d_backward(
+    dx, dw, db = runtime.ops.conv2d_backward(
         grad_y.contiguous(memory_format=memory_format(x, weight)), x, weight, saved,
         *ctx.geometry, ctx.activation, bias_grad, input_grad, weight_grad)
     return (dx if input_grad else None, dw if weight_grad else None,
@@ -496,7 +496,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
     pre, post = paddings(padding, list(weight.shape[2:]), stride_pair, dilation_pair)
     needs_grad = torch.is_grad_enabled() and (
         x.requires_grad or weight.requires_grad or (bias is not None and bias.requires_grad))
-    y, _ = torch.ops.dnngraph.conv2d(x, weight, bias, stride_pair, pre, post, dilation_pair,
+    y, _ = runtime.ops.conv2d(x, weight, bias, stride_pair, pre, post, dilation_pair,
                                      int(groups), activation,
                                      needs_grad and activation in linear.NEEDS_PREACTIVATION)
     return y.squeeze(0) if unbatched else y

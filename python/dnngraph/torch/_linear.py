@@ -163,7 +163,7 @@ def _forward(x: Tensor, weight: Tensor, bias: Optional[Tensor], activation: Opti
     io = runtime.DATA_TYPES[x.dtype]
     topology = (x.dtype, activation, "bias" if bias is not None else "no bias",
                 "saves preactivation" if save_z else "")
-    with torch.cuda.device(device):
+    with runtime.on_device(device):
         h = runtime.handle(device)
         pack = {X: x.view(1, m, k), W: weight.t().unsqueeze(0), Y: y.view(1, m, n)}
         if bias is not None:
@@ -207,7 +207,7 @@ def _backward(grad: Tensor, x: Tensor, weight: Tensor, saved: Optional[Tensor],
         return dx.zero_(), dw.zero_(), db.zero_()
     device = x.device
     io = runtime.DATA_TYPES[x.dtype]
-    with torch.cuda.device(device):
+    with runtime.on_device(device):
         h = runtime.handle(device)
         dz = grad if activation is None else torch.empty_like(grad)
         db_float = x.new_empty((n,), dtype=torch.float32)
@@ -357,7 +357,7 @@ def _autograd_backward(ctx: Any, grad_y: Tensor, _grad_z: Tensor) -> "tuple[Any,
     input_grad, weight_grad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
     bias_grad = ctx.has_bias and ctx.needs_input_grad[2]
     # The incoming gradient may be any view (an expanded ones from .sum(), a transpose).
-    dx, dw, db = torch.ops.dnngraph.linear_backward(
+    dx, dw, db = runtime.ops.linear_backward(
         grad_y.contiguous(), x, weight, saved, ctx.activation, bias_grad, input_grad, weight_grad)
     return (dx if input_grad else None, dw if weight_grad else None,
             db if bias_grad else None, None, None)
@@ -380,6 +380,6 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
         bias = bias.to(dtype) if bias is not None else None
     needs_grad = torch.is_grad_enabled() and (
         x.requires_grad or weight.requires_grad or (bias is not None and bias.requires_grad))
-    y, _ = torch.ops.dnngraph.linear(x, weight, bias, activation,
+    y, _ = runtime.ops.linear(x, weight, bias, activation,
                                      needs_grad and activation in NEEDS_PREACTIVATION)
     return y

@@ -231,7 +231,7 @@ def _layer_norm_setup(ctx: Any, inputs: "tuple[Any, ...]",
 def _layer_norm_autograd(ctx: Any, grad_y: Tensor, _grad_mean: Tensor,
                          _grad_rstd: Tensor) -> "tuple[Any, ...]":
     x, mean, rstd, weight = ctx.saved_tensors
-    dx, dw, db = torch.ops.dnngraph.layer_norm_backward(
+    dx, dw, db = runtime.ops.layer_norm_backward(
         grad_y.contiguous(), x, ctx.normalized_shape, mean, rstd, weight)
     needs = ctx.needs_input_grad
     return (dx if needs[0] else None, None,
@@ -310,7 +310,7 @@ def _rms_norm_setup(ctx: Any, inputs: "tuple[Any, ...]", output: "tuple[Tensor, 
 
 def _rms_norm_autograd(ctx: Any, grad_y: Tensor, _grad_rstd: Tensor) -> "tuple[Any, ...]":
     x, rstd, weight = ctx.saved_tensors
-    dx, dw = torch.ops.dnngraph.rms_norm_backward(grad_y.contiguous(), x, ctx.normalized_shape,
+    dx, dw = runtime.ops.rms_norm_backward(grad_y.contiguous(), x, ctx.normalized_shape,
                                                   rstd, weight)
     needs = ctx.needs_input_grad
     return (dx if needs[0] else None, None,
@@ -333,7 +333,7 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Optional[Tensor] = 
     """torch.nn.functional.layer_norm on CUDA through cuDNN: normalizes over the last
     len(normalized_shape) dims of input; weight and bias of normalized_shape, or None.
     Differentiable in input, weight and bias. Returns input's dtype (under autocast too)."""
-    y, _, _ = torch.ops.dnngraph.layer_norm(input, _shape(normalized_shape), weight, bias,
+    y, _, _ = runtime.ops.layer_norm(input, _shape(normalized_shape), weight, bias,
                                             float(eps))
     return y
 
@@ -344,5 +344,5 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Optional[Tensor] = No
     weight over the last len(normalized_shape) dims; eps=None is float32's epsilon, as in
     torch 2.11. Differentiable in input and weight. Returns input's dtype."""
     resolved = FLOAT32_EPS if eps is None else float(eps)
-    y, _ = torch.ops.dnngraph.rms_norm(input, _shape(normalized_shape), weight, resolved)
+    y, _ = runtime.ops.rms_norm(input, _shape(normalized_shape), weight, resolved)
     return y

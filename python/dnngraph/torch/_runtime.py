@@ -6,11 +6,13 @@ compiling: about 1 ms on the H200 for a matmul, docs/kernel-cache.md); and, per 
 first variant of a graph that cuDNN has an engine for, remembered once chosen."""
 
 import collections
+import contextlib
 import threading
 from typing import Any, Callable, Hashable, Optional, Sequence, Tuple, TypeVar
 
 import torch
 from torch import Tensor
+from torch.utils._python_dispatch import _get_current_dispatch_mode as _current_dispatch_mode
 
 import dnngraph
 from dnngraph import DataType, ErrorCode, HeuristicMode
@@ -66,8 +68,23 @@ def handle(device: torch.device) -> dnngraph.Handle:
         with torch.cuda.device(index):  # cudnnCreate binds the handle to the current device
             h = dnngraph.Handle()
         handles[index] = h
-    h.set_stream(torch.cuda.current_stream(index).cuda_stream)
+    h.set_stream(_current_raw_stream(index))
     return h
+
+
+def _current_raw_stream(index: int) -> int:
+    """torch.cuda.current_stream(index).cuda_stream, without making a Stream object."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return int(raw(index)) if raw is not None else int(torch.cuda.current_stream(index).cuda_stream)
+
+
+def on_device(device: torch.device) -> Any:
+    """torch.cuda.device(device): what makes cuDNN's and torch's calls of one operator run on
+    the tensors' device. With one visible GPU that is the current device already, and the
+    context (a device query and two sets, some µs per call) is skipped."""
+    if torch.cuda.device_count() <= 1:
+        return contextlib.nullcontext()
+    return torch.cuda.device(device)
 
 
 def workspace(graph: dnngraph.Graph, device: torch.device) -> Optional[Tensor]:
@@ -87,7 +104,7 @@ def run(op: str, kind: str, reference: Tensor, topology: Hashable, shapes: Hasha
     """Builds (once) and runs the graph of `op` on reference's device, in reference's dtype as
     the graph's I/O type: graph() then execute(), on the device's current stream."""
     device = reference.device
-    with torch.cuda.device(device):
+    with on_device(device):
         g = graph(op, kind, topology, shapes, device, DATA_TYPES[reference.dtype], describe)
         execute(g, handle(device), device, pack)
 
@@ -167,19 +184,77 @@ def first_variant(op: str, topology: Hashable, variants: Sequence[str],
         f"has no engine for {op} ({topology}) in any form: " + "; ".join(refusals))
 
 
+class Operator:
+    """torch.ops.dnngraph.<name>, and a call of it that skips torch's custom-operator dispatch
+    in plain eager calls (about half of a small op's host time, measured with the GPU steps
+    stubbed out): there, with a gradient to record, a torch.autograd.Function of the same
+    forward, setup_context and backward, else the implementation itself. Under torch.compile,
+    FakeTensor, make_fx or any other dispatch mode, and for tensor subclasses, the call goes
+    through the registered operator, so traces see one opaque node as before."""
+
+    def __init__(self, name: str, implementation: Callable[..., Any],
+                 fake: Callable[..., Any], backward: Optional[Callable[..., Any]],
+                 setup_context: Optional[Callable[..., Any]]) -> None:
+        self.op = torch.library.custom_op(f"dnngraph::{name}", implementation, mutates_args=(),
+                                          tags=(torch.Tag.needs_exact_strides,))
+        self.op.register_fake(fake)
+        # What traced calls go through: torch.ops.dnngraph.<name>, as dynamo and make_fx know it.
+        self.packet = getattr(torch.ops.dnngraph, name)
+        self.implementation = implementation
+        self.function: Any = None
+        if backward is not None and setup_context is not None:
+            self.op.register_autograd(backward, setup_context=setup_context)
+            context = setup_context
+
+            def forward(ctx: Any, *args: Any) -> Any:
+                # The old form (ctx first): a Function with a setup_context binds the arguments
+                # to forward's signature at every call (inspect.signature, tens of µs).
+                output = implementation(*args)
+                context(ctx, args, output)
+                return output
+
+            self.function = type(f"dnngraph_{name}", (torch.autograd.Function,), {
+                "forward": staticmethod(forward), "backward": staticmethod(backward)})
+
+    def __call__(self, *args: Any) -> Any:
+        if not _plain_eager(args):
+            return self.packet(*args)
+        if self.function is not None and torch.is_grad_enabled() and any(
+                isinstance(a, Tensor) and a.requires_grad for a in args):
+            return self.function.apply(*args)
+        return self.implementation(*args)
+
+
+def _plain_eager(args: "tuple[Any, ...]") -> bool:
+    if torch.compiler.is_compiling() or _current_dispatch_mode() is not None:
+        return False
+    return all(type(a) in _PLAIN for a in args if isinstance(a, Tensor))
+
+
+_PLAIN = (Tensor, torch.nn.Parameter)
+
+
+class _Operators:
+    """runtime.ops.<name>: every Operator registered, by name."""
+
+    def __getattr__(self, name: str) -> Operator:
+        raise AttributeError(f"dnngraph.torch: no operator {name!r}")
+
+
+ops: Any = _Operators()
+
+
 def operator(name: str, implementation: Callable[..., Any], fake: Callable[..., Any],
              backward: Optional[Callable[..., Any]] = None,
-             setup_context: Optional[Callable[..., Any]] = None) -> Any:
-    """Registers torch.ops.dnngraph.<name>: the CUDA implementation (which checks its arguments
-    itself, on any device), the fake one and, for a forward, its backward. Tagged
-    needs_exact_strides (torch's default for custom operators, stated so that no configuration
-    changes it): the outputs' layout follows the inputs' strides (attention), and torch.compile
-    must hand each call the strides its fake implementation saw."""
-    op = torch.library.custom_op(f"dnngraph::{name}", implementation, mutates_args=(),
-                                 tags=(torch.Tag.needs_exact_strides,))
-    op.register_fake(fake)
-    if backward is not None:
-        op.register_autograd(backward, setup_context=setup_context)
+             setup_context: Optional[Callable[..., Any]] = None) -> Operator:
+    """Registers torch.ops.dnngraph.<name> (runtime.ops.<name> calls it): the CUDA
+    implementation (which checks its arguments itself, on any device), the fake one and, for a
+    forward, its backward. Tagged needs_exact_strides (torch's default for custom operators,
+    stated so that no configuration changes it): the outputs' layout follows the inputs' strides
+    (attention), and torch.compile must hand each call the strides its fake implementation
+    saw."""
+    op = Operator(name, implementation, fake, backward, setup_context)
+    setattr(ops, name, op)
     return op
 
 
