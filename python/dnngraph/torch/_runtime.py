@@ -82,9 +82,21 @@ def on_device(device: torch.device) -> Any:
     """torch.cuda.device(device): what makes cuDNN's and torch's calls of one operator run on
     the tensors' device. With one visible GPU that is the current device already, and the
     context (a device query and two sets, some µs per call) is skipped."""
-    if torch.cuda.device_count() <= 1:
+    if _one_device():
         return contextlib.nullcontext()
     return torch.cuda.device(device)
+
+
+_device_count: "list[int]" = []  # torch's count once CUDA is initialized (it cannot change then)
+
+
+def _one_device() -> bool:
+    if _device_count:
+        return _device_count[0] <= 1
+    count = torch.cuda.device_count()
+    if torch.cuda.is_initialized():
+        _device_count.append(count)
+    return count <= 1
 
 
 def workspace(graph: dnngraph.Graph, device: torch.device) -> Optional[Tensor]:
