@@ -93,7 +93,7 @@ _device_count: "list[int]" = []  # torch's count once CUDA is initialized (it ca
 def _one_device() -> bool:
     if _device_count:
         return _device_count[0] <= 1
-    count = torch.cuda.device_count()
+    count = int(torch.cuda.device_count())
     if torch.cuda.is_initialized():
         _device_count.append(count)
     return count <= 1
