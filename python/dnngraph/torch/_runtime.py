@@ -8,6 +8,7 @@ first variant of a graph that cuDNN has an engine for, remembered once chosen.""
 import collections
 import contextlib
 import threading
+import time
 from typing import Any, Callable, Hashable, Optional, Sequence, Tuple, TypeVar
 
 import torch
@@ -54,6 +55,7 @@ _graphs: "collections.OrderedDict[GraphKey, dnngraph.Graph]" = collections.Order
 _kernel_caches: "dict[CacheKey, dnngraph.KernelCache]" = {}
 _variants: "dict[VariantKey, str]" = {}
 _builds: "collections.Counter[str]" = collections.Counter()
+_build_seconds: "collections.defaultdict[str, float]" = collections.defaultdict(float)
 
 _local = threading.local()  # .handles: {device index: dnngraph.Handle}, one set per thread
 
@@ -153,10 +155,13 @@ def graph(op: str, kind: str, topology: Hashable, shapes: Hashable, device: torc
     # Built without the lock, so that threads running graphs already built never wait for a
     # build; two threads building one key at once both build, and the first one kept wins.
     g = dnngraph.Graph(io_data_type=io, compute_data_type=DataType.Float, name=op, **options)
+    started = time.perf_counter()
     try:
         describe(g)
         g.build(handle(device), MODES)
     except dnngraph.Error as e:
+        with _lock:
+            _build_seconds[op] += time.perf_counter() - started
         if variant and e.code is ErrorCode.NoEngine:
             raise
         raise RuntimeError(
@@ -164,6 +169,7 @@ def graph(op: str, kind: str, topology: Hashable, shapes: Hashable, device: torc
             f"failed: {e}") from e
     with _lock:
         _builds[op] += 1
+        _build_seconds[op] += time.perf_counter() - started
         g = _graphs.setdefault(key, g)
         while len(_graphs) > CAPACITY:
             _graphs.popitem(last=False)
@@ -279,12 +285,20 @@ def chosen_variants() -> "dict[str, str]":
 
 
 def cache_info() -> "dict[str, Any]":
-    """Graphs held per operator, graphs built per operator since the start (or clear_caches()),
-    and the kernel caches (one per dynamic topology and GPU architecture)."""
+    """Graphs held per operator; graphs built per operator since the start (or clear_caches())
+    and the wall seconds those builds took (refused variants' included: what a training step
+    pays for new shapes); the kernel caches (one per dynamic topology and GPU architecture) with
+    the sum of their entries (size()) and of their revisions (revision(): +1 per insertion,
+    replacement, removal or eviction), over those built."""
     with _lock:
         held: "collections.Counter[str]" = collections.Counter(key[0] for key in _graphs)
-        return {"graphs": dict(held), "builds": dict(_builds),
-                "kernel_caches": len(_kernel_caches)}
+        caches = list(_kernel_caches.values())
+        info = {"graphs": dict(held), "builds": dict(_builds),
+                "build_seconds": sum(_build_seconds.values()), "kernel_caches": len(caches)}
+    built = [c for c in caches if c.is_built()]
+    info["kernel_cache_entries"] = sum(c.size() for c in built)
+    info["kernel_cache_revisions"] = sum(c.revision() for c in built)
+    return info
 
 
 def clear_caches() -> None:
@@ -294,3 +308,4 @@ def clear_caches() -> None:
         _kernel_caches.clear()
         _variants.clear()
         _builds.clear()
+        _build_seconds.clear()
