@@ -6,9 +6,10 @@ where they are static).
 
 Shapes are a GPT-2-small layer (batch 8, sequence 1024, d_model 768, 12 heads of 64) and a
 larger GQA layer (batch 2, sequence 4096, d_model 2048, 16 query heads of 128, 4 KV heads), all
-bfloat16. Times are CUDA-event medians of --reps calls after warm-up; ratios are torch's time
-over dnngraph's (above 1: dnngraph faster). One JSON line per result ({"case": ...}); lines
-starting with "#" are the table.
+bfloat16. Times are CUDA-event medians of --reps measurements after warm-up, each of one call,
+and again of --streak calls issued back to back (per call: what the GPU takes once the host runs
+ahead, as in a training step); ratios are torch's time over dnngraph's (above 1: dnngraph
+faster). One JSON line per result ({"case": ...}); lines starting with "#" are the tables.
 
 The first-call times are taken with the driver's JIT cache in a fresh, empty folder
 (CUDA_CACHE_PATH, set before CUDA starts; --keep-jit-cache leaves the user's), so "cold" is cold.
@@ -161,21 +162,30 @@ CASES = {
 }
 
 
-def timed(fn, inputs, grad, backward, reps):
+def timed(fn, inputs, grad, backward, reps, streak=1):
+    """Median ms per call: of one call between two CUDA events (streak 1: the host's time to
+    issue it shows whenever the GPU would wait for it), or of `streak` calls issued back to back
+    (the host runs ahead while the kernels are longer than its time per call: the GPU's time)."""
     if not backward:
-        with torch.no_grad():
-            return cuda_ms(lambda: fn(*inputs), reps)
-    leaves = [t.detach().requires_grad_(t.is_floating_point()) for t in inputs]
+        def step():
+            with torch.no_grad():
+                fn(*inputs)
+    else:
+        leaves = [t.detach().requires_grad_(t.is_floating_point()) for t in inputs]
 
-    def step():
-        for t in leaves:
-            t.grad = None
-        fn(*leaves).backward(grad)
+        def step():
+            for t in leaves:
+                t.grad = None
+            fn(*leaves).backward(grad)
 
-    return cuda_ms(step, reps)
+    def calls():
+        for _ in range(streak):
+            step()
+
+    return cuda_ms(calls, reps) / streak
 
 
-def run_case(name, reps):
+def run_case(name, reps, streak):
     make, ours, theirs = CASES[name]()
     inputs, grad = make()
     compiled = torch.compile(theirs, fullgraph=True, dynamic=False)
@@ -184,12 +194,13 @@ def run_case(name, reps):
         what = "fwd+bwd" if backward else "fwd"
         times = {}
         for impl, fn in (("dnngraph", ours), ("torch", theirs), ("torch.compile", compiled)):
-            try:
-                times[impl] = timed(fn, inputs, grad, backward, reps)
-            except Exception as e:  # a torch path this GPU lacks is reported, not fatal
-                times[impl] = None
-                print(f"# {name} {what} {impl}: {type(e).__name__}: {str(e)[:200]}")
-        emit(case=name, pass_=what, **{f"{k}_ms": v for k, v in times.items()})
+            for n, key in ((1, impl), (streak, f"{impl} x{streak}")):
+                try:
+                    times[key] = timed(fn, inputs, grad, backward, reps, n)
+                except Exception as e:  # a torch path this GPU lacks is reported, not fatal
+                    times[key] = None
+                    print(f"# {name} {what} {key}: {type(e).__name__}: {str(e)[:200]}")
+        emit(case=name, pass_=what, streak=streak, **{f"{k}_ms": v for k, v in times.items()})
         row[what] = times
     return row
 
@@ -260,6 +271,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--only", default="")
+    parser.add_argument("--streak", type=int, default=10,
+                        help="calls issued back to back for the second set of columns")
     parser.add_argument("--keep-jit-cache", action="store_true")
     args = parser.parse_args()
     names = [n for n in CASES if not args.only or any(o in n for o in args.only.split(","))]
@@ -268,16 +281,18 @@ def main():
           f"{torch.backends.cudnn.version()}), dnngraph on cuDNN {loaded}, "
           f"JIT cache {os.environ.get('CUDA_CACHE_PATH', 'default')}")
     costs = new_shape_costs()  # first: nothing of these shapes is built or JIT-cached yet
-    table = {name: run_case(name, args.reps) for name in names}
-    print("#\n# ms (median)                            | dnngraph | torch    | compile  | "
-          "torch/dg | compile/dg")
-    for name, row in table.items():
-        for what, t in row.items():
-            cells = [f"{t[k]:8.3f}" if t[k] else "     n/a" for k in
-                     ("dnngraph", "torch", "torch.compile")]
-            print(f"# {name[:30]:30s} {what:7s} | " + " | ".join(cells) + " | "
-                  f"{ratio(t['torch'], t['dnngraph'])}   | "
-                  f"{ratio(t['torch.compile'], t['dnngraph'])}")
+    table = {name: run_case(name, args.reps, args.streak) for name in names}
+    for suffix, title in (("", "one call at a time"),
+                          (f" x{args.streak}", f"{args.streak} calls back to back, per call")):
+        print(f"#\n# ms (median), {title}")
+        print("# op                             pass    | dnngraph | torch    | compile  | "
+              "torch/dg | compile/dg")
+        for name, row in table.items():
+            for what, t in row.items():
+                dg, to, co = (t[k + suffix] for k in ("dnngraph", "torch", "torch.compile"))
+                cells = [f"{v:8.3f}" if v else "     n/a" for v in (dg, to, co)]
+                print(f"# {name[:30]:30s} {what:7s} | " + " | ".join(cells) + " | "
+                      f"{ratio(to, dg)}   | {ratio(co, dg)}")
     print("#\n# first call at a new shape (ms, wall, includes building graphs)")
     for what, ms in costs:
         print(f"#   {what:48s} {ms:9.1f}")
