@@ -47,3 +47,30 @@ def test_a_short_cpu_run_trains_and_reports(capsys):
     for key in ("tokens_per_s", "step_ms", "peak_gib", "build_s_total",
                 "build_share_after_warmup", "mean_loss_last_50"):
         assert key in result
+
+
+@pytest.mark.parametrize("varlen", [False, True], ids=["dense", "packed"])
+def test_the_dnngraph_path_passes_every_argument_check(monkeypatch, capsys, varlen):
+    """dnngraph.torch's implementation on CPU tensors with the GPU steps stubbed (the outputs are
+    not computed, so the loss is not checked): every operator call of a training step, forward
+    and backward, passes its shape, dtype and layout checks. CPU autocast stands in for CUDA's."""
+    from dnngraph.torch import _checks, _runtime
+
+    monkeypatch.setattr(_checks, "on_cuda", lambda *args: None)
+    monkeypatch.setattr(_runtime, "graph", lambda op, *args, **kwargs: op)
+    monkeypatch.setattr(_runtime, "execute", lambda *args: None)
+    monkeypatch.setattr(_runtime, "handle", lambda device: None)
+    monkeypatch.setattr(_runtime, "_device_count", [1])
+    enabled, dtype = torch.is_autocast_enabled, torch.get_autocast_dtype
+    monkeypatch.setattr(torch, "is_autocast_enabled",
+                        lambda *a: enabled("cpu") if a == ("cuda",) else enabled(*a))
+    monkeypatch.setattr(torch, "get_autocast_dtype",
+                        lambda d: dtype("cpu") if d == "cuda" else dtype(d))
+    argv = sys.argv
+    sys.argv = ["train_gpt.py", "--config", "tiny", "--device", "cpu", "--impl", "dnngraph",
+                "--steps", "2", "--warmup", "1"] + (["--varlen"] if varlen else [])
+    try:
+        train_gpt.main()
+    finally:
+        sys.argv = argv
+    assert '"impl": "dnngraph"' in capsys.readouterr().out
