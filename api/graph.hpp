@@ -382,7 +382,8 @@ class Graph {
       std::span<const std::vector<std::int64_t>> override_strides) const;
 
  private:
-  friend struct detail::GraphAccess;  // api/graph_access.hpp: internal, for tests and fuzzers
+  friend struct detail::GraphAccess;  // detail/graph/graph_access.hpp: internal, for tests and
+                                      // fuzzers
 
   // build() without its log line (the line says what this returned and how long it took).
   [[nodiscard]] Result<void> build_checked(const Handle& handle,

@@ -2,11 +2,11 @@
 // buffers with CUDA events, the fastest kept; and the report's text.
 #include "api/graph.hpp"
 
-#include "api/built_graph.hpp"
-#include "api/cudnn_error.hpp"
-#include "api/gpu_timer.hpp"
-#include "api/logging.hpp"
 #include "backend/handle.hpp"
+#include "detail/common/logging.hpp"
+#include "detail/cudnn/cudnn_error.hpp"
+#include "detail/graph/built_graph.hpp"
+#include "detail/plan/gpu_timer.hpp"
 
 #include <cudnn.h>
 

@@ -3,14 +3,14 @@
 // answered by the built plan.
 #include "api/graph.hpp"
 
-#include "api/built_graph.hpp"
-#include "api/cudnn_error.hpp"
-#include "api/graph_access.hpp"
-#include "api/logging.hpp"
-#include "api/nodes/node.hpp"
-#include "api/override_shapes.hpp"
-#include "api/pipeline.hpp"
 #include "backend/features.hpp"
+#include "detail/common/logging.hpp"
+#include "detail/cudnn/cudnn_error.hpp"
+#include "detail/graph/built_graph.hpp"
+#include "detail/graph/graph_access.hpp"
+#include "detail/graph/override_shapes.hpp"
+#include "detail/graph/pipeline.hpp"
+#include "detail/nodes/node.hpp"
 
 #include <chrono>
 

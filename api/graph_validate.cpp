@@ -3,10 +3,10 @@
 // descriptors of a validated graph.
 #include "api/graph.hpp"
 
-#include "api/built_graph.hpp"
-#include "api/checked.hpp"
-#include "api/fusion_rules.hpp"
-#include "api/pipeline.hpp"
+#include "detail/common/checked.hpp"
+#include "detail/graph/built_graph.hpp"
+#include "detail/graph/fusion_rules.hpp"
+#include "detail/graph/pipeline.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -1,13 +1,13 @@
 // dnngraph::Handle: creation, destruction and the stream through backend::Handle.
 #include "api/handle.hpp"
 
-#include "api/cudnn_error.hpp"
-#include "api/logging.hpp"
-#include "api/version_check.hpp"
 #include "backend/features.hpp"
 #include "backend/handle.hpp"
 #include "backend/library.hpp"
 #include "backend/version.hpp"
+#include "detail/common/logging.hpp"
+#include "detail/cudnn/cudnn_error.hpp"
+#include "detail/cudnn/version_check.hpp"
 
 namespace dnngraph {
 

@@ -3,14 +3,14 @@
 // finalize and execute that finalize_plan and execute_plan leave unlocked from cuDNN 9.27.
 #include "api/kernel_cache.hpp"
 
-#include "api/cudnn_error.hpp"
-#include "api/kernel_cache_access.hpp"
-#include "api/kernel_cache_json.hpp"
-#include "api/known_issues.hpp"
-#include "api/logging.hpp"
 #include "backend/features.hpp"
 #include "backend/kernel_cache.hpp"
 #include "backend/version.hpp"
+#include "detail/cache/kernel_cache_access.hpp"
+#include "detail/cache/kernel_cache_json.hpp"
+#include "detail/common/logging.hpp"
+#include "detail/cudnn/cudnn_error.hpp"
+#include "detail/cudnn/known_issues.hpp"
 
 #include <algorithm>
 

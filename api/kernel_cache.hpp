@@ -1,6 +1,6 @@
 // dnngraph::KernelCache: compiled kernels of dynamic-shape graphs, shared by graphs of one
 // topology (and by threads). Every method takes the cache's std::mutex, and so does every call
-// of detail::KernelCacheAccess (api/kernel_cache_access.hpp, internal), through which
+// of detail::KernelCacheAccess (detail/cache/kernel_cache_access.hpp, internal), through which
 // Graph::build and execute bind the cache to a graph, finalize plans into it and run them. Its
 // build is idempotent: the first caller creates and finalizes the one backend descriptor, later
 // callers return at once. revision()/size() say exactly when and how the cache's contents
@@ -26,7 +26,7 @@ class KernelCache;  // backend/kernel_cache.hpp: the descriptor, which only the 
 }  // namespace backend
 
 namespace detail {
-struct KernelCacheAccess;  // api/kernel_cache_access.hpp
+struct KernelCacheAccess;  // detail/cache/kernel_cache_access.hpp
 }  // namespace detail
 
 class KernelCache {

@@ -1,13 +1,13 @@
 // dnngraph::KernelCacheStore: file names from keys, load with damage set aside, save when the
-// revision moved. The file operations themselves are api/store_files.
+// revision moved. The file operations themselves are detail/cache/store_files.
 #include "api/kernel_cache_store.hpp"
 
-#include "api/checked.hpp"
-#include "api/kernel_cache_json.hpp"
-#include "api/logging.hpp"
-#include "api/store_files.hpp"
 #include "api/version.hpp"
 #include "backend/features.hpp"
+#include "detail/cache/kernel_cache_json.hpp"
+#include "detail/cache/store_files.hpp"
+#include "detail/common/checked.hpp"
+#include "detail/common/logging.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,8 +1,8 @@
 // Layouts: strides, element counts and the one rule for legal layouts.
 #include "api/layout.hpp"
 
-#include "api/checked.hpp"
 #include "api/tensor_attributes.hpp"
+#include "detail/common/checked.hpp"
 
 #include <cudnn_graph.h>
 

@@ -2,7 +2,7 @@
 // or the file written under one mutex, the callback called outside it.
 #include "api/log.hpp"
 
-#include "api/logging.hpp"
+#include "detail/common/logging.hpp"
 
 #include <cstdio>
 #include <cstdlib>

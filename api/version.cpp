@@ -2,10 +2,10 @@
 #include "api/version.hpp"
 
 #include "api/types.hpp"
-#include "api/version_check.hpp"
 #include "backend/features.hpp"
 #include "backend/library.hpp"
 #include "backend/version.hpp"
+#include "detail/cudnn/version_check.hpp"
 
 #include <array>
 #include <cstddef>

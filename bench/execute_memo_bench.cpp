@@ -7,9 +7,9 @@
 //           entry's flat key), and put: two lock pairs.
 // What the GPU run adds (cudnnBackendExecute, the 9.19 cache mutex) is the same for both.
 //   bench_execute_memo [--calls N]
-#include "api/built_graph.hpp"
-#include "api/checkout_memo.hpp"
 #include "bench/timing.hpp"
+#include "detail/common/checkout_memo.hpp"
+#include "detail/graph/built_graph.hpp"
 
 #include <algorithm>
 #include <array>

@@ -8,9 +8,9 @@
 // for one entry on the H200).
 //   bench_kernel_cache_load [--reps N] [FILE...]
 #include "api/kernel_cache.hpp"
-#include "api/kernel_cache_json.hpp"
-#include "api/kernel_cache_schema.hpp"
 #include "bench/timing.hpp"
+#include "detail/cache/kernel_cache_json.hpp"
+#include "detail/cache/kernel_cache_schema.hpp"
 
 #include <boost/json.hpp>
 

@@ -8,7 +8,6 @@
 // (the thin typed wrapper of cuDNN's backend API): no graph model, no checks, a variant pack made
 // once, a plan rebuilt from a known engine config.
 #include "api/dnngraph.hpp"
-#include "api/kernel_cache_json.hpp"
 #include "backend/engine.hpp"
 #include "backend/engine_config.hpp"
 #include "backend/engine_heuristics.hpp"
@@ -23,6 +22,7 @@
 #include "backend/tensor.hpp"
 #include "backend/variant_pack.hpp"
 #include "bench/timing.hpp"
+#include "detail/cache/kernel_cache_json.hpp"
 
 // bench/CMakeLists.txt defines it to 1 when cudnn-frontend's headers were found.
 #ifndef DNNGRAPH_WITH_CUDNN_FRONTEND

@@ -8,8 +8,8 @@
 //                                (unless kept) caches of another cuDNN than the one loaded here
 // Exit status: 0 fine, 1 something failed or is damaged, 2 usage.
 #include "api/dnngraph.hpp"
-#include "api/kernel_cache_json.hpp"
-#include "api/store_files.hpp"
+#include "detail/cache/kernel_cache_json.hpp"
+#include "detail/cache/store_files.hpp"
 
 #include <boost/json.hpp>
 

@@ -5,7 +5,7 @@ alone (bf16 I/O, float32 compute) in NCHW and in NHWC, under heuristics A and Fa
 candidate plan the heuristics give is built in turn (Graph.build_plan_at), run, and compared
 with torch's float64 convolution on the CPU. One JSON line per candidate: engine id, knobs,
 workspace, the max error against the tolerance, and whether it is wrong. A summary at the end
-names the wrong ones: what a known-issues entry (api/known_issues.cpp) needs.
+names the wrong ones: what a known-issues entry (detail/cudnn/known_issues.cpp) needs.
 
 Found through dnngraph.torch.conv2d on cuDNN 9.28.1's runtime-compiled libraries (session 15):
 NCHW conv_dgrad and conv_wgrad of x [1, 16, 9, 9], w [24, 16, 3, 3], padding 1 returned wrong

@@ -11,9 +11,9 @@
 #include <nanobind/stl/vector.h>
 
 #include "api/dnngraph.hpp"
-#include "api/kernel_cache_json.hpp"
-#include "api/store_files.hpp"
 #include "bindings.hpp"
+#include "detail/cache/kernel_cache_json.hpp"
+#include "detail/cache/store_files.hpp"
 #include "errors.hpp"
 
 #include <chrono>

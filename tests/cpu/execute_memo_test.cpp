@@ -6,10 +6,10 @@
 #define BOOST_TEST_MODULE execute_memo
 #include <boost/test/unit_test.hpp>
 
-#include "api/built_graph.hpp"
-#include "api/checkout_memo.hpp"
 #include "backend/library.hpp"
 #include "backend/variant_pack.hpp"
+#include "detail/common/checkout_memo.hpp"
+#include "detail/graph/built_graph.hpp"
 
 #include <cudnn.h>
 

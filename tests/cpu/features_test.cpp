@@ -4,7 +4,6 @@
 #define BOOST_TEST_MODULE features
 #include <boost/test/unit_test.hpp>
 
-#include "api/cudnn_error.hpp"
 #include "backend/execution_plan.hpp"
 #include "backend/features.hpp"
 #include "backend/kernel_cache.hpp"
@@ -14,6 +13,7 @@
 #include "backend/operation_slice.hpp"
 #include "backend/variant_pack.hpp"
 #include "backend/version.hpp"
+#include "detail/cudnn/cudnn_error.hpp"
 
 #include "api/version.hpp"
 

@@ -7,8 +7,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include "api/graph.hpp"
-#include "api/graph_access.hpp"
 #include "api/layout.hpp"
+#include "detail/graph/graph_access.hpp"
 
 #include <memory>
 

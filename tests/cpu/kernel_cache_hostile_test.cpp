@@ -6,9 +6,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include "api/kernel_cache.hpp"
-#include "api/kernel_cache_access.hpp"
-#include "api/kernel_cache_json.hpp"
-#include "api/kernel_cache_schema.hpp"
+#include "detail/cache/kernel_cache_access.hpp"
+#include "detail/cache/kernel_cache_json.hpp"
+#include "detail/cache/kernel_cache_schema.hpp"
 #include "support/cpu_operation_graph.hpp"
 #include "support/kernel_cache_documents.hpp"
 

@@ -6,10 +6,10 @@
 #include <boost/test/unit_test.hpp>
 
 #include "api/graph.hpp"
-#include "api/graph_access.hpp"
 #include "api/kernel_cache.hpp"
-#include "api/kernel_cache_access.hpp"
 #include "api/kernel_cache_store.hpp"
+#include "detail/cache/kernel_cache_access.hpp"
+#include "detail/graph/graph_access.hpp"
 
 #include <filesystem>
 #include <memory>

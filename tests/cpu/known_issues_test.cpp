@@ -3,8 +3,8 @@
 #define BOOST_TEST_MODULE known_issues
 #include <boost/test/unit_test.hpp>
 
-#include "api/known_issues.hpp"
 #include "backend/features.hpp"
+#include "detail/cudnn/known_issues.hpp"
 
 #include <cstdint>
 #include <string>

@@ -5,7 +5,7 @@
 #define BOOST_TEST_MODULE log
 #include <boost/test/unit_test.hpp>
 
-#include "api/logging.hpp"
+#include "detail/common/logging.hpp"
 #include "support/kernel_cache_documents.hpp"
 
 #include "api/dnngraph.hpp"

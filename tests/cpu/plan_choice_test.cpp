@@ -5,8 +5,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include "api/kernel_cache.hpp"
-#include "api/kernel_cache_access.hpp"
-#include "api/plan_choice.hpp"
+#include "detail/cache/kernel_cache_access.hpp"
+#include "detail/plan/plan_choice.hpp"
 #include "support/cpu_operation_graph.hpp"
 
 #include <cudnn.h>

@@ -6,7 +6,7 @@
 
 #include "api/graph.hpp"
 #include "api/plan.hpp"
-#include "api/plan_filter.hpp"
+#include "detail/plan/plan_filter.hpp"
 
 #include <cudnn.h>
 

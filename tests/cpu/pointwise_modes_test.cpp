@@ -44,7 +44,7 @@ PointwiseAttributes pointwise(std::string name, PointwiseMode mode) {
 
 // Inputs of the mode's arity with the types its family takes, Y [2, 3, 40] non-virtual.
 // Numeric inputs have `type`; the second input broadcasts as [2, 1, 40] (one dim: see the
-// comparison broadcast rule in api/nodes/pointwise.cpp).
+// comparison broadcast rule in detail/nodes/pointwise.cpp).
 TensorPtr add_mode(Graph& g, PointwiseMode mode, DataType type) {
   const int n = dnngraph::arity(mode);
   const bool logical = family(mode) == PointwiseFamily::Logical;

@@ -122,7 +122,7 @@ BOOST_AUTO_TEST_CASE(output_dims_the_user_set_that_agree_are_kept) {
 // Pointwise dims.
 
 // Rank 4: a graph of pointwise nodes alone refuses two-dim broadcasts at rank 3 (see
-// api/nodes/pointwise.hpp); the inference itself is the same at any rank.
+// detail/nodes/pointwise.hpp); the inference itself is the same at any rank.
 BOOST_AUTO_TEST_CASE(pointwise_broadcasts_a_bias_over_batch_and_rows) {
   Graph g;
   g.set_io_data_type(DataType::Half);

@@ -3,7 +3,7 @@
 #define BOOST_TEST_MODULE version
 #include <boost/test/unit_test.hpp>
 
-#include "api/version_check.hpp"
+#include "detail/cudnn/version_check.hpp"
 
 #include "api/dnngraph.hpp"
 

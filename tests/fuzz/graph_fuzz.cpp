@@ -8,8 +8,8 @@
 // input gives a value or an Error; no crash, no undefined behaviour, no leak; the kernel cache of
 // every graph that builds one persists. Build and run: tests/fuzz/CMakeLists.txt.
 #include "api/graph.hpp"
-#include "api/graph_access.hpp"
 #include "api/kernel_cache.hpp"
+#include "detail/graph/graph_access.hpp"
 #include "plausible_graphs.hpp"
 
 #include <fuzzer/FuzzedDataProvider.h>

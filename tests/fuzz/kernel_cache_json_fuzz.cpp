@@ -11,7 +11,7 @@
 // byte mutations (broken syntax, duplicate member names).
 // Built by scripts/fuzz (DNNGRAPH_FUZZ=ON) with -fsanitize=fuzzer,address,undefined.
 #include "api/kernel_cache.hpp"
-#include "api/kernel_cache_access.hpp"
+#include "detail/cache/kernel_cache_access.hpp"
 #include "support/cpu_operation_graph.hpp"
 
 #include <boost/json.hpp>

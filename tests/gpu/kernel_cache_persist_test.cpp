@@ -19,8 +19,8 @@
 #include <cuda_runtime_api.h>
 
 #include "api/dnngraph.hpp"
-#include "api/graph_access.hpp"
-#include "api/known_issues.hpp"
+#include "detail/cudnn/known_issues.hpp"
+#include "detail/graph/graph_access.hpp"
 
 #include <array>
 #include <cctype>

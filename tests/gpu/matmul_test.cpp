@@ -307,7 +307,7 @@ BOOST_AUTO_TEST_CASE(batched_matmul_multiplies_each_batch_separately) {
 }
 
 // The bias [1, 1, N] broadcasts along the batch and the rows: two dims, which a graph of
-// pointwise nodes alone gets wrong at rank 3 (api/nodes/pointwise.hpp); behind a matmul it is
+// pointwise nodes alone gets wrong at rank 3 (detail/nodes/pointwise.hpp); behind a matmul it is
 // the epilogue's own case.
 BOOST_AUTO_TEST_CASE(batched_matmul_bias_relu_broadcasts_the_bias_over_batch_and_rows) {
   check_against_reference({.name = "half batched matmul + bias + relu (b = 3)",

@@ -7,7 +7,7 @@
 
 #include "api/handle.hpp"
 #include "api/kernel_cache.hpp"
-#include "api/plan_choice.hpp"
+#include "detail/plan/plan_choice.hpp"
 #include "support/cpu_operation_graph.hpp"
 
 #include <optional>

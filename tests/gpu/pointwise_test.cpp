@@ -219,7 +219,7 @@ void check_binary(Handle& handle, PointwiseMode mode, DataType type, const Dims&
 }
 
 // Shapes cuDNN computed wrong in a graph of pointwise nodes alone (measured here, see
-// api/nodes/pointwise.hpp): validation must refuse them with a ShapeMismatch that says why.
+// detail/nodes/pointwise.hpp): validation must refuse them with a ShapeMismatch that says why.
 void check_refused(PointwiseMode mode, DataType type, const Dims& x_dims, const Dims& b_dims) {
   const std::string what = label(
       mode, type,

@@ -1,0 +1,210 @@
+// The kernel-cache store's file operations over POSIX calls.
+#include "detail/cache/store_files.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+namespace dnngraph::detail {
+
+namespace {
+
+Error io_error(std::string_view doing, const std::filesystem::path& path, int error_number) {
+  return Error{ErrorCode::IoFailure, "kernel cache store: " + std::string(doing) + " " +
+                                         path.string() + ": " +
+                                         std::generic_category().message(error_number)};
+}
+
+Result<void> write_all(int fd, std::string_view text, const std::filesystem::path& path) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return std::unexpected(io_error("write", path, errno));
+    }
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+// What st_mode says a non-regular file is, for messages.
+std::string_view kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// open(2) of a regular file and nothing else, with its fstat: O_NOFOLLOW refuses a symbolic
+// link (which could lead to /dev/zero, or make O_CREAT create its target), O_NONBLOCK keeps a
+// FIFO from blocking the open until a writer comes. A symbolic link or another kind of file is
+// InvalidJson (what is there can be no document of the store); a failed call is IoFailure.
+Result<std::pair<int, struct stat>> open_regular(const std::filesystem::path& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ELOOP) {
+    return make_error(ErrorCode::InvalidJson, "kernel cache store: " + path.string() +
+                                                  " is a symbolic link; the store opens only "
+                                                  "regular files, never through a link");
+  }
+  if (fd < 0) {
+    return std::unexpected(io_error("open", path, errno));
+  }
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) {
+    const int error_number = errno;
+    ::close(fd);
+    return std::unexpected(io_error("stat", path, error_number));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return make_error(ErrorCode::InvalidJson, "kernel cache store: " + path.string() + " is " +
+                                                  std::string(kind_of(st.st_mode)) +
+                                                  "; the store opens only regular files");
+  }
+  return std::pair{fd, st};
+}
+
+Result<void> sync_folder(const std::filesystem::path& folder) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    return std::unexpected(io_error("open the folder", folder, errno));
+  }
+  const int rc = ::fsync(fd);
+  const int error_number = errno;
+  ::close(fd);
+  if (rc != 0) {
+    return std::unexpected(io_error("fsync the folder", folder, error_number));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<FolderLock> FolderLock::acquire(const std::filesystem::path& folder,
+                                       std::chrono::milliseconds patience) {
+  const std::filesystem::path path = folder / lock_file_name;
+  auto opened = open_regular(path, O_RDWR | O_CREAT);
+  if (!opened && opened.error().code == ErrorCode::InvalidJson) {  // a link or no regular file
+    return make_error(ErrorCode::IoFailure, opened.error().message +
+                                                "; it is the store's lock file: remove it, the "
+                                                "store makes a new one");
+  }
+  if (!opened) {
+    return std::unexpected(opened.error());
+  }
+  const int fd = opened->first;
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      const int error_number = errno;
+      ::close(fd);
+      return std::unexpected(io_error("lock", path, error_number));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::close(fd);
+      return make_error(ErrorCode::IoFailure, "kernel cache store: " + path.string() +
+                                                  " is still locked by another " + "writer after " +
+                                                  std::to_string(patience.count()) + " ms");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return FolderLock(fd);
+}
+
+FolderLock::FolderLock(FolderLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+FolderLock& FolderLock::operator=(FolderLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) {
+      ::close(fd_);  // closing the last descriptor of the open file releases the flock
+    }
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+FolderLock::~FolderLock() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+  }
+}
+
+Result<void> replace_file(const std::filesystem::path& path, std::string_view text) {
+  // Unique among this process's threads (the counter) and other processes (the pid).
+  static std::atomic<unsigned> counter{0};
+  std::filesystem::path temporary = path;
+  temporary += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(++counter);
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return std::unexpected(io_error("create", temporary, errno));
+  }
+  auto written = write_all(fd, text, temporary);
+  if (written && ::fsync(fd) != 0) {
+    written = std::unexpected(io_error("fsync", temporary, errno));
+  }
+  if (::close(fd) != 0 && written) {
+    written = std::unexpected(io_error("close", temporary, errno));
+  }
+  if (written && ::rename(temporary.c_str(), path.c_str()) != 0) {
+    written = std::unexpected(io_error("rename into place", path, errno));
+  }
+  if (!written) {
+    ::unlink(temporary.c_str());
+    return written;
+  }
+  // The rename is durable only once the folder's entry is.
+  return sync_folder(path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path());
+}
+
+Result<std::string> read_file(const std::filesystem::path& path, std::size_t limit) {
+  auto opened = open_regular(path, O_RDONLY);
+  if (!opened) {
+    return std::unexpected(opened.error());
+  }
+  const auto [fd, st] = *opened;
+  if (static_cast<std::uintmax_t>(st.st_size) > limit) {
+    ::close(fd);
+    return make_error(ErrorCode::InvalidJson, "kernel cache store: " + path.string() + " has " +
+                                                  std::to_string(st.st_size) +
+                                                  " bytes, more than the " + std::to_string(limit) +
+                                                  " a document may have");
+  }
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      const int error_number = errno;
+      ::close(fd);
+      return std::unexpected(io_error("read", path, error_number));
+    }
+    if (n == 0) {
+      break;
+    }
+    if (text.size() + static_cast<std::size_t>(n) > limit) {  // it grew since the fstat
+      ::close(fd);
+      return make_error(ErrorCode::InvalidJson, "kernel cache store: " + path.string() +
+                                                    " has more than the " + std::to_string(limit) +
+                                                    " bytes a document may have");
+    }
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace dnngraph::detail

@@ -1,0 +1,555 @@
+// detail::BuiltGraph: plan assembly at build, then execute, workspace queries and override
+// checks on the built plan.
+#include "detail/graph/built_graph.hpp"
+
+#include "api/layout.hpp"
+#include "detail/common/checked.hpp"
+
+#include "backend/features.hpp"
+#include "backend/version.hpp"
+#include "detail/cache/kernel_cache_access.hpp"
+#include "detail/cudnn/cudnn_error.hpp"
+#include "detail/cudnn/known_issues.hpp"
+#include "detail/plan/plan_choice.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <unordered_map>
+
+namespace dnngraph::detail {
+
+std::shared_ptr<const CheckedOverrides> OverrideMemo::find(const Overrides& o) {
+  std::scoped_lock lock(mutex_);
+  auto it = std::ranges::find_if(sets_, [&](const auto& set) { return set->equals(o); });
+  if (it == sets_.end()) {
+    return nullptr;
+  }
+  std::rotate(sets_.begin(), it, it + 1);
+  return sets_.front();
+}
+
+namespace {
+
+// Writes a call's PackEntry::key.
+class KeyWriter {
+ public:
+  bool value(std::int64_t v) {
+    key_.push_back(v);
+    return true;
+  }
+  bool values(std::span<const std::int64_t> v) {
+    key_.push_back(static_cast<std::int64_t>(v.size()));
+    key_.insert(key_.end(), v.begin(), v.end());
+    return true;
+  }
+  [[nodiscard]] std::vector<std::int64_t> take() { return std::move(key_); }
+
+ private:
+  std::vector<std::int64_t> key_;
+};
+
+// Compares a call with a PackEntry::key as KeyWriter writes it, value by value: false at the
+// first difference (no key is made per call).
+class KeyReader {
+ public:
+  explicit KeyReader(std::span<const std::int64_t> key) : rest_(key) {}
+  bool value(std::int64_t v) {
+    if (rest_.empty() || rest_.front() != v) {
+      return false;
+    }
+    rest_ = rest_.subspan(1);
+    return true;
+  }
+  bool values(std::span<const std::int64_t> v) {
+    if (!value(static_cast<std::int64_t>(v.size())) || rest_.size() < v.size()) {
+      return false;
+    }
+    // A plain loop: the lists are a tensor's rank long, too short for a memcmp call to pay.
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (v[i] != rest_[i]) {
+        return false;
+      }
+    }
+    rest_ = rest_.subspan(v.size());
+    return true;
+  }
+  [[nodiscard]] bool done() const noexcept { return rest_.empty(); }
+
+ private:
+  std::span<const std::int64_t> rest_;
+};
+
+std::int64_t address(void* p) {
+  return static_cast<std::int64_t>(std::bit_cast<std::uintptr_t>(p));
+}
+
+// Hands `key` the values of a call's PackEntry::key in order (see pack_key); false at the first
+// it refuses.
+template <class Key>
+bool walk_key(Key& key, std::span<void* const> pointers, void* workspace,
+              const Overrides& overrides) {
+  if (!key.value(static_cast<std::int64_t>(pointers.size()))) {
+    return false;
+  }
+  for (void* p : pointers) {
+    if (!key.value(address(p))) {
+      return false;
+    }
+  }
+  if (!key.value(address(workspace)) || !key.values(overrides.uids)) {
+    return false;
+  }
+  for (const std::span<const std::vector<std::int64_t>> lists :
+       {overrides.shapes, overrides.strides}) {
+    if (!key.value(static_cast<std::int64_t>(lists.size()))) {
+      return false;
+    }
+    for (const std::vector<std::int64_t>& list : lists) {
+      if (!key.values(list)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> pack_key(std::span<void* const> pointers, void* workspace,
+                                   const Overrides& overrides) {
+  KeyWriter key;
+  walk_key(key, pointers, workspace, overrides);
+  return key.take();
+}
+
+bool PackEntry::serves(std::span<void* const> call_pointers, void* call_workspace,
+                       const Overrides& call_overrides) const {
+  KeyReader reader(key);
+  return walk_key(reader, call_pointers, call_workspace, call_overrides) && reader.done();
+}
+
+void OverrideMemo::insert(std::shared_ptr<const CheckedOverrides> checked) {
+  std::scoped_lock lock(mutex_);
+  if (sets_.size() == capacity) {
+    sets_.pop_back();
+  }
+  sets_.insert(sets_.begin(), std::move(checked));
+}
+
+namespace {
+
+// Overrides: the operation graph's own flag (backend::Feature::OverrideShapeFlag, 9.21); below
+// it a dynamic-shape graph, whose plans take the variant pack's override shapes (9.18+), for the
+// node kinds proven exact there (known issues dynamic-graph-conv-overrides and
+// dynamic-graph-matmul-epilogue-overrides say what the others did).
+Result<bool> native_override_or_refuse(const GraphView& graph) {
+  if (backend::available(backend::Feature::OverrideShapeFlag)) {
+    return true;
+  }
+  for (const auto& node : graph.nodes) {
+    if (!node->exact_overrides_on_dynamic_graphs()) {
+      return make_error(
+          ErrorCode::VersionTooOld,
+          "build: override shapes on " + node->describe() + ": " +
+              backend::too_old_message(backend::Feature::OverrideShapeFlag) +
+              ". Below 9.21 overrides go through a dynamic-shape graph; on the H200 "
+              "with cuDNN 9.19 only a matmul alone ran exact there (convolutions returned "
+              "wrong numbers, a pointwise node after a matmul failed in the driver at "
+              "execute). Without overrides, build per shape with a dynamic-shape graph and "
+              "a kernel cache");
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<Topology> bind_topology(const GraphView& graph, const BuildRequest& request) {
+  auto lowered = lower_graph(graph);
+  if (!lowered) {
+    return std::unexpected(lowered.error());
+  }
+  bool native_override = false;
+  if (request.override_shape) {
+    auto native = native_override_or_refuse(graph);
+    if (!native) {
+      return std::unexpected(native.error());
+    }
+    native_override = *native;
+  }
+  const bool dynamic = request.dynamic_shape || (request.override_shape && !native_override);
+  auto op_graph =
+      make_operation_graph(request.handle, *lowered,
+                           {.dynamic_shape = dynamic, .override_shape = native_override}, "build");
+  if (!op_graph) {
+    return std::unexpected(op_graph.error());
+  }
+  // Plans for other override shapes (the workspace query below 9.23) reuse this plan's kernel
+  // through a cache: the user's, or one of the graph's own.
+  std::shared_ptr<KernelCache> cache = request.cache;
+  if (!cache && dynamic && request.override_shape) {
+    cache = std::make_shared<KernelCache>();
+  }
+  if (cache) {
+    if (auto built_cache = KernelCacheAccess::build(*cache, *op_graph); !built_cache) {
+      return std::unexpected(built_cache.error());
+    }
+  }
+  return Topology{std::move(*lowered), std::move(*op_graph), std::move(cache), native_override,
+                  dynamic};
+}
+
+Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& graph,
+                                                            const BuildRequest& request) {
+  auto topology = bind_topology(graph, request);
+  if (!topology) {
+    return std::unexpected(topology.error());
+  }
+  auto& [lowered, op_graph, cache, native_override, dynamic] = *topology;
+  GraphTraits traits;
+  for (const auto& node : graph.nodes) {
+    node->note_traits(traits);
+  }
+  traits.override_shapes = request.override_shape;
+  traits.dynamic_shape = dynamic;
+  auto chosen = choose_plan({op_graph, request.handle, request.modes, cache.get(),
+                             request.cache_first, traits, request.policy});
+  if (!chosen) {
+    if (native_override && chosen.error().code == ErrorCode::NoEngine) {
+      // Measured with cuDNN 9.27: conv_fprop + ReLU gets no engine config at all with the flag.
+      return make_error(ErrorCode::NoEngine,
+                        chosen.error().message +
+                            "\n  (the operation graph has the override-shape flag: cuDNN " +
+                            backend::version_string(backend::loaded_version()) +
+                            " offers no engine for execute-time shapes on this graph; build "
+                            "without set_override_shape_enabled, or per shape with a kernel "
+                            "cache)");
+    }
+    if (chosen.error().code == ErrorCode::NoEngine) {
+      if (const KnownIssue* issue =
+              known_issue_explaining_no_engine(traits, backend::loaded_version())) {
+        return make_error(ErrorCode::NoEngine,
+                          chosen.error().message + "\n  (" + describe(*issue) + ")");
+      }
+    }
+    return std::unexpected(chosen.error());
+  }
+  auto built = std::make_unique<BuiltGraph>(std::move(lowered), std::move(op_graph),
+                                            std::move(chosen->plan), std::move(chosen->info));
+  struct Io {
+    std::int64_t uid;
+    std::string name;
+    bool by_value = false;
+    std::int64_t bits = 0;  // a by-value scalar's bytes: a Float in the first four, or an Int64
+  };
+  std::vector<Io> io;
+  for (const auto& t : graph.tensors) {
+    if (const auto uid = t->uid(); uid && !t->is_virtual()) {  // validate() gave every one
+      Io entry{*uid, t->describe(), t->is_pass_by_value(), t->int_value().value_or(0)};
+      if (const auto value = t->value()) {
+        std::memcpy(&entry.bits, &*value, sizeof(float));
+      }
+      io.push_back(std::move(entry));
+    }
+  }
+  // Workspace tensors, each at a 256-byte boundary of the caller's workspace, before cuDNN's.
+  std::unordered_map<std::int64_t, std::int64_t> offsets;
+  for (const auto& node : graph.nodes) {
+    for (const TensorAttributes* t : node->workspace_tensors()) {
+      const auto uid = t->uid();
+      const auto count = element_count(t->dim());
+      const auto type = t->data_type();
+      const auto bytes = count && type ? checked_mul(*count, size_of(*type)) : std::nullopt;
+      if (!uid || !bytes) {
+        return make_error(ErrorCode::InvalidState, "build: workspace tensor " + t->describe() +
+                                                       " has no uid or no settled layout");
+      }
+      offsets.emplace(*uid, built->tensor_workspace_);
+      io.push_back({*uid, t->describe(), false, 0});
+      constexpr std::int64_t alignment = 256;
+      built->tensor_workspace_ += (*bytes + alignment - 1) / alignment * alignment;
+    }
+  }
+  std::ranges::sort(io, {}, &Io::uid);
+  built->values_ = std::make_unique<std::int64_t[]>(io.size());
+  for (std::size_t i = 0; i < io.size(); ++i) {
+    built->io_uids_.push_back(io[i].uid);
+    built->io_names_.push_back(std::move(io[i].name));
+    built->by_value_.push_back(io[i].by_value);
+    built->values_[i] = io[i].bits;
+    const auto offset = offsets.find(io[i].uid);
+    built->workspace_offsets_.push_back(offset == offsets.end() ? -1 : offset->second);
+  }
+  // What execute needs: the workspace tensors, then cuDNN's own.
+  built->info_.workspace_size += built->tensor_workspace_;
+  built->cache_ = std::move(cache);
+  if (request.override_shape) {
+    built->override_enabled_ = true;
+    built->native_workspace_ = backend::has_workspace_size_for();
+    built->info_.override_path = native_override ? "operation graph override flag (cuDNN >= 9.21)"
+                                                 : "dynamic-shape graph (cuDNN < 9.21)";
+    built->info_.override_workspace_path =
+        built->native_workspace_
+            ? "cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)"
+            : "a plan built for the override shapes with the same engine config";
+  }
+  return built;
+}
+
+Result<std::shared_ptr<const CheckedOverrides>> BuiltGraph::check(const Overrides& overrides,
+                                                                  const GraphView& graph) const {
+  if (auto known = memo_.find(overrides)) {
+    return known;
+  }
+  auto layout = check_overrides(overrides, graph.tensors, graph.nodes);
+  if (!layout) {
+    return std::unexpected(layout.error());
+  }
+  auto checked = std::make_shared<CheckedOverrides>(OverrideLists(overrides), std::move(*layout));
+  memo_.insert(checked);
+  return checked;
+}
+
+namespace {
+
+// The data pointers of one execute, in the built graph's uid order: on the stack for the graphs
+// people build (no allocation per call), on the heap past that.
+class PointerSlots {
+ public:
+  explicit PointerSlots(std::size_t n) : n_(n) {
+    if (n_ > inline_capacity) {
+      heap_.resize(n_);
+    }
+  }
+  [[nodiscard]] std::span<void*> get() noexcept {
+    return n_ > inline_capacity ? std::span<void*>(heap_) : std::span<void*>(inline_.data(), n_);
+  }
+
+ private:
+  static constexpr std::size_t inline_capacity = 16;
+  std::size_t n_;
+  std::array<void*, inline_capacity> inline_{};
+  std::vector<void*> heap_;
+};
+
+}  // namespace
+
+Result<void> BuiltGraph::fill_pointers(const std::unordered_map<std::int64_t, void*>& variant_pack,
+                                       std::span<void*> pointers) const {
+  // One pass over the user's map (no hashing): each uid finds its slot in the sorted uid table.
+  // A slot nobody filled keeps `unset`, which no caller's pointer can equal.
+  static char unset_marker = 0;
+  void* const unset = &unset_marker;
+  std::ranges::fill(pointers, unset);
+  for (const auto& [uid, pointer] : variant_pack) {
+    const auto it = std::ranges::lower_bound(io_uids_, uid);
+    if (it == io_uids_.end() || *it != uid) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        "execute: the variant pack names uid " + std::to_string(uid) +
+                            ", which is no non-virtual tensor of this graph");
+    }
+    pointers[static_cast<std::size_t>(it - io_uids_.begin())] = pointer;
+  }
+  for (std::size_t i = 0; i < io_uids_.size(); ++i) {
+    if (workspace_offsets_[i] >= 0) {
+      if (pointers[i] != unset) {
+        return make_error(ErrorCode::InvalidAttribute,
+                          "execute: the variant pack names uid " + std::to_string(io_uids_[i]) +
+                              ", but tensor " + io_names_[i] +
+                              " lives in the workspace dnngraph gives it; leave it out");
+      }
+      continue;  // place_workspace_tensors() points it into the workspace
+    }
+    if (by_value_[i]) {
+      if (pointers[i] != unset) {
+        return make_error(ErrorCode::InvalidAttribute,
+                          "execute: the variant pack names uid " + std::to_string(io_uids_[i]) +
+                              ", but tensor " + io_names_[i] +
+                              " is passed by value (its value was fixed at build); leave it out");
+      }
+      pointers[i] = &values_[i];  // cuDNN reads a by-value tensor through a host pointer
+      continue;
+    }
+    if (pointers[i] == unset) {
+      return make_error(
+          ErrorCode::MissingTensor,
+          "execute: the variant pack has no device pointer for tensor " + io_names_[i]);
+    }
+    if (pointers[i] == nullptr) {
+      return make_error(ErrorCode::NullPointer,
+                        "execute: the device pointer for tensor " + io_names_[i] + " is null");
+    }
+  }
+  return {};
+}
+
+void* BuiltGraph::place_workspace_tensors(void* workspace, std::span<void*> pointers) const {
+  if (tensor_workspace_ == 0 || workspace == nullptr) {
+    return workspace;
+  }
+  auto* base = static_cast<std::byte*>(workspace);
+  for (std::size_t i = 0; i < io_uids_.size(); ++i) {
+    if (workspace_offsets_[i] >= 0) {
+      pointers[i] = base + workspace_offsets_[i];
+    }
+  }
+  return base + tensor_workspace_;
+}
+
+Result<void> BuiltGraph::check_workspace(cudnnHandle_t handle, void* workspace,
+                                         const CheckedOverrides* checked,
+                                         const GraphView& graph) const {
+  if (workspace == nullptr && checked != nullptr) {
+    // What these shapes need (a memoized query), not what the build shape needed.
+    auto needed = checked->known_workspace();
+    if (!needed) {
+      auto queried = query_workspace(handle, *checked, graph);
+      if (!queried) {
+        return std::unexpected(queried.error());
+      }
+      needed = *queried;
+    }
+    if (*needed > 0) {
+      return make_error(ErrorCode::NullPointer,
+                        "execute: with these overrides the plan needs a workspace of " +
+                            std::to_string(*needed) + " bytes, but the workspace pointer is null");
+    }
+  } else if (workspace == nullptr && info_.workspace_size > 0) {
+    return make_error(ErrorCode::NullPointer, "execute: the plan needs a workspace of " +
+                                                  std::to_string(info_.workspace_size) +
+                                                  " bytes, but the workspace pointer is null");
+  }
+  return {};
+}
+
+Result<void> BuiltGraph::execute(cudnnHandle_t handle,
+                                 const std::unordered_map<std::int64_t, void*>& variant_pack,
+                                 void* workspace, const Overrides& overrides,
+                                 const GraphView& graph) const {
+  PointerSlots slots(io_uids_.size());
+  const std::span<void*> pointers = slots.get();
+  auto filled = fill_pointers(variant_pack, pointers);
+  void* const cudnn_workspace = place_workspace_tensors(workspace, pointers);
+  if (!filled) {
+    // Overrides decide what the rest of the call means: their refusal comes first.
+    if (!overrides.empty()) {
+      if (auto ok = check(overrides, graph); !ok) {
+        return std::unexpected(ok.error());
+      }
+    }
+    return filled;
+  }
+  // The variant pack of an earlier call with the same pointers, workspace and override lists
+  // (compared with the caller's spans: one lock, and the set the pack holds passed the checks
+  // then), or a new one. It is ours alone until put back.
+  auto entry =
+      packs_.take([&](const PackEntry& e) { return e.serves(pointers, workspace, overrides); });
+  std::shared_ptr<const CheckedOverrides> fresh;  // a set checked now, for a new pack
+  const CheckedOverrides* checked = entry ? entry->overrides.get() : nullptr;
+  if (!entry && !overrides.empty()) {
+    auto ok = check(overrides, graph);
+    if (!ok) {
+      return std::unexpected(ok.error());
+    }
+    fresh = std::move(*ok);
+    checked = fresh.get();
+  }
+  if (auto ok = check_workspace(handle, workspace, checked, graph); !ok) {
+    if (entry) {
+      packs_.put(std::move(*entry));
+    }
+    return ok;
+  }
+  if (!entry) {
+    auto pack = make_variant_pack(io_uids_, pointers, cudnn_workspace,
+                                  checked != nullptr ? &checked->lists : nullptr, "execute");
+    if (!pack) {
+      return std::unexpected(pack.error());
+    }
+    entry.emplace(PackEntry{.key = pack_key(pointers, workspace, overrides),
+                            .overrides = std::move(fresh),
+                            .pack = std::move(*pack)});
+  }
+  auto ran = cache_ ? KernelCacheAccess::execute_plan(*cache_, handle, plan_, entry->pack)
+                    : backend::execute(handle, plan_, entry->pack);
+  if (!ran) {
+    // Not kept: a pack cuDNN refused once is not offered again.
+    return std::unexpected(cudnn_error(ran.error(), "execute"));
+  }
+  packs_.put(std::move(*entry));
+  return {};
+}
+
+Result<std::int64_t> BuiltGraph::workspace_size(cudnnHandle_t handle, const Overrides& overrides,
+                                                const GraphView& graph) const {
+  auto checked = check(overrides, graph);
+  if (!checked) {
+    return std::unexpected(checked.error());
+  }
+  if (auto known = (*checked)->known_workspace()) {
+    return *known;
+  }
+  return query_workspace(handle, **checked, graph);
+}
+
+Result<std::int64_t> BuiltGraph::query_workspace(cudnnHandle_t handle,
+                                                 const CheckedOverrides& checked,
+                                                 const GraphView& graph) const {
+  std::int64_t bytes = 0;
+  if (native_workspace_) {
+    // cuDNN >= 9.23 answers for a variant pack that carries the overrides; no data is read.
+    std::vector<void*> no_data(io_uids_.size(), nullptr);
+    for (std::size_t i = 0; i < no_data.size(); ++i) {
+      if (by_value_[i]) {
+        no_data[i] = &values_[i];
+      }
+    }
+    auto pack = make_variant_pack(io_uids_, no_data, nullptr, &checked.lists, "get_workspace_size");
+    if (!pack) {
+      return std::unexpected(pack.error());
+    }
+    auto queried = backend::workspace_size_for(handle, plan_, *pack);
+    if (!queried) {
+      return std::unexpected(cudnn_error(queried.error(), "get_workspace_size"));
+    }
+    bytes = *queried;
+  } else {
+    // Before 9.23: a plan of the same engine config for the override shapes (through the
+    // kernel cache: no compilation), lowered like build() with the checked layout, asked.
+    auto lowered = lower_graph(graph, &checked.layout);
+    if (!lowered) {
+      return std::unexpected(lowered.error());
+    }
+    auto op_graph =
+        make_operation_graph(handle, *lowered, {.dynamic_shape = true}, "get_workspace_size");
+    if (!op_graph) {
+      return std::unexpected(op_graph.error());
+    }
+    auto plan = plan_for_choice(*op_graph, handle, EngineChoice{info_.engine_id, info_.knobs},
+                                cache_.get());
+    if (!plan) {
+      return make_error(plan.error().code,
+                        "get_workspace_size: no plan of the built engine config for these "
+                        "overrides: " +
+                            plan.error().message);
+    }
+    auto workspace = plan->workspace_size();
+    if (!workspace) {
+      return std::unexpected(cudnn_error(workspace.error(), "get_workspace_size"));
+    }
+    bytes = *workspace;
+  }
+  // The workspace tensors come first (their build shapes: a graph with any takes no overrides
+  // that change them, see Node::workspace_tensors).
+  bytes += tensor_workspace_;
+  // Two threads may both ask before either stores: they store the same answer.
+  checked.workspace.store(bytes, std::memory_order_release);
+  return bytes;
+}
+
+}  // namespace dnngraph::detail

@@ -1,0 +1,342 @@
+// Attention backward node: checks, shape inference and the composite lowering (the operation
+// sequence, dims and types of cudnn-frontend 1.32's CompositeSDPABackwardNode, read for facts).
+#include "detail/nodes/sdpa_backward.hpp"
+
+#include "api/layout.hpp"
+
+#include <utility>
+
+namespace dnngraph::detail {
+
+std::vector<TensorPtr> SdpaBackwardPorts::inputs() const {
+  std::vector<TensorPtr> list;
+  append_present(list, {q, k, v, o, d_o, stats, seq_len_q, seq_len_kv, scale, neg_inf, d_scale,
+                        dropout.seed, dropout.offset, dropout.scale});
+  return list;
+}
+
+std::vector<TensorPtr> SdpaBackwardPorts::outputs() const {
+  std::vector<TensorPtr> list;
+  append_present(list, {dq, dk, dv, d_sum, dropout.output_mask()});
+  return list;
+}
+
+std::vector<TensorPtr> SdpaBackwardPorts::internals() const {
+  std::vector<TensorPtr> list;
+  append_present(list, {do_o, do_o_sum, scores, scaled});
+  masks.append_to(list);
+  append_present(list, {centered, probs, dropout.internal_mask(), probs_kept, probs_dropped,
+                        probs_t, dv_heads, dp, dp_kept, dp_centered, ds_unscaled, ds_dropped, ds,
+                        ds_t, dk_heads, k_view, dq_accum});
+  return list;
+}
+
+namespace {
+
+// With grouped-query attention dK and dV are first made per query head, [b, h_q, s_kv, d] in the
+// io type (then summed over each group): more elements than K, V or the scores may have, so their
+// extent is checked before their strides are computed.
+Result<void> check_head_gradients(const std::string& node, const SdpaBackwardPorts& p) {
+  const auto& q = p.q->dim();
+  const std::int64_t s_kv = p.k->dim()[2];
+  const std::int64_t element = size_of(p.q->data_type().value_or(DataType::Half));  // checked: set
+  for (const auto& [heads, of] :
+       {std::pair{p.dk_heads.get(), p.k.get()}, std::pair{p.dv_heads.get(), p.v.get()}}) {
+    if (heads == nullptr) {
+      continue;
+    }
+    const std::vector<std::int64_t> dims{q[0], q[1], s_kv, of->dim()[3]};
+    if (auto ok = check_layout(dims, {}, element); !ok) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        node + ": the gradient of " + of->describe() +
+                            " per query head is [b, h_q, s_kv, d]; its " + ok.error().message +
+                            "; use fewer query heads or shorter sequences");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> SdpaBackwardNode::check_forward_tensors() const {
+  const auto& q = ports_.q->dim();
+  const std::vector<std::int64_t> o_dims{q[0], q[1], q[2], ports_.v->dim()[3]};
+  for (const auto& [port, t] :
+       {std::pair{"O", ports_.o.get()}, std::pair{"dO", ports_.d_o.get()}}) {
+    if (t->dim() != o_dims) {
+      return make_error(ErrorCode::ShapeMismatch, describe() + ": " + port + " " + t->describe() +
+                                                      " has dims " + to_string(t->dim()) +
+                                                      ", expected " + to_string(o_dims) +
+                                                      " (the forward's O: [b, h_q, s_q, d_v])");
+    }
+    if (t->data_type() != ports_.q->data_type() || t->stride()[3] != 1) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        describe() + ": " + port + " " + t->describe() + " has data type " +
+                            type_name(*t) + " and strides " + to_string(t->stride()) +
+                            "; it takes Q's type (" + type_name(*ports_.q) +
+                            ") and an innermost head dim (stride 1)");
+    }
+  }
+  const std::vector<std::int64_t> stats_dims{q[0], q[1], q[2], 1};
+  if (ports_.stats->dim() != stats_dims) {
+    return make_error(ErrorCode::ShapeMismatch, describe() + ": Stats " + ports_.stats->describe() +
+                                                    " has dims " + to_string(ports_.stats->dim()) +
+                                                    ", expected " + to_string(stats_dims) +
+                                                    " (the forward's Stats: [b, h_q, s_q, 1])");
+  }
+  if (ports_.stats->data_type() != DataType::Float) {
+    return make_error(ErrorCode::UnsupportedDataType,
+                      describe() + ": Stats " + ports_.stats->describe() + " has data type " +
+                          type_name(*ports_.stats) + "; the statistics are Float");
+  }
+  // cudnn-frontend 1.32 refuses this shape for backward ("s_q = s_kv = 1 is not supported").
+  if (q[2] == 1 && ports_.k->dim()[2] == 1) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      describe() +
+                          ": s_q = s_kv = 1; cuDNN's attention backward takes longer "
+                          "sequences (cudnn-frontend refuses this shape too)");
+  }
+  return {};
+}
+
+Result<void> SdpaBackwardNode::settle_gradients(const GraphContext& context) const {
+  const DataType io = ports_.q->data_type().value_or(DataType::Half);  // checked: set
+  const std::array<std::pair<const char*, std::pair<TensorAttributes*, const TensorAttributes*>>, 3>
+      gradients{{{"dQ", {ports_.dq.get(), ports_.q.get()}},
+                 {"dK", {ports_.dk.get(), ports_.k.get()}},
+                 {"dV", {ports_.dv.get(), ports_.v.get()}}}};
+  for (const auto& [port, pair] : gradients) {
+    auto& [grad, of] = pair;
+    if (!grad->data_type()) {
+      grad->set_data_type(io);
+    }
+    if (auto ok = settle_output(*grad, of->dim(), context); !ok) {
+      return ok;
+    }
+    if (grad->data_type() != io || grad->stride()[3] != 1) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        describe() + ": " + port + " " + grad->describe() + " has data type " +
+                            type_name(*grad) + " and strides " + to_string(grad->stride()) +
+                            "; it takes Q's type (" + type_name(*ports_.q) +
+                            ") and an innermost head dim (stride 1)");
+    }
+  }
+  if (!ports_.d_sum->data_type()) {
+    ports_.d_sum->set_data_type(DataType::Float);
+  }
+  if (ports_.d_sum->data_type() != DataType::Float) {
+    return make_error(ErrorCode::UnsupportedDataType,
+                      describe() + ": D " + ports_.d_sum->describe() + " has data type " +
+                          type_name(*ports_.d_sum) + "; rowsum(dO * O) is Float");
+  }
+  const auto& q = ports_.q->dim();
+  if (auto ok = settle_output(*ports_.d_sum, {q[0], q[1], q[2], 1}, context); !ok) {
+    return ok;
+  }
+  return ports_.dropout.settle(describe(), {q[0], q[1], q[2], ports_.k->dim()[2]},
+                               [&](TensorAttributes& mask, const std::vector<std::int64_t>& dims) {
+                                 return settle_output(mask, dims, context);
+                               });
+}
+
+void SdpaBackwardNode::settle_internals() {
+  const auto& q = ports_.q->dim();
+  const std::int64_t b = q[0], h_q = q[1], s_q = q[2], d = q[3];
+  const std::int64_t s_kv = ports_.k->dim()[2];
+  const std::int64_t d_v = ports_.v->dim()[3];
+  const DataType io = ports_.q->data_type().value_or(DataType::Half);  // checked: set
+  const std::vector<std::int64_t> score_dims{b, h_q, s_q, s_kv};
+  const auto settle = [](const TensorPtr& t, const std::vector<std::int64_t>& dims, DataType type) {
+    if (t) {
+      t->set_dim(dims).set_stride(packed_strides(dims)).set_data_type(type);
+    }
+  };
+  settle(ports_.do_o, {b, h_q, s_q, d_v}, DataType::Float);
+  settle(ports_.do_o_sum, {b, h_q, s_q, 1}, DataType::Float);
+  for (const TensorPtr& t :
+       {ports_.scores, ports_.scaled, ports_.centered, ports_.probs, ports_.probs_kept,
+        ports_.probs_dropped, ports_.dp, ports_.dp_kept, ports_.dp_centered, ports_.ds_unscaled,
+        ports_.ds_dropped, ports_.ds}) {
+    settle(t, score_dims, DataType::Float);
+  }
+  ports_.masks.settle(score_dims);
+  // P^T and dS^T: views of the scores' memory order with the last two dims swapped, in the io
+  // type (the A operands of the dV and dK matmuls).
+  for (const TensorPtr& t : {ports_.probs_t, ports_.ds_t}) {
+    t->set_dim({b, h_q, s_kv, s_q})
+        .set_stride({h_q * s_q * s_kv, s_q * s_kv, 1, s_kv})
+        .set_data_type(io);
+  }
+  settle(ports_.dv_heads, {b, h_q, s_kv, d_v}, io);
+  settle(ports_.dk_heads, {b, h_q, s_kv, d}, io);
+  settle(ports_.dq_accum, {b, h_q, s_q, d}, DataType::Float);
+  // K from K^T by a reshape: K's dims and strides; Float, the intermediate type cudnn-frontend
+  // gives this virtual tensor.
+  ports_.k_view->set_dim(ports_.k->dim())
+      .set_stride(ports_.k->stride())
+      .set_data_type(DataType::Float);
+}
+
+Result<void> SdpaBackwardNode::infer(const GraphContext& context) {
+  if (auto ok = check_known_compute(attributes_.compute_data_type()); !ok) {
+    return ok;
+  }
+  if (auto ok =
+          check_attention(describe(), attributes_.compute_data_type(),
+                          AttentionSettings::of(attributes_), *ports_.q, *ports_.k, *ports_.v);
+      !ok) {
+    return ok;
+  }
+  if (auto ok = check_forward_tensors(); !ok) {
+    return ok;
+  }
+  if (auto ok = check_head_gradients(describe(), ports_); !ok) {
+    return ok;
+  }
+  if (auto ok = settle_scalar_inputs(4); !ok) {
+    return ok;
+  }
+  if (auto ok = settle_gradients(context); !ok) {
+    return ok;
+  }
+  if (auto ok = check_ragged_needs_padding(
+          describe(), attributes_.padding_mask(),
+          {ports_.q.get(), ports_.k.get(), ports_.v.get(), ports_.o.get(), ports_.d_o.get(),
+           ports_.stats.get(), ports_.dq.get(), ports_.dk.get(), ports_.dv.get()});
+      !ok) {
+    return ok;
+  }
+  settle_internals();
+  return {};
+}
+
+Result<LoweredOperation> SdpaBackwardNode::lower(const TensorTable& /*tensors*/,
+                                                 const GraphContext& /*context*/) const {
+  return make_error(ErrorCode::InvalidState,
+                    describe() + ": a composite node lowers through lower_all()");
+}
+
+Result<std::vector<LoweredOperation>> SdpaBackwardNode::lower_all(
+    const TensorTable& tensors, const GraphContext& /*context*/) const {
+  const SdpaBackwardPorts& p = ports_;
+  AttentionSteps ops(describe(), [&](const TensorAttributes& t) { return lowered(tensors, t); });
+  const backend::Tensor* q = ops.tensor(p.q);
+  const backend::Tensor* o = ops.tensor(p.o);
+  const backend::Tensor* d_o = ops.tensor(p.d_o);
+  const backend::Tensor* stats = ops.tensor(p.stats);
+  const backend::Tensor* seq_q = ops.tensor(p.seq_len_q);
+  const backend::Tensor* seq_kv = ops.tensor(p.seq_len_kv);
+  const backend::Tensor* scale = ops.tensor(p.scale);
+  const backend::Tensor* neg_inf = ops.tensor(p.neg_inf);
+  // V^T: V's uid with its last two dims and strides swapped (K^T likewise, in scores()).
+  auto vt = lower_transposed(*p.v, ops.tensor(p.v->ragged_offset()));
+  if (!vt) {
+    return std::unexpected(vt.error());
+  }
+
+  // The forward's dropout mask, drawn again from its seed and offset: the first operation, where
+  // cudnn-frontend 1.32 puts it.
+  const backend::Tensor* mask = ops.tensor(p.dropout.mask);
+  const backend::Tensor* dropout_scale = ops.tensor(p.dropout.scale);
+  if (mask != nullptr) {
+    ops.rng("dropout mask", AttentionSettings::of(attributes_).keep(), ops.tensor(p.dropout.seed),
+            ops.tensor(p.dropout.offset), mask);
+  }
+
+  // D = rowsum(dO * O) * (1 - p) (* 1 without dropout), written to memory (cuDNN's engines read
+  // it back).
+  const backend::Tensor* do_o = ops.tensor(p.do_o);
+  const backend::Tensor* do_o_sum = ops.tensor(p.do_o_sum);
+  const backend::Tensor* d_sum = ops.tensor(p.d_sum);
+  ops.pointwise("dO * O", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {d_o, o, nullptr}, do_o);
+  ops.reduction("rowsum(dO * O)", CUDNN_REDUCE_TENSOR_ADD, do_o, do_o_sum);
+  ops.pointwise("D", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
+                {do_o_sum, ops.tensor(p.d_scale), nullptr}, d_sum);
+
+  // P = exp(masks(scale * Q K^T) - Stats), the causal mask after the subtraction as
+  // cudnn-frontend orders it.
+  const backend::Tensor* current =
+      ops.scores({.k = *p.k,
+                  .q = q,
+                  .scale = scale,
+                  .seq_q = seq_q,
+                  .seq_kv = seq_kv,
+                  .neg_inf = neg_inf,
+                  .scores = p.scores,
+                  .scaled = p.scaled,
+                  .padding = attributes_.padding_mask() ? &p.masks : nullptr});
+  const backend::Tensor* centered = ops.tensor(p.centered);
+  ops.pointwise("minus Stats", CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, {current, stats, nullptr},
+                centered);
+  current = centered;
+  if (const auto causal = attributes_.causal()) {
+    current = ops.causal_mask(p.masks, *causal, current, seq_q, seq_kv, neg_inf);
+  }
+  const backend::Tensor* probs = ops.tensor(p.probs);
+  ops.pointwise("P", CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, {current, nullptr, nullptr}, probs);
+
+  // dV = P^T dO (per query head, then summed over each group for grouped-query attention); with
+  // dropout P * M / (1 - p), the P the forward's P V read.
+  const backend::Tensor* p_for_dv = probs;
+  if (mask != nullptr) {
+    const backend::Tensor* kept = ops.tensor(p.probs_kept);
+    p_for_dv = ops.tensor(p.probs_dropped);
+    ops.pointwise("P * mask", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {probs, mask, nullptr}, kept);
+    ops.pointwise("P * mask / (1 - p)", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
+                  {kept, dropout_scale, nullptr}, p_for_dv);
+  }
+  const backend::Tensor* probs_t = ops.tensor(p.probs_t);
+  ops.reshape("P^T", p_for_dv, probs_t);
+  ops.gradient("P^T dO", probs_t, d_o, p.dv_heads, ops.tensor(p.dv), {seq_kv, seq_q});
+
+  // dS = (dO V^T - D) * P * scale; with dropout (dO V^T * M - D) * P / (1 - p) * scale.
+  const backend::Tensor* dp = ops.tensor(p.dp);
+  const backend::Tensor* dp_centered = ops.tensor(p.dp_centered);
+  const backend::Tensor* ds_unscaled = ops.tensor(p.ds_unscaled);
+  ops.matmul("dO V^T", {d_o, &*vt, dp}, {seq_q, seq_kv, nullptr});
+  ops.keep(std::move(*vt));
+  if (mask != nullptr) {
+    const backend::Tensor* kept = ops.tensor(p.dp_kept);
+    ops.pointwise("dP * mask", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {dp, mask, nullptr}, kept);
+    dp = kept;
+  }
+  ops.pointwise("dP - D", CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, {dp, d_sum, nullptr}, dp_centered);
+  ops.pointwise("(dP - D) * P", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
+                {dp_centered, probs, nullptr}, ds_unscaled);
+  const backend::Tensor* ds = ds_unscaled;
+  if (mask != nullptr) {
+    ds = ops.tensor(p.ds_dropped);
+    ops.pointwise("dS / (1 - p)", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
+                  {ds_unscaled, dropout_scale, nullptr}, ds);
+  }
+  if (scale != nullptr) {
+    const backend::Tensor* unscaled = ds;
+    ds = ops.tensor(p.ds);
+    ops.pointwise("dS", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {unscaled, scale, nullptr}, ds);
+  }
+
+  // dK = dS^T Q (per query head, then summed over each group).
+  const backend::Tensor* ds_t = ops.tensor(p.ds_t);
+  ops.reshape("dS^T", ds, ds_t);
+  ops.gradient("dS^T Q", ds_t, q, p.dk_heads, ops.tensor(p.dk), {seq_kv, seq_q});
+
+  // dQ = dS K, K read back from K^T by a reshape.
+  auto kt_again = lower_transposed(*p.k, ops.tensor(p.k->ragged_offset()));
+  if (!kt_again) {
+    return std::unexpected(kt_again.error());
+  }
+  const backend::Tensor* k_view = ops.tensor(p.k_view);
+  ops.reshape("K from K^T", &*kt_again, k_view);
+  ops.keep(std::move(*kt_again));
+  if (p.dq_accum) {
+    const backend::Tensor* dq_accum = ops.tensor(p.dq_accum);
+    ops.matmul("dS K", {ds, k_view, dq_accum}, {seq_q, nullptr, seq_kv});
+    ops.pointwise("dQ", CUDNN_POINTWISE_IDENTITY, CUDNN_DATA_FLOAT, {dq_accum, nullptr, nullptr},
+                  ops.tensor(p.dq));
+  } else {
+    ops.matmul("dS K", {ds, k_view, ops.tensor(p.dq)}, {seq_q, nullptr, seq_kv});
+  }
+  return std::move(ops).finish();
+}
+
+}  // namespace dnngraph::detail

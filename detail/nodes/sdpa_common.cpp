@@ -1,0 +1,631 @@
+// What the attention nodes share: input, mask and dropout checks, mask and dropout tensors, the
+// step builder.
+#include "detail/nodes/sdpa_common.hpp"
+
+#include "api/layout.hpp"
+#include "backend/matmul.hpp"
+#include "backend/operation_matmul.hpp"
+#include "backend/operation_paged_cache_load.hpp"
+#include "backend/operation_pointwise.hpp"
+#include "backend/operation_reduction.hpp"
+#include "backend/operation_reshape.hpp"
+#include "backend/pointwise.hpp"
+#include "backend/reduction.hpp"
+#include "detail/common/checked.hpp"
+#include "detail/cudnn/cudnn_error.hpp"
+#include "detail/nodes/rng.hpp"
+
+#include <cmath>
+#include <utility>
+
+namespace dnngraph::detail {
+
+namespace {
+
+// cuDNN's fused attention engines on Hopper (cudnn-frontend 1.32's support surface for
+// cuDNN 9.19, forward and backward alike): head dims a multiple of 8, at most 256.
+constexpr std::int64_t max_head_dim = 256;
+constexpr std::int64_t head_dim_multiple = 8;
+
+}  // namespace
+
+void append_present(std::vector<TensorPtr>& list, std::initializer_list<TensorPtr> tensors) {
+  for (const TensorPtr& t : tensors) {
+    if (t) {
+      list.push_back(t);
+    }
+  }
+}
+
+std::string type_name(const TensorAttributes& t) {
+  const auto type = t.data_type();
+  return type ? std::string(to_string(*type)) : "none";
+}
+
+AttentionMaskPorts AttentionMaskPorts::make(const AttentionSettings& settings,
+                                            const std::function<TensorPtr(const char*)>& make) {
+  const bool padding = settings.padding;
+  const bool causal = settings.causal.has_value();
+  const bool shifted = settings.causal == DiagonalAlignment::BottomRight && padding;
+  const auto internal = [&](const char* port, bool wanted) {
+    return wanted ? make(port) : nullptr;
+  };
+  AttentionMaskPorts p;
+  p.pad_row = internal("pad_row", padding);
+  p.pad_col = internal("pad_col", padding);
+  p.pad_row_in = internal("pad_row_in", padding);
+  p.pad_col_in = internal("pad_col_in", padding);
+  p.pad_keep = internal("pad_keep", padding);
+  p.padded = internal("padded", padding);
+  p.causal_row = internal("causal_row", causal);
+  p.causal_col = internal("causal_col", causal);
+  p.causal_row_plus = internal("causal_row_plus", shifted);
+  p.causal_row_shifted = internal("causal_row_shifted", shifted);
+  p.causal_keep = internal("causal_keep", causal);
+  p.causal = internal("causal", causal);
+  return p;
+}
+
+void AttentionMaskPorts::append_to(std::vector<TensorPtr>& list) const {
+  append_present(list, {pad_row, pad_col, pad_row_in, pad_col_in, pad_keep, padded, causal_row,
+                        causal_col, causal_row_plus, causal_row_shifted, causal_keep, causal});
+}
+
+void AttentionMaskPorts::settle(const std::vector<std::int64_t>& score_dims) const {
+  const auto settle = [&](const TensorPtr& t, DataType type) {
+    if (t) {
+      t->set_dim(score_dims).set_stride(packed_strides(score_dims)).set_data_type(type);
+    }
+  };
+  for (const TensorPtr& t : {padded, causal}) {
+    settle(t, DataType::Float);
+  }
+  // row + seq_len_kv - seq_len_q is an index too.
+  for (const TensorPtr& t :
+       {pad_row, pad_col, causal_row, causal_col, causal_row_plus, causal_row_shifted}) {
+    settle(t, DataType::Int32);
+  }
+  for (const TensorPtr& t : {pad_row_in, pad_col_in, pad_keep, causal_keep}) {
+    settle(t, DataType::Boolean);
+  }
+}
+
+DropoutPorts DropoutPorts::make(const AttentionSettings& settings,
+                                const std::function<TensorPtr(const char*, float)>& scalar,
+                                const std::function<TensorPtr(const char*)>& output,
+                                const std::function<TensorPtr(const char*)>& internal) {
+  DropoutPorts p;
+  if (!settings.has_dropout()) {
+    return p;
+  }
+  p.seed = settings.seed;
+  p.offset = settings.offset;
+  p.scale = scalar("dropout_scale", static_cast<float>(1.0 / settings.keep()));
+  p.mask_is_output = settings.mask_output;
+  p.mask = settings.mask_output ? output("dropout_mask") : internal("dropout_mask");
+  return p;
+}
+
+Result<void> DropoutPorts::settle(const std::string& node,
+                                  const std::vector<std::int64_t>& score_dims,
+                                  const SettleOutput& settle_output) const {
+  if (!mask) {
+    return {};
+  }
+  if (!mask_is_output) {
+    mask->set_dim(score_dims).set_stride(packed_strides(score_dims)).set_data_type(DataType::Float);
+    return {};
+  }
+  if (!mask->data_type()) {
+    mask->set_data_type(DataType::Float);
+  }
+  if (auto ok = settle_output(*mask, score_dims); !ok) {
+    return ok;
+  }
+  if (mask->data_type() != DataType::Float || mask->stride() != packed_strides(score_dims)) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node + ": the dropout mask " + mask->describe() + " has data type " +
+                          type_name(*mask) + " and strides " + to_string(mask->stride()) +
+                          "; it is written Float with packed strides " +
+                          to_string(packed_strides(score_dims)) +
+                          " (the backward regenerates it packed: other strides would be "
+                          "another mask)");
+  }
+  return {};
+}
+
+Result<void> check_attention_inputs(const std::string& node, const TensorAttributes& q,
+                                    const TensorAttributes& k, const TensorAttributes& v) {
+  const std::array<std::pair<const char*, const TensorAttributes*>, 3> qkv{
+      {{"Q", &q}, {"K", &k}, {"V", &v}}};
+  for (const auto& [port, t] : qkv) {
+    if (t->dim().size() != 4) {
+      return make_error(ErrorCode::ShapeMismatch, node + ": " + port + " " + t->describe() +
+                                                      " has dims " + to_string(t->dim()) +
+                                                      "; Q, K and V are rank 4: [b, h, s, d]");
+    }
+    const auto type = t->data_type();
+    if (!type || (*type != DataType::Half && *type != DataType::BFloat16)) {
+      return make_error(ErrorCode::UnsupportedDataType, node + ": " + port + " " + t->describe() +
+                                                            " has data type " + type_name(*t) +
+                                                            "; attention takes Half or BFloat16");
+    }
+    if (type != q.data_type()) {
+      return make_error(ErrorCode::UnsupportedDataType, node + ": " + port + " " + t->describe() +
+                                                            " has data type " + type_name(*t) +
+                                                            ", but Q has " + type_name(q) +
+                                                            "; Q, K and V share one type");
+    }
+    if (t->stride()[3] != 1) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        node + ": " + port + " " + t->describe() + " has strides " +
+                            to_string(t->stride()) +
+                            "; the head dim (dim 3) must be innermost (stride 1): BHSD or BSHD");
+    }
+  }
+  const auto& qd = q.dim();
+  const auto& kd = k.dim();
+  const auto& vd = v.dim();
+  const auto mismatch = [&](const std::string& what, std::int64_t expected, std::int64_t given) {
+    return make_error(ErrorCode::ShapeMismatch,
+                      node + ": " + what + " is " + std::to_string(given) + ", expected " +
+                          std::to_string(expected) + " (Q " + to_string(qd) + ", K " +
+                          to_string(kd) + ", V " + to_string(vd) + ")");
+  };
+  if (kd[0] != qd[0] || vd[0] != qd[0]) {
+    return mismatch(kd[0] != qd[0] ? "the batch of K" : "the batch of V", qd[0],
+                    kd[0] != qd[0] ? kd[0] : vd[0]);
+  }
+  if (kd[3] != qd[3]) {
+    return mismatch("the head dim of K (dim 3)", qd[3], kd[3]);
+  }
+  if (vd[2] != kd[2]) {
+    return mismatch("the sequence length of V (dim 2)", kd[2], vd[2]);
+  }
+  for (const auto& [port, heads] : {std::pair{"K", kd[1]}, std::pair{"V", vd[1]}}) {
+    if (heads <= 0 || qd[1] % heads != 0) {
+      return make_error(ErrorCode::ShapeMismatch,
+                        node + ": " + port + " has " + std::to_string(heads) +
+                            " heads, which does not divide Q's " + std::to_string(qd[1]) +
+                            " (grouped-query attention: h_q is a multiple of h_k and h_v)");
+    }
+  }
+  for (const auto& [port, d] : {std::pair{"Q and K", qd[3]}, std::pair{"V", vd[3]}}) {
+    if (d % head_dim_multiple != 0 || d > max_head_dim) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        node + ": the head dim of " + port + " is " + std::to_string(d) +
+                            "; cuDNN's fused attention engines take multiples of 8 up to 256");
+    }
+  }
+  return {};
+}
+
+Result<void> check_attention_scores(const std::string& node, const TensorAttributes& q,
+                                    const TensorAttributes& k) {
+  const std::vector<std::int64_t> dims{q.dim()[0], q.dim()[1], q.dim()[2], k.dim()[2]};
+  const auto count = element_count(dims);
+  if (count && checked_mul(*count, size_of(DataType::Float))) {
+    return {};
+  }
+  return make_error(ErrorCode::InvalidAttribute,
+                    node + ": the scores of Q " + q.describe() + " and K " + k.describe() +
+                        " are Float [b, h_q, s_q, s_kv] = " + to_string(dims) +
+                        ", more bytes than int64 counts; shorten s_q or s_kv, or split the batch");
+}
+
+Result<void> check_attention_masks(const std::string& node, const AttentionSettings& settings,
+                                   const TensorAttributes& q, const TensorAttributes& k) {
+  const std::int64_t b = q.dim()[0];
+  const std::int64_t s_q = q.dim()[2];
+  const std::int64_t s_kv = k.dim()[2];
+  if (settings.scale && !std::isfinite(*settings.scale)) {
+    return make_error(ErrorCode::InvalidAttribute, node + ": the attention scale is " +
+                                                       std::to_string(*settings.scale) +
+                                                       "; it must be finite");
+  }
+  const bool has_lengths = settings.seq_len_q || settings.seq_len_kv;
+  if (settings.padding && (!settings.seq_len_q || !settings.seq_len_kv)) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node +
+                          ": the padding mask needs both set_seq_len_q and "
+                          "set_seq_len_kv (Int32 [b, 1, 1, 1] tensors)");
+  }
+  if (!settings.padding && has_lengths) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node +
+                          ": sequence length tensors are given without "
+                          "set_padding_mask(true); set it, or drop them");
+  }
+  for (const auto& [port, t] : {std::pair{"seq_len_q", settings.seq_len_q.get()},
+                                std::pair{"seq_len_kv", settings.seq_len_kv.get()}}) {
+    if (t == nullptr) {
+      continue;
+    }
+    const std::vector<std::int64_t> expected{b, 1, 1, 1};
+    if (t->dim() != expected) {
+      return make_error(ErrorCode::ShapeMismatch, node + ": " + port + " " + t->describe() +
+                                                      " has dims " + to_string(t->dim()) +
+                                                      ", expected " + to_string(expected) +
+                                                      " (one length per batch)");
+    }
+    if (t->data_type() != DataType::Int32) {
+      return make_error(ErrorCode::UnsupportedDataType, node + ": " + port + " " + t->describe() +
+                                                            " has data type " + type_name(*t) +
+                                                            "; sequence lengths are Int32");
+    }
+    if (t->is_pass_by_value()) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        node + ": " + port + " " + t->describe() +
+                            " is passed by value; sequence lengths live in device memory");
+    }
+  }
+  // Without a padding mask the bottom-right diagonal is shifted by s_kv - s_q. Spelled as a
+  // Float scalar added to the row index, cuDNN 9.19 and 9.27 ran it and returned wrong numbers
+  // (H200, s_q 17, s_kv 33: O off by 0.37); cudnn-frontend adds Int32 by-value scalars, which
+  // dnngraph's by-value tensors (Float) cannot carry yet. Square shapes need no shift.
+  if (settings.causal == DiagonalAlignment::BottomRight && !settings.padding && s_q != s_kv) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node + ": a bottom-right causal mask with s_q " + std::to_string(s_q) +
+                          " != s_kv " + std::to_string(s_kv) +
+                          " needs a padding mask (set_padding_mask with seq_len_q / seq_len_kv, "
+                          "the full lengths will do); without one it is exact only for s_q == "
+                          "s_kv");
+  }
+  return {};
+}
+
+Result<void> check_attention_dropout(const std::string& node, const AttentionSettings& settings) {
+  if (!settings.has_dropout()) {
+    if (settings.mask_output) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        node + ": set_dropout_mask_output(true) asks for the dropout mask, but " +
+                            (settings.dropout ? "the dropout probability is 0, which draws none"
+                                              : "no dropout is set (set_dropout)"));
+    }
+    return {};
+  }
+  const double p = settings.dropout.value_or(0.0);
+  if (!(std::isfinite(p) && p > 0.0 && p < 1.0)) {
+    return make_error(
+        ErrorCode::InvalidAttribute,
+        node + ": dropout probability " + std::to_string(p) + " is outside [0, 1)" +
+            (p == 1.0 ? "; 1 keeps nothing, and its scale 1 / (1 - p) is infinite" : ""));
+  }
+  if (!settings.seed || !settings.offset) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node +
+                          ": dropout needs a seed and an offset tensor (set_dropout(p, seed, "
+                          "offset): one Int64 or Int32 value each, in device memory)");
+  }
+  if (auto ok = check_rng_key(node, "dropout seed", *settings.seed); !ok) {
+    return ok;
+  }
+  if (auto ok = check_rng_key(node, "dropout offset", *settings.offset); !ok) {
+    return ok;
+  }
+  // cudnn-frontend 1.32 refuses it for every implementation ("Bottom right causal mask is only
+  // supported with ... is_dropout=False").
+  if (settings.causal == DiagonalAlignment::BottomRight) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node +
+                          ": dropout with a bottom-right causal mask: cuDNN's fused attention "
+                          "does not serve the combination (cudnn-frontend refuses it too); use a "
+                          "top-left causal mask, or no dropout");
+  }
+  return {};
+}
+
+Result<void> check_attention(const std::string& node, std::optional<DataType> compute,
+                             const AttentionSettings& settings, const TensorAttributes& q,
+                             const TensorAttributes& k, const TensorAttributes& v) {
+  if (compute && *compute != DataType::Float) {
+    return make_error(ErrorCode::UnsupportedDataType, node + ": compute data type " +
+                                                          std::string(to_string(*compute)) +
+                                                          "; attention accumulates in Float");
+  }
+  if (auto ok = check_attention_inputs(node, q, k, v); !ok) {
+    return ok;
+  }
+  if (auto ok = check_attention_scores(node, q, k); !ok) {
+    return ok;
+  }
+  if (auto ok = check_attention_masks(node, settings, q, k); !ok) {
+    return ok;
+  }
+  return check_attention_dropout(node, settings);
+}
+
+Result<void> check_ragged_needs_padding(const std::string& node, bool padding,
+                                        std::initializer_list<const TensorAttributes*> tensors) {
+  for (const TensorAttributes* t : tensors) {
+    if (t != nullptr && t->is_ragged() && !padding) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        node + ": " + t->describe() +
+                            " is ragged (packed variable-length), which needs the padding mask: "
+                            "set_padding_mask(true) with set_seq_len_q / set_seq_len_kv (each "
+                            "batch's length)");
+    }
+  }
+  return {};
+}
+
+Result<backend::Tensor> lower_transposed(const TensorAttributes& t,
+                                         const backend::Tensor* ragged_offset) {
+  TensorAttributes transposed = t;
+  auto dims = t.dim();
+  auto strides = t.stride();
+  std::swap(dims[2], dims[3]);
+  std::swap(strides[2], strides[3]);
+  transposed.set_dim(dims).set_stride(strides);
+  return lower_tensor(transposed, ragged_offset);
+}
+
+const backend::Tensor* AttentionSteps::tensor(const TensorPtr& t) {
+  if (!t || error_) {
+    return nullptr;
+  }
+  auto found = lookup_(*t);
+  if (!found) {
+    error_ = found.error();
+    return nullptr;
+  }
+  return *found;
+}
+
+void AttentionSteps::add(backend::Operation op, std::optional<backend::Descriptor> part) {
+  LoweredOperation lowered{std::move(op), {}};
+  if (part) {
+    lowered.parts.push_back(std::move(*part));
+  }
+  ops_.push_back(std::move(lowered));
+}
+
+void AttentionSteps::pointwise(const char* step, cudnnPointwiseMode_t mode, cudnnDataType_t math,
+                               std::array<const backend::Tensor*, 3> in, const backend::Tensor* y,
+                               std::optional<std::int64_t> axis) {
+  if (!ready(step, {in[0], y})) {
+    return;
+  }
+  auto desc = backend::Pointwise::create();
+  auto op = backend::OperationPointwise::create();
+  if (!desc || !op) {
+    return fail(step, !desc ? desc.error() : op.error());
+  }
+  auto ok = desc->set_mode(mode);
+  if (ok) ok = desc->set_math_precision(math);
+  if (ok && axis) ok = desc->set_axis(*axis);
+  if (ok) ok = desc->finalize();
+  if (ok) ok = op->set_pointwise(*desc);
+  if (ok) ok = op->set_x(*in[0]);
+  if (ok && in[1] != nullptr) ok = op->set_b(*in[1]);
+  if (ok && in[2] != nullptr) ok = op->set_t(*in[2]);
+  if (ok) ok = op->set_y(*y);
+  if (ok) ok = op->finalize();
+  if (!ok) {
+    return fail(step, ok.error());
+  }
+  add(std::move(*op), std::move(*desc));
+}
+
+void AttentionSteps::reduction(const char* step, cudnnReduceTensorOp_t mode,
+                               const backend::Tensor* x, const backend::Tensor* y) {
+  if (!ready(step, {x, y})) {
+    return;
+  }
+  auto desc = backend::Reduction::create();
+  auto op = backend::OperationReduction::create();
+  if (!desc || !op) {
+    return fail(step, !desc ? desc.error() : op.error());
+  }
+  auto ok = desc->set_operator(mode);
+  if (ok) ok = desc->set_compute_type(CUDNN_DATA_FLOAT);
+  if (ok) ok = desc->finalize();
+  if (ok) ok = op->set_x(*x);
+  if (ok) ok = op->set_y(*y);
+  if (ok) ok = op->set_reduction(*desc);
+  if (ok) ok = op->finalize();
+  if (!ok) {
+    return fail(step, ok.error());
+  }
+  add(std::move(*op), std::move(*desc));
+}
+
+void AttentionSteps::matmul(const char* step, std::array<const backend::Tensor*, 3> abc,
+                            std::array<const backend::Tensor*, 3> mnk_overrides) {
+  if (!ready(step, {abc[0], abc[1], abc[2]})) {
+    return;
+  }
+  auto desc = backend::Matmul::create();
+  auto op = backend::OperationMatmul::create();
+  if (!desc || !op) {
+    return fail(step, !desc ? desc.error() : op.error());
+  }
+  auto ok = desc->set_compute_type(CUDNN_DATA_FLOAT);
+  if (ok) ok = desc->finalize();
+  if (ok) ok = op->set_a(*abc[0]);
+  if (ok) ok = op->set_b(*abc[1]);
+  if (ok) ok = op->set_c(*abc[2]);
+  if (ok) ok = op->set_matmul(*desc);
+  if (ok && mnk_overrides[0] != nullptr) ok = op->set_m_override(*mnk_overrides[0]);
+  if (ok && mnk_overrides[1] != nullptr) ok = op->set_n_override(*mnk_overrides[1]);
+  if (ok && mnk_overrides[2] != nullptr) ok = op->set_k_override(*mnk_overrides[2]);
+  if (ok) ok = op->finalize();
+  if (!ok) {
+    return fail(step, ok.error());
+  }
+  add(std::move(*op), std::move(*desc));
+}
+
+void AttentionSteps::reshape(const char* step, const backend::Tensor* x, const backend::Tensor* y) {
+  if (!ready(step, {x, y})) {
+    return;
+  }
+  auto op = backend::OperationReshape::create();
+  if (!op) {
+    return fail(step, op.error());
+  }
+  auto ok = op->set_x(*x);
+  if (ok) ok = op->set_y(*y);
+  if (ok) ok = op->finalize();
+  if (!ok) {
+    return fail(step, ok.error());
+  }
+  add(std::move(*op), std::nullopt);
+}
+
+void AttentionSteps::rng(const char* step, double keep, const backend::Tensor* seed,
+                         const backend::Tensor* offset, const backend::Tensor* y) {
+  if (!ready(step, {seed, offset, y})) {
+    return;
+  }
+  auto op = lower_bernoulli(keep, *seed, *offset, *y);
+  if (!op) {
+    return fail(step, op.error());
+  }
+  ops_.push_back(std::move(*op));
+}
+
+void AttentionSteps::paged_cache_load(const char* step, const backend::Tensor* container,
+                                      const backend::Tensor* page_table,
+                                      const backend::Tensor* seq_len, const backend::Tensor* y) {
+  if (!ready(step, {container, page_table, seq_len, y})) {
+    return;
+  }
+  auto op = backend::OperationPagedCacheLoad::create();
+  if (!op) {
+    return fail(step, op.error());
+  }
+  auto ok = op->set_container(*container);
+  if (ok) ok = op->set_page_table(*page_table);
+  if (ok) ok = op->set_sequence(*seq_len);
+  if (ok) ok = op->set_y(*y);
+  if (ok) ok = op->finalize();
+  if (!ok) {
+    return fail(step, ok.error());
+  }
+  add(std::move(*op), std::nullopt);
+}
+
+void AttentionSteps::keep(backend::Descriptor part) {
+  if (!ops_.empty()) {
+    ops_.back().parts.push_back(std::move(part));
+  }
+}
+
+const backend::Tensor* AttentionSteps::scores(const Scores& s) {
+  auto kt = lower_transposed(s.k, tensor(s.k.ragged_offset()));
+  if (!kt) {
+    if (!error_) {
+      error_ = kt.error();
+    }
+    return nullptr;
+  }
+  if (s.k_pages) {
+    // cudnn-frontend 1.32's composite SDPA: the load writes K^T ([b, h_k, d, s_kv], s_kv
+    // innermost-but-one), which the matmul reads.
+    paged_cache_load("K from pages", s.k_pages->container, s.k_pages->page_table, s.seq_kv, &*kt);
+  }
+  const backend::Tensor* current = tensor(s.scores);
+  matmul("Q K^T", {s.q, &*kt, current}, {s.seq_q, s.seq_kv, nullptr});
+  keep(std::move(*kt));
+  if (s.scale != nullptr) {
+    const backend::Tensor* scaled = tensor(s.scaled);
+    pointwise("scale", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {current, s.scale, nullptr}, scaled);
+    current = scaled;
+  }
+  if (s.padding != nullptr) {
+    current = padding_mask(*s.padding, current, s.seq_q, s.seq_kv, s.neg_inf);
+  }
+  return current;
+}
+
+void AttentionSteps::gradient(const char* step, const backend::Tensor* a, const backend::Tensor* b,
+                              const TensorPtr& heads, const backend::Tensor* grad,
+                              std::array<const backend::Tensor*, 2> m_k_overrides) {
+  const backend::Tensor* per_head = heads ? tensor(heads) : grad;
+  matmul(step, {a, b, per_head}, {m_k_overrides[0], nullptr, m_k_overrides[1]});
+  if (heads) {
+    reduction("sum over each group of query heads", CUDNN_REDUCE_TENSOR_ADD, per_head, grad);
+  }
+}
+
+const backend::Tensor* AttentionSteps::padding_mask(const AttentionMaskPorts& p,
+                                                    const backend::Tensor* scores,
+                                                    const backend::Tensor* seq_q,
+                                                    const backend::Tensor* seq_kv,
+                                                    const backend::Tensor* neg_inf) {
+  const backend::Tensor* row = tensor(p.pad_row);
+  const backend::Tensor* col = tensor(p.pad_col);
+  const backend::Tensor* row_in = tensor(p.pad_row_in);
+  const backend::Tensor* col_in = tensor(p.pad_col_in);
+  const backend::Tensor* keep = tensor(p.pad_keep);
+  const backend::Tensor* padded = tensor(p.padded);
+  pointwise("padding row index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
+            {scores, nullptr, nullptr}, row, 2);
+  pointwise("padding column index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
+            {scores, nullptr, nullptr}, col, 3);
+  pointwise("row < seq_len_q", CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN, {row, seq_q, nullptr},
+            row_in);
+  pointwise("column < seq_len_kv", CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN,
+            {col, seq_kv, nullptr}, col_in);
+  pointwise("padding keep", CUDNN_POINTWISE_LOGICAL_AND, CUDNN_DATA_BOOLEAN,
+            {row_in, col_in, nullptr}, keep);
+  pointwise("padding select", CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT,
+            {scores, neg_inf, keep}, padded);
+  return padded;
+}
+
+const backend::Tensor* AttentionSteps::causal_mask(
+    const AttentionMaskPorts& p, DiagonalAlignment alignment, const backend::Tensor* scores,
+    const backend::Tensor* seq_q, const backend::Tensor* seq_kv, const backend::Tensor* neg_inf) {
+  const backend::Tensor* row = tensor(p.causal_row);
+  const backend::Tensor* col = tensor(p.causal_col);
+  const backend::Tensor* keep = tensor(p.causal_keep);
+  const backend::Tensor* masked = tensor(p.causal);
+  pointwise("causal row index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
+            {scores, nullptr, nullptr}, row, 2);
+  pointwise("causal column index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
+            {scores, nullptr, nullptr}, col, 3);
+  if (alignment == DiagonalAlignment::BottomRight && p.causal_row_plus) {
+    // Per-batch actual lengths: row + seq_len_kv - seq_len_q (Int32). Without padding only
+    // s_q == s_kv passes the checks, where bottom-right is top-left.
+    const backend::Tensor* plus = tensor(p.causal_row_plus);
+    const backend::Tensor* shifted = tensor(p.causal_row_shifted);
+    pointwise("row + seq_len_kv", CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, {row, seq_kv, nullptr},
+              plus);
+    pointwise("row + seq_len_kv - seq_len_q", CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32,
+              {plus, seq_q, nullptr}, shifted);
+    row = shifted;
+  }
+  pointwise("causal keep", CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, {row, col, nullptr}, keep);
+  pointwise("causal select", CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT,
+            {scores, neg_inf, keep}, masked);
+  return masked;
+}
+
+Result<std::vector<LoweredOperation>> AttentionSteps::finish() && {
+  if (error_) {
+    return std::unexpected(std::move(*error_));
+  }
+  return std::move(ops_);
+}
+
+bool AttentionSteps::ready(const char* step, std::initializer_list<const backend::Tensor*> needed) {
+  if (error_) {
+    return false;
+  }
+  for (const backend::Tensor* t : needed) {
+    if (t == nullptr) {
+      error_ = Error{ErrorCode::InvalidState,
+                     "lower " + node_ + " (step " + step + "): a tensor was not lowered"};
+      return false;
+    }
+  }
+  return true;
+}
+
+void AttentionSteps::fail(const char* step, const backend::Status& status) {
+  error_ = cudnn_error(status, "lower " + node_ + " (step " + step + ")");
+}
+
+}  // namespace dnngraph::detail

@@ -1,0 +1,206 @@
+// What the attention nodes (sdpa, sdpa_backward) share: the checks of Q, K, V, of the masks and
+// of dropout, the virtual tensors of the masks and of dropout, and the builder that appends a
+// composite node's backend operations (pointwise, reduction, matmul, reshape, rng) in order, the
+// masks among them.
+#pragma once
+
+#include "api/node_attributes.hpp"
+#include "detail/nodes/node.hpp"
+
+#include <cudnn.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dnngraph::detail {
+
+// The scale, masks and dropout of an attention node's attributes.
+struct AttentionSettings {
+  std::optional<float> scale;
+  std::optional<DiagonalAlignment> causal;
+  bool padding = false;
+  TensorPtr seq_len_q, seq_len_kv;
+  std::optional<double> dropout;  // the probability as given, 0 included
+  TensorPtr seed, offset;
+  bool mask_output = false;
+
+  template <class A>
+  [[nodiscard]] static AttentionSettings of(const AttentionAttributes<A>& a) {
+    return {a.attn_scale(),   a.causal(),         a.padding_mask(),
+            a.seq_len_q(),    a.seq_len_kv(),     a.dropout_probability(),
+            a.dropout_seed(), a.dropout_offset(), a.dropout_mask_output()};
+  }
+  // A probability other than 0 (an invalid one too, which check_attention refuses): the node
+  // draws a mask. 0 is no dropout, as in cudnn-frontend (no RNG operation).
+  [[nodiscard]] bool has_dropout() const noexcept { return dropout && *dropout != 0.0; }
+  // 1 - p, the Bernoulli probability of a 1 in the mask; 1 without dropout.
+  [[nodiscard]] double keep() const noexcept { return 1.0 - dropout.value_or(0.0); }
+};
+
+// The internal virtual tensors of the masks; null where the settings need none.
+struct AttentionMaskPorts {
+  TensorPtr pad_row, pad_col, pad_row_in, pad_col_in, pad_keep, padded;
+  TensorPtr causal_row, causal_col, causal_row_plus, causal_row_shifted, causal_keep, causal;
+
+  // Makes the tensors `settings` needs with make(port name).
+  [[nodiscard]] static AttentionMaskPorts make(const AttentionSettings& settings,
+                                               const std::function<TensorPtr(const char*)>& make);
+  void append_to(std::vector<TensorPtr>& list) const;
+  // Indices Int32, comparisons Boolean, masked scores Float, all of the scores' dims.
+  void settle(const std::vector<std::int64_t>& score_dims) const;
+};
+
+// The tensors of dropout; all null without it (AttentionSettings::has_dropout).
+struct DropoutPorts {
+  TensorPtr seed, offset;  // the user's key: inputs
+  TensorPtr scale;         // 1 / (1 - p), a by-value input
+  TensorPtr mask;          // the RNG's output: a node output with mask_output, else internal
+  bool mask_is_output = false;
+
+  // With dropout: the key from settings, scale from scalar(name, value), the mask from
+  // output(port) or internal(port).
+  [[nodiscard]] static DropoutPorts make(const AttentionSettings& settings,
+                                         const std::function<TensorPtr(const char*, float)>& scalar,
+                                         const std::function<TensorPtr(const char*)>& output,
+                                         const std::function<TensorPtr(const char*)>& internal);
+  [[nodiscard]] TensorPtr internal_mask() const { return mask_is_output ? nullptr : mask; }
+  [[nodiscard]] TensorPtr output_mask() const { return mask_is_output ? mask : nullptr; }
+  // Gives the internal mask Float, packed score_dims; an output mask Float unless set, then
+  // settle_output (the node's) and the check: Float and packed, since the backward draws it
+  // packed.
+  using SettleOutput =
+      std::function<Result<void>(TensorAttributes&, const std::vector<std::int64_t>&)>;
+  [[nodiscard]] Result<void> settle(const std::string& node,
+                                    const std::vector<std::int64_t>& score_dims,
+                                    const SettleOutput& settle_output) const;
+};
+
+// Appends each non-null tensor to list.
+void append_present(std::vector<TensorPtr>& list, std::initializer_list<TensorPtr> tensors);
+
+// A tensor's data type for messages ("none" if unset).
+[[nodiscard]] std::string type_name(const TensorAttributes& t);
+
+// Q, K, V of rank 4, Half or BFloat16 of one type, head dim innermost; one batch; K's head dim
+// is Q's, V's length is K's; h_k and h_v divide h_q; head dims multiples of 8 up to 256.
+[[nodiscard]] Result<void> check_attention_inputs(const std::string& node,
+                                                  const TensorAttributes& q,
+                                                  const TensorAttributes& k,
+                                                  const TensorAttributes& v);
+// The scores Q K^T, Float [b, h_q, s_q, s_kv], the nodes' largest internal tensors: their extent
+// in bytes fits in int64, so their packed strides can be computed.
+[[nodiscard]] Result<void> check_attention_scores(const std::string& node,
+                                                  const TensorAttributes& q,
+                                                  const TensorAttributes& k);
+// A finite scale; the padding mask with both Int32 [b, 1, 1, 1] device length tensors and
+// length tensors only with it; bottom-right causal without padding only for s_q == s_kv.
+[[nodiscard]] Result<void> check_attention_masks(const std::string& node,
+                                                 const AttentionSettings& settings,
+                                                 const TensorAttributes& q,
+                                                 const TensorAttributes& k);
+// Dropout: a probability in [0, 1) (1 keeps nothing; its scale 1 / (1 - p) is infinite); above
+// 0, a seed and an offset of one Int64 or Int32 value each, and no bottom-right causal mask
+// (cudnn-frontend 1.32 refuses that combination: cuDNN's fused attention does not serve it); the
+// mask as an output only with a probability above 0.
+[[nodiscard]] Result<void> check_attention_dropout(const std::string& node,
+                                                   const AttentionSettings& settings);
+// The node's compute type, if set, is Float; then check_attention_inputs,
+// check_attention_scores, check_attention_masks and check_attention_dropout.
+[[nodiscard]] Result<void> check_attention(const std::string& node, std::optional<DataType> compute,
+                                           const AttentionSettings& settings,
+                                           const TensorAttributes& q, const TensorAttributes& k,
+                                           const TensorAttributes& v);
+
+// t with its last two dims and strides swapped (K^T from K: the same uid), finalized.
+// A ragged (packed variable-length) tensor among `tensors` (null entries skipped) needs the
+// padding mask: seq_len_q / seq_len_kv say how long each packed batch is.
+[[nodiscard]] Result<void> check_ragged_needs_padding(
+    const std::string& node, bool padding, std::initializer_list<const TensorAttributes*> tensors);
+
+[[nodiscard]] Result<backend::Tensor> lower_transposed(const TensorAttributes& t,
+                                                       const backend::Tensor* ragged_offset);
+
+// A composite node's backend operations, appended in order. Tensors are looked up through
+// tensor(); the first failure (a lookup or a cuDNN status) stops the rest and is what finish()
+// returns.
+class AttentionSteps {
+ public:
+  using Lookup = std::function<Result<const backend::Tensor*>(const TensorAttributes&)>;
+  AttentionSteps(std::string node, Lookup lookup)
+      : node_(std::move(node)), lookup_(std::move(lookup)) {}
+
+  // The lowered tensor of t; null for a null t or after a failure.
+  const backend::Tensor* tensor(const TensorPtr& t);
+
+  void pointwise(const char* step, cudnnPointwiseMode_t mode, cudnnDataType_t math,
+                 std::array<const backend::Tensor*, 3> in, const backend::Tensor* y,
+                 std::optional<std::int64_t> axis = {});
+  void reduction(const char* step, cudnnReduceTensorOp_t mode, const backend::Tensor* x,
+                 const backend::Tensor* y);
+  // C = A B with per-batch actual extents where given (null: the full extent).
+  void matmul(const char* step, std::array<const backend::Tensor*, 3> abc,
+              std::array<const backend::Tensor*, 3> mnk_overrides);
+  // Y = X under other dims and strides (a view: P^T, dS^T, K from K^T).
+  void reshape(const char* step, const backend::Tensor* x, const backend::Tensor* y);
+  // The dropout mask: y drawn from Bernoulli(keep) keyed by seed and offset.
+  void rng(const char* step, double keep, const backend::Tensor* seed,
+           const backend::Tensor* offset, const backend::Tensor* y);
+  // y (a virtual K^T or V) gathered from a paged container through a page table, each batch up to
+  // its seq_len.
+  void paged_cache_load(const char* step, const backend::Tensor* container,
+                        const backend::Tensor* page_table, const backend::Tensor* seq_len,
+                        const backend::Tensor* y);
+  // Keeps a descriptor the operations use alive with them (K^T).
+  void keep(backend::Descriptor part);
+
+  // S = Q K^T (K^T: K's uid, dims 2/3 swapped; per-batch M and N with lengths), times the scale
+  // where given, then the padding mask where asked: the first steps of forward and backward.
+  // With k_pages, K (then the virtual cache) is first gathered from them. Returns the scores so
+  // far.
+  struct Pages {
+    const backend::Tensor *container, *page_table;
+  };
+  struct Scores {
+    const TensorAttributes& k;
+    const backend::Tensor *q, *scale, *seq_q, *seq_kv, *neg_inf;
+    TensorPtr scores, scaled;
+    const AttentionMaskPorts* padding;  // null: no padding mask
+    std::optional<Pages> k_pages = std::nullopt;
+  };
+  const backend::Tensor* scores(const Scores& s);
+  // C = A B (per-batch M and K overrides), summed over each group of query heads into `grad`
+  // where `heads` (the per-query-head C) is given: dK and dV of grouped-query attention.
+  void gradient(const char* step, const backend::Tensor* a, const backend::Tensor* b,
+                const TensorPtr& heads, const backend::Tensor* grad,
+                std::array<const backend::Tensor*, 2> m_k_overrides);
+
+  // The padding mask (GEN_INDEX rows and columns, CMP_LT with the lengths, LOGICAL_AND,
+  // BINARY_SELECT with -inf) on `scores`; returns the masked scores.
+  const backend::Tensor* padding_mask(const AttentionMaskPorts& p, const backend::Tensor* scores,
+                                      const backend::Tensor* seq_q, const backend::Tensor* seq_kv,
+                                      const backend::Tensor* neg_inf);
+  // The causal mask (GEN_INDEX rows and columns; bottom-right with lengths: row + seq_len_kv -
+  // seq_len_q; CMP_GE; BINARY_SELECT with -inf); returns the masked scores.
+  const backend::Tensor* causal_mask(const AttentionMaskPorts& p, DiagonalAlignment alignment,
+                                     const backend::Tensor* scores, const backend::Tensor* seq_q,
+                                     const backend::Tensor* seq_kv, const backend::Tensor* neg_inf);
+
+  [[nodiscard]] Result<std::vector<LoweredOperation>> finish() &&;
+
+ private:
+  // No earlier failure, and every tensor the step needs was found.
+  bool ready(const char* step, std::initializer_list<const backend::Tensor*> needed);
+  void fail(const char* step, const backend::Status& status);
+  void add(backend::Operation op, std::optional<backend::Descriptor> part);
+
+  std::string node_;
+  Lookup lookup_;
+  std::vector<LoweredOperation> ops_;
+  std::optional<Error> error_;
+};
+
+}  // namespace dnngraph::detail

@@ -1,0 +1,71 @@
+# The library's rooms and the arrows allowed between them (docs/development.md, "Rooms"): every
+# #include "<room>/..." of api/, backend/ and detail/*/ is checked against this list, and a file
+# in a folder the list does not name fails too. cmake -DSOURCE_DIR=<repo> -P include_rules_test.cmake
+cmake_minimum_required(VERSION 3.28)
+
+# room -> the rooms its files may include (its own always).
+set(allowed_backend "")
+set(allowed_detail/common "api")
+set(allowed_detail/cudnn "api;backend;detail/common")
+set(allowed_detail/cache "api;backend;detail/common;detail/cudnn")
+set(allowed_detail/nodes "api;backend;detail/common;detail/cudnn")
+set(allowed_detail/plan "api;backend;detail/common;detail/cudnn;detail/cache")
+set(allowed_detail/graph
+    "api;backend;detail/common;detail/cudnn;detail/cache;detail/nodes;detail/plan")
+set(allowed_api
+    "backend;detail/common;detail/cudnn;detail/cache;detail/nodes;detail/plan;detail/graph")
+set(rooms api backend detail/common detail/cudnn detail/cache detail/nodes detail/plan
+    detail/graph)
+
+function(room_of path out)
+  string(REPLACE "/" ";" parts "${path}")
+  list(GET parts 0 first)
+  if(first STREQUAL "detail")
+    list(LENGTH parts count)
+    if(count LESS 3)
+      set(${out} "detail" PARENT_SCOPE)
+      return()
+    endif()
+    list(GET parts 1 second)
+    set(${out} "detail/${second}" PARENT_SCOPE)
+  else()
+    set(${out} "${first}" PARENT_SCOPE)
+  endif()
+endfunction()
+
+file(GLOB_RECURSE files RELATIVE "${SOURCE_DIR}" "${SOURCE_DIR}/api/*.hpp"
+     "${SOURCE_DIR}/api/*.cpp" "${SOURCE_DIR}/backend/*.hpp" "${SOURCE_DIR}/backend/*.cpp"
+     "${SOURCE_DIR}/detail/*.hpp" "${SOURCE_DIR}/detail/*.cpp")
+set(violations "")
+set(checked 0)
+foreach(file IN LISTS files)
+  room_of("${file}" room)
+  if(NOT room IN_LIST rooms)
+    list(APPEND violations "${file}: in ${room}, a folder without rules (add it to this file)")
+    continue()
+  endif()
+  file(STRINGS "${SOURCE_DIR}/${file}" lines REGEX "^#include \"")
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" target "${line}")
+    if(NOT target MATCHES "/")
+      continue()
+    endif()
+    math(EXPR checked "${checked} + 1")
+    room_of("${target}" to)
+    if(to STREQUAL room OR to IN_LIST allowed_${room})
+      continue()
+    endif()
+    string(REPLACE ";" ", " may "${allowed_${room}}")
+    if(may STREQUAL "")
+      set(may "nothing outside itself")
+    endif()
+    list(APPEND violations
+         "${file}: #include \"${target}\" is an arrow ${room} -> ${to}, and ${room} may include ${may}")
+  endforeach()
+endforeach()
+list(LENGTH files file_count)
+if(violations)
+  list(JOIN violations "\n  " text)
+  message(FATAL_ERROR "include rules: arrows outside the list (${file_count} files):\n  ${text}")
+endif()
+message(STATUS "include rules: ${file_count} files, ${checked} includes, all along allowed arrows")
