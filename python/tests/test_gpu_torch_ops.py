@@ -1000,3 +1000,42 @@ def test_report_the_variants_taken(cuda, dt):
     if os.environ.get("OUT"):
         with open(os.path.join(os.environ["OUT"], "torch-ops-report.json"), "w") as f:
             json.dump(report, f, indent=1)
+
+
+def test_swapped_modules_train_like_torchs(cuda, dt):
+    """A small CNN of torch's modules and its copy through dnngraph.torch.nn.swap: the same
+    outputs, gradients and running statistics, to bf16's precision, in training and in
+    evaluation."""
+    torch = cuda
+    import copy
+
+    import dnngraph.torch.nn as dnn
+
+    torch.manual_seed(500)
+    theirs = torch.nn.Sequential(
+        torch.nn.Conv2d(16, 32, 3, padding=1, bias=False), torch.nn.BatchNorm2d(32),
+        torch.nn.ReLU(), torch.nn.Conv2d(32, 32, 3, stride=2, padding=1),
+        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.LayerNorm(32),
+        torch.nn.Linear(32, 10)).cuda()
+    ours = dnn.swap(copy.deepcopy(theirs))
+    assert isinstance(ours[0], dnn.Conv2d) and isinstance(ours[1], dnn.BatchNorm2d)
+    x = uniform(torch, (8, 16, 12, 12), 501).contiguous(memory_format=torch.channels_last)
+    for training in (True, False):
+        ours.train(training)
+        theirs.train(training)
+        results = []
+        for model in (ours, theirs):
+            model.zero_grad()
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                y = model(x)
+            y.float().square().sum().backward()
+            results.append((y.float(), [p.grad.float() for p in model.parameters()]))
+        (y_ours, g_ours), (y_theirs, g_theirs) = results
+        torch.testing.assert_close(y_ours, y_theirs, rtol=2 * 2.0**-7, atol=2e-2)
+        for i, (a, b) in enumerate(zip(g_ours, g_theirs)):
+            torch.testing.assert_close(a, b, rtol=4 * 2.0**-7, atol=5e-2,
+                                       msg=lambda m: f"parameter {i}: {m}")
+    torch.testing.assert_close(ours[1].running_mean, theirs[1].running_mean, rtol=1e-2,
+                               atol=1e-3)
+    torch.testing.assert_close(ours[1].running_var, theirs[1].running_var, rtol=1e-2, atol=1e-3)
+    assert int(ours[1].num_batches_tracked) == int(theirs[1].num_batches_tracked) == 1

@@ -962,3 +962,71 @@ def test_torch_compile_fullgraph_traces_the_operators_not_the_eager_path(eager):
     assert [t for t in captured[0] if "dnngraph" in t] == ["dnngraph.conv2d",
                                                           "dnngraph.batch_norm"], captured
     assert w.grad.shape == w.shape and g.grad.shape == (16,)
+
+
+# dnngraph.torch.nn: torch's modules with dnngraph's forward.
+
+def test_the_modules_keep_torchs_parameters_and_state_dict():
+    import dnngraph.torch.nn as dnn
+
+    pairs = [(dnn.Linear(8, 4, activation="silu"), torch.nn.Linear(8, 4)),
+             (dnn.Conv2d(3, 6, 3, padding=1, activation="relu"),
+              torch.nn.Conv2d(3, 6, 3, padding=1)),
+             (dnn.LayerNorm(8), torch.nn.LayerNorm(8)), (dnn.RMSNorm(8), torch.nn.RMSNorm(8)),
+             (dnn.BatchNorm2d(6), torch.nn.BatchNorm2d(6))]
+    for ours, theirs in pairs:
+        assert isinstance(ours, type(theirs))
+        assert ours.state_dict().keys() == theirs.state_dict().keys()
+        theirs.load_state_dict(ours.state_dict())  # a checkpoint of either loads into the other
+    assert "activation='silu'" in repr(pairs[0][0])
+    with pytest.raises(ValueError, match="activation 'tanh' is not one of"):
+        dnn.Linear(8, 4, activation="tanh")
+    with pytest.raises(ValueError, match="padding_mode 'reflect'"):
+        dnn.Conv2d(3, 6, 3, padding_mode="reflect")
+
+
+def test_swap_turns_torchs_modules_into_dnngraphs_in_place():
+    import dnngraph.torch.nn as dnn
+
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8),
+                                torch.nn.ReLU(), torch.nn.Conv2d(8, 8, 3, padding_mode="reflect"),
+                                torch.nn.Flatten(), torch.nn.LayerNorm(8 * 4 * 4),
+                                torch.nn.Linear(8 * 4 * 4, 10), torch.nn.RMSNorm(10))
+    weights = [p for p in model.parameters()]
+    children = list(model)
+    assert dnn.swap(model) is model
+    kinds = [type(m).__module__.split(".")[-1] + "." + type(m).__name__ for m in model]
+    assert kinds == ["nn.Conv2d", "nn.BatchNorm2d", "activation.ReLU", "conv.Conv2d",
+                     "flatten.Flatten", "nn.LayerNorm", "nn.Linear", "nn.RMSNorm"], kinds
+    assert list(model) == children and list(model.parameters()) == weights  # the same objects
+    assert model[0].activation is None and model[6].activation is None
+
+
+def test_the_modules_forward_through_the_operators(eager):
+    import dnngraph.torch.nn as dnn
+
+    x = torch.zeros(2, 3, 9, 9, dtype=BF16).contiguous(memory_format=torch.channels_last)
+    conv = dnn.Conv2d(3, 8, 3, padding="same", activation="relu").to(BF16)
+    bn = dnn.BatchNorm2d(8, momentum=None)
+    h = bn(conv(x))
+    assert h.shape == (2, 8, 9, 9) and int(bn.num_batches_tracked) == 1
+    bn.eval()
+    bn(h)
+    assert int(bn.num_batches_tracked) == 1
+    pooled = dnn.LayerNorm(8)(h.float().mean((2, 3))).to(BF16)
+    y = dnn.Linear(8, 4, activation="gelu").to(BF16)(pooled)
+    y = dnn.RMSNorm(4)(y)
+    assert y.shape == (2, 4)
+    assert eager == ["conv2d.forward", "batch_norm.forward", "batch_norm.inference",
+                     "layer_norm.forward", "linear.forward", "rms_norm.forward"], eager
+
+
+def test_the_modules_give_torchs_shapes_and_layouts_on_fake_tensors(fake):
+    import dnngraph.torch.nn as dnn
+
+    x = cuda(2, 3, 9, 9).contiguous(memory_format=torch.channels_last)
+    ours = dnn.Conv2d(3, 8, 3, stride=2, padding=1, device="cuda", dtype=BF16)
+    theirs = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1, device="cuda", dtype=BF16)
+    assert ours(x).shape == theirs(x).shape
+    bn = dnn.BatchNorm2d(3, device="cuda")
+    assert bn(x).stride() == torch.nn.BatchNorm2d(3, device="cuda")(x).stride()

@@ -16,6 +16,9 @@ registered backward built from dnngraph graphs, and argument checks that name th
 values and the fix before cuDNN is called. Graphs are built once per signature and run on
 torch's current stream with workspaces from torch's caching allocator.
 
+dnngraph.torch.nn has torch's modules (Linear, Conv2d, LayerNorm, RMSNorm, BatchNorm*d) with these
+operators in their forward, and swap(model) to put them into a model in place.
+
 torch is needed here and only here: `import dnngraph` never imports it.
 """
 
