@@ -13,7 +13,14 @@ from typing import Any, Callable, Hashable, Optional, Sequence, Tuple, TypeVar
 
 import torch
 from torch import Tensor
-from torch.utils._python_dispatch import _get_current_dispatch_mode as _current_dispatch_mode
+
+try:  # torch's own test of "a dispatch mode is active" (FakeTensor, make_fx, functionalization)
+    from torch.utils._python_dispatch import (
+        _get_current_dispatch_mode as _current_dispatch_mode,
+    )
+except ImportError:  # another torch: every call through the registered operators, as before
+    def _current_dispatch_mode() -> Any:
+        return True
 
 import dnngraph
 from dnngraph import DataType, ErrorCode, HeuristicMode
