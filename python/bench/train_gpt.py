@@ -256,6 +256,8 @@ def run(cfg, args, ops, compiled, device):
         if args.verbose and (step % 10 == 0 or step == args.steps - 1):
             print(f"  step {step:4d} loss {losses[-1]:.4f} {step_ms[-1]:8.1f} ms "
                   f"build {build_s[-1] * 1e3:7.1f} ms", flush=True)
+    if args.profile:
+        profile_step(args, cfg, model, optimizer, forward, ops, table, device, compiled)
     timed = step_ms[args.warmup:]
     tokens_per_step = cfg["batch"] * cfg["seq"]
     step_time = sum(timed) / len(timed) if timed else float("nan")
@@ -273,6 +275,32 @@ def run(cfg, args, ops, compiled, device):
         "graphs_built": sum(info.get("builds", {}).values()) if info else None,
     }
     return result, losses
+
+
+def profile_step(args, cfg, model, optimizer, forward, ops, table, device, compiled):
+    """One more step under torch.profiler: the operators by their total GPU (or CPU) time,
+    printed, and a Chrome trace in --out: where a step's time goes."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda"
+                                           else [])
+    tokens, targets, positions, cu, max_len = batch(cfg, table, args.steps, args.seed, device,
+                                                    args.varlen)
+    with profile(activities=activities) as prof:
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            loss = forward(ops, tokens, targets, positions, cu, max_len)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+    key = "cuda_time_total" if device.type == "cuda" else "cpu_time_total"
+    name = f"{ops.name}{'-compiled' if compiled else ''}"
+    print(f"# profile of one step, {name}, by {key}:")
+    print(prof.key_averages().table(sort_by=key, row_limit=25))
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        prof.export_chrome_trace(os.path.join(args.out, f"trace-{args.config}-{name}.json"))
 
 
 def svg_chart(curves, path, title):
@@ -326,6 +354,8 @@ def main():
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--out", help="folder for losses-*.json and the SVG chart")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--profile", action="store_true",
+                        help="after the run, one step under torch.profiler (top operators)")
     args = parser.parse_args()
     cfg = dict(CONFIGS[args.config])
     if args.batch:
