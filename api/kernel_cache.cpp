@@ -8,6 +8,7 @@
 #include "backend/version.hpp"
 #include "detail/cache/kernel_cache_access.hpp"
 #include "detail/cache/kernel_cache_json.hpp"
+#include "detail/common/in_order.hpp"
 #include "detail/common/logging.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 #include "detail/cudnn/known_issues.hpp"
@@ -38,8 +39,8 @@ Result<backend::KernelCache> made_for(const backend::OperationGraph& graph) {
   if (!created) {
     return std::unexpected(detail::cudnn_error(created.error(), "kernel cache: create"));
   }
-  auto ok = created->set_operation_graph(graph);
-  if (ok) ok = created->finalize();
+  auto ok = detail::in_order([&] { return created->set_operation_graph(graph); },
+                             [&] { return created->finalize(); });
   if (!ok) {
     return std::unexpected(detail::cudnn_error(ok.error(), "kernel cache: build"));
   }
@@ -54,8 +55,8 @@ Result<backend::KernelCache> loaded_from(std::string_view checked_text) {
   if (!created) {
     return std::unexpected(detail::cudnn_error(created.error(), "kernel cache: from_json"));
   }
-  auto ok = created->set_json(checked_text);
-  if (ok) ok = created->finalize();
+  auto ok = detail::in_order([&] { return created->set_json(checked_text); },
+                             [&] { return created->finalize(); });
   if (!ok) {
     return make_error(ErrorCode::InvalidJson,
                       "kernel cache JSON: cuDNN refused the document (it passed dnngraph's "
@@ -294,8 +295,8 @@ Result<backend::Expected<bool>> KernelCacheAccess::finalize_plan(
     lock.unlock();
   }
   // Attaching and finalizing are the plan's: a failure there is this config's, as without a cache.
-  auto ok = plan.set_kernel_cache(descriptor);
-  if (ok) ok = plan.finalize();
+  auto ok =
+      in_order([&] { return plan.set_kernel_cache(descriptor); }, [&] { return plan.finalize(); });
   if (!ok) {
     return backend::Expected<bool>(std::unexpected(std::move(ok.error())));
   }

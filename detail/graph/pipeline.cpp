@@ -1,6 +1,7 @@
 // Lowering, operation graph and variant pack: the steps every path shares.
 #include "detail/graph/pipeline.hpp"
 
+#include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 
 #include <algorithm>
@@ -66,13 +67,13 @@ Result<backend::OperationGraph> make_operation_graph(cudnnHandle_t handle, const
   }
   // Without a handle (a build's GPU-free phases, detail::bind_topology) none is set: cuDNN 9.19
   // refuses a null one and finalizes the graph without.
-  backend::Expected<void> ok;
-  if (handle != nullptr) ok = op_graph->set_handle(handle);
-  if (ok) ok = op_graph->set_ops(ops);
-  if (ok && flags.dynamic_shape) ok = op_graph->set_dynamic_shape_enabled(true);
   // backend::Feature::OverrideShapeFlag: the caller asks for it only where available().
-  if (ok && flags.override_shape) ok = op_graph->set_override_shape_enabled(true);
-  if (ok) ok = op_graph->finalize();
+  auto ok = in_order(
+      when(handle != nullptr, [&] { return op_graph->set_handle(handle); }),
+      [&] { return op_graph->set_ops(ops); },
+      when(flags.dynamic_shape, [&] { return op_graph->set_dynamic_shape_enabled(true); }),
+      when(flags.override_shape, [&] { return op_graph->set_override_shape_enabled(true); }),
+      [&] { return op_graph->finalize(); });
   if (!ok) {
     return fail(ok.error());
   }
@@ -96,16 +97,17 @@ Result<backend::VariantPack> make_variant_pack(std::span<const std::int64_t> uid
   if (!pack) {
     return fail(pack.error());
   }
-  auto ok = pack->set_unique_ids(uids);
-  if (ok) ok = pack->set_data_pointers(pointers);
-  if (ok) ok = pack->set_workspace(workspace);
   // backend::Feature::VariantPackOverrides: Graph::build refuses overrides where it is missing.
-  if (ok && overrides != nullptr) {
-    ok = pack->set_override_unique_ids(overrides->uids);
-    if (ok) ok = pack->set_override_shapes(overrides->shapes);
-    if (ok) ok = pack->set_override_strides(overrides->strides);
-  }
-  if (ok) ok = pack->finalize();
+  auto ok = in_order(
+      [&] { return pack->set_unique_ids(uids); }, [&] { return pack->set_data_pointers(pointers); },
+      [&] { return pack->set_workspace(workspace); },
+      when(overrides != nullptr,
+           [&] {
+             return in_order([&] { return pack->set_override_unique_ids(overrides->uids); },
+                             [&] { return pack->set_override_shapes(overrides->shapes); },
+                             [&] { return pack->set_override_strides(overrides->strides); });
+           }),
+      [&] { return pack->finalize(); });
   if (!ok) {
     return fail(ok.error());
   }

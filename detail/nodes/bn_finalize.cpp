@@ -4,6 +4,7 @@
 #include "detail/nodes/bn_finalize.hpp"
 
 #include "backend/operation_bn_finalize.hpp"
+#include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 
 #include <array>
@@ -110,8 +111,8 @@ Result<LoweredOperation> BnFinalizeNode::lower(const TensorTable& tensors,
   if (!op) {
     return std::unexpected(cudnn_error(op.error(), "lower " + describe()));
   }
-  auto ok = op->set_mode(CUDNN_BN_FINALIZE_STATISTICS_TRAINING);
-  if (ok) ok = op->set_math_precision(CUDNN_DATA_FLOAT);
+  auto ok = in_order([&] { return op->set_mode(CUDNN_BN_FINALIZE_STATISTICS_TRAINING); },
+                     [&] { return op->set_math_precision(CUDNN_DATA_FLOAT); });
   // Each role's setter, in the order cudnn-frontend sets them.
   using Op = backend::OperationBnFinalize;
   using Setter = backend::Expected<void> (Op::*)(const backend::Tensor&);

@@ -7,6 +7,7 @@
 #include "backend/features.hpp"
 #include "backend/operation_concat.hpp"
 #include "detail/common/checked.hpp"
+#include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 
 #include <algorithm>
@@ -181,11 +182,10 @@ Result<LoweredOperation> ConcatenateNode::lower(const TensorTable& tensors,
   }
   // infer() checked the axis and the index: both in range.
   const auto in_place = attributes_.in_place_index();
-  auto ok = op->set_axis(attributes_.axis().value_or(0));
-  if (ok) ok = op->set_inputs(xs);
-  if (ok && in_place) ok = op->set_in_place_index(*in_place);
-  if (ok) ok = op->set_y(**y);
-  if (ok) ok = op->finalize();
+  auto ok = in_order([&] { return op->set_axis(attributes_.axis().value_or(0)); },
+                     [&] { return op->set_inputs(xs); },
+                     when(in_place, [&] { return op->set_in_place_index(*in_place); }),
+                     [&] { return op->set_y(**y); }, [&] { return op->finalize(); });
   if (!ok) {
     return std::unexpected(lowering_failed(ok.error()));
   }

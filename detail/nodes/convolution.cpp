@@ -2,6 +2,7 @@
 // conv_fprop, conv_dgrad and conv_wgrad nodes.
 #include "detail/nodes/convolution.hpp"
 
+#include "detail/common/in_order.hpp"
 #include "detail/nodes/lowering.hpp"
 
 #include <algorithm>
@@ -270,14 +271,14 @@ backend::Expected<backend::Convolution> make_convolution(const ConvolutionGeomet
     return conv;
   }
   // The spatial dim count first: cuDNN checks the four lists against it.
-  auto ok = conv->set_spatial_dims(static_cast<std::int64_t>(geometry.stride.size()));
-  if (ok) ok = conv->set_compute_type(to_cudnn(compute));
-  if (ok) ok = conv->set_mode(to_cudnn(mode));
-  if (ok) ok = conv->set_pre_paddings(geometry.pre_padding);
-  if (ok) ok = conv->set_post_paddings(geometry.post_padding);
-  if (ok) ok = conv->set_filter_strides(geometry.stride);
-  if (ok) ok = conv->set_dilations(geometry.dilation);
-  if (ok) ok = conv->finalize();
+  auto ok = in_order(
+      [&] { return conv->set_spatial_dims(static_cast<std::int64_t>(geometry.stride.size())); },
+      [&] { return conv->set_compute_type(to_cudnn(compute)); },
+      [&] { return conv->set_mode(to_cudnn(mode)); },
+      [&] { return conv->set_pre_paddings(geometry.pre_padding); },
+      [&] { return conv->set_post_paddings(geometry.post_padding); },
+      [&] { return conv->set_filter_strides(geometry.stride); },
+      [&] { return conv->set_dilations(geometry.dilation); }, [&] { return conv->finalize(); });
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }

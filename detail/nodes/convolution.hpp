@@ -8,6 +8,7 @@
 #include "api/tensor_attributes.hpp"
 #include "api/types.hpp"
 #include "backend/convolution.hpp"
+#include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 #include "detail/nodes/lowering.hpp"
 
@@ -117,14 +118,12 @@ template <class Op>
   if (!op) {
     return std::unexpected(cudnn_error(op.error(), doing));
   }
-  backend::Expected<void> ok;
-  for (std::size_t i = 0; i < setters.size() && ok; ++i) {
-    ok = ((*op).*setters[i])(**tensors[i]);
-  }
-  if (ok) ok = op->set_convolution(*convolution);
-  if (ok) ok = op->set_alpha(1.0F);
-  if (ok) ok = op->set_beta(0.0F);
-  if (ok) ok = op->finalize();
+  auto ok = in_order([&] { return ((*op).*setters[0])(**tensors[0]); },
+                     [&] { return ((*op).*setters[1])(**tensors[1]); },
+                     [&] { return ((*op).*setters[2])(**tensors[2]); },
+                     [&] { return op->set_convolution(*convolution); },
+                     [&] { return op->set_alpha(1.0F); }, [&] { return op->set_beta(0.0F); },
+                     [&] { return op->finalize(); });
   if (!ok) {
     return std::unexpected(cudnn_error(ok.error(), doing));
   }

@@ -4,6 +4,7 @@
 #include "detail/nodes/gen_stats.hpp"
 
 #include "backend/operation_gen_stats.hpp"
+#include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 #include "detail/cudnn/enums.hpp"
 
@@ -43,12 +44,13 @@ Result<LoweredOperation> GenStatsNode::lower(const TensorTable& tensors,
     return std::unexpected(cudnn_error(op.error(), "lower " + describe()));
   }
   // Math precision: X's data type, as cudnn-frontend 1.32 sets it (infer() checked it is one).
-  auto ok = op->set_mode(CUDNN_GENSTATS_SUM_SQSUM);
-  if (ok) ok = op->set_math_precision(to_cudnn(inputs()[0]->data_type().value_or(DataType::Float)));
-  if (ok) ok = op->set_x(**x);
-  if (ok) ok = op->set_sum(**sum);
-  if (ok) ok = op->set_sq_sum(**sq_sum);
-  if (ok) ok = op->finalize();
+  auto ok = in_order(
+      [&] { return op->set_mode(CUDNN_GENSTATS_SUM_SQSUM); },
+      [&] {
+        return op->set_math_precision(to_cudnn(inputs()[0]->data_type().value_or(DataType::Float)));
+      },
+      [&] { return op->set_x(**x); }, [&] { return op->set_sum(**sum); },
+      [&] { return op->set_sq_sum(**sq_sum); }, [&] { return op->finalize(); });
   if (!ok) {
     return std::unexpected(lowering_failed(ok.error()));
   }

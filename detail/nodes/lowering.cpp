@@ -1,6 +1,7 @@
 // Lowering support implementation.
 #include "detail/nodes/lowering.hpp"
 
+#include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 
 namespace dnngraph::detail {
@@ -24,15 +25,15 @@ backend::Expected<backend::Tensor> make_tensor(const TensorAttributes& t,
                                            "or data type (not validated)",
                                            ""});
   }
-  auto ok = tensor->set_data_type(to_cudnn(*type));
-  if (ok) ok = tensor->set_dimensions(t.dim());
-  if (ok) ok = tensor->set_strides(t.stride());
-  if (ok) ok = tensor->set_unique_id(*uid);
-  if (ok) ok = tensor->set_byte_alignment(alignment);
-  if (ok) ok = tensor->set_is_virtual(t.is_virtual());
-  if (ok && t.is_pass_by_value()) ok = tensor->set_is_by_value(true);
-  if (ok && ragged_offset != nullptr) ok = tensor->set_ragged_offset(*ragged_offset);
-  if (ok) ok = tensor->finalize();
+  auto ok = in_order(
+      [&] { return tensor->set_data_type(to_cudnn(*type)); },
+      [&] { return tensor->set_dimensions(t.dim()); },
+      [&] { return tensor->set_strides(t.stride()); }, [&] { return tensor->set_unique_id(*uid); },
+      [&] { return tensor->set_byte_alignment(alignment); },
+      [&] { return tensor->set_is_virtual(t.is_virtual()); },
+      when(t.is_pass_by_value(), [&] { return tensor->set_is_by_value(true); }),
+      when(ragged_offset != nullptr, [&] { return tensor->set_ragged_offset(*ragged_offset); }),
+      [&] { return tensor->finalize(); });
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }

@@ -3,6 +3,7 @@
 
 #include "backend/matmul.hpp"
 #include "backend/operation_matmul.hpp"
+#include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 
 #include <algorithm>
@@ -104,13 +105,10 @@ Result<LoweredOperation> MatmulNode::lower(const TensorTable& tensors,
   if (!desc || !op) {
     return std::unexpected(cudnn_error(!desc ? desc.error() : op.error(), "lower " + describe()));
   }
-  auto ok = desc->set_compute_type(to_cudnn(compute_type(context)));
-  if (ok) ok = desc->finalize();
-  if (ok) ok = op->set_a(**a);
-  if (ok) ok = op->set_b(**b);
-  if (ok) ok = op->set_c(**c);
-  if (ok) ok = op->set_matmul(*desc);
-  if (ok) ok = op->finalize();
+  auto ok = in_order([&] { return desc->set_compute_type(to_cudnn(compute_type(context))); },
+                     [&] { return desc->finalize(); }, [&] { return op->set_a(**a); },
+                     [&] { return op->set_b(**b); }, [&] { return op->set_c(**c); },
+                     [&] { return op->set_matmul(*desc); }, [&] { return op->finalize(); });
   if (!ok) {
     return std::unexpected(cudnn_error(ok.error(), "lower " + describe()));
   }

@@ -200,19 +200,23 @@ class Node {
                                 backend::Expected<void> (Op::*)(const backend::Tensor&)>>
           roles,
       const TensorTable& tensors) const {
+    if (!ok) {
+      return std::unexpected(lowering_failed(ok.error()));
+    }
     for (const auto& [tensor, setter] : roles) {
-      if (!ok || !*tensor) {
+      if (!*tensor) {
         continue;
       }
       auto found = lowered(tensors, **tensor);
       if (!found) {
         return std::unexpected(found.error());
       }
-      ok = (op.*setter)(**found);
+      if (auto set = (op.*setter)(**found); !set) {
+        return std::unexpected(lowering_failed(set.error()));
+      }
     }
-    if (ok) ok = op.finalize();
-    if (!ok) {
-      return std::unexpected(lowering_failed(ok.error()));
+    if (auto finalized = op.finalize(); !finalized) {
+      return std::unexpected(lowering_failed(finalized.error()));
     }
     return LoweredOperation{std::move(op), {}};
   }

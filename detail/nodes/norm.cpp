@@ -3,6 +3,7 @@
 #include "detail/nodes/norm.hpp"
 
 #include "backend/operation_norm_forward.hpp"
+#include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 
 #include <array>
@@ -253,8 +254,8 @@ Result<LoweredOperation> NormForwardNode::lower(const TensorTable& tensors,
   if (!mode) {
     return std::unexpected(lowering_failed(mode.error()));
   }
-  auto ok = op->set_mode(*mode);
-  if (ok) ok = op->set_phase(to_cudnn(settings_.phase));
+  auto ok = in_order([&] { return op->set_mode(*mode); },
+                     [&] { return op->set_phase(to_cudnn(settings_.phase)); });
   // Each role's setter, in the order cuDNN's documentation lists them.
   using Op = backend::OperationNormForward;
   using Setter = backend::Expected<void> (Op::*)(const backend::Tensor&);

@@ -4,6 +4,7 @@
 
 #include "backend/operation_pointwise.hpp"
 #include "backend/pointwise.hpp"
+#include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 #include "detail/nodes/convolution.hpp"
 
@@ -204,22 +205,26 @@ Result<LoweredOperation> PointwiseNode::lower(const TensorTable& tensors,
   const DataType fallback =
       is_logical(*mode) ? DataType::Boolean : context.compute.value_or(DataType::Float);
   const DataType math = attributes_.compute_data_type().value_or(fallback);
-  auto ok = desc->set_mode(to_cudnn(*mode));
-  if (ok) ok = desc->set_math_precision(to_cudnn(math));
-  if (const auto beta = attributes_.swish_beta(); ok && beta) ok = desc->set_swish_beta(*beta);
-  if (ok) ok = desc->finalize();
-  if (ok) ok = op->set_pointwise(*desc);
-  if (is_backward(*mode)) {
-    if (ok) ok = op->set_dy(*in[0]);
-    if (ok) ok = op->set_x(*in[1]);
-    if (ok) ok = op->set_dx(**y);
-  } else {
-    if (ok) ok = op->set_x(*in[0]);
-    if (ok && in.size() > 1) ok = op->set_b(*in[1]);
-    if (ok && in.size() > 2) ok = op->set_t(*in[2]);
-    if (ok) ok = op->set_y(**y);
-  }
-  if (ok) ok = op->finalize();
+  const auto beta = attributes_.swish_beta();
+  const bool backward = is_backward(*mode);
+  auto ok = in_order([&] { return desc->set_mode(to_cudnn(*mode)); },
+                     [&] { return desc->set_math_precision(to_cudnn(math)); },
+                     when(beta, [&] { return desc->set_swish_beta(*beta); }),
+                     [&] { return desc->finalize(); }, [&] { return op->set_pointwise(*desc); },
+                     when(backward,
+                          [&] {
+                            return in_order([&] { return op->set_dy(*in[0]); },
+                                            [&] { return op->set_x(*in[1]); },
+                                            [&] { return op->set_dx(**y); });
+                          }),
+                     when(!backward,
+                          [&] {
+                            return in_order([&] { return op->set_x(*in[0]); },
+                                            when(in.size() > 1, [&] { return op->set_b(*in[1]); }),
+                                            when(in.size() > 2, [&] { return op->set_t(*in[2]); }),
+                                            [&] { return op->set_y(**y); });
+                          }),
+                     [&] { return op->finalize(); });
   if (!ok) {
     return std::unexpected(cudnn_error(ok.error(), "lower " + describe()));
   }

@@ -5,6 +5,7 @@
 #include "api/version.hpp"
 #include "backend/operation_reduction.hpp"
 #include "backend/reduction.hpp"
+#include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 
 #include <algorithm>
@@ -119,9 +120,9 @@ Result<LoweredOperation> ReductionNode::lower(const TensorTable& tensors,
   if (!desc || !op) {
     return std::unexpected(cudnn_error(!desc ? desc.error() : op.error(), "lower " + describe()));
   }
-  auto ok = desc->set_operator(to_cudnn(*mode));
-  if (ok) ok = desc->set_compute_type(to_cudnn(compute_type(context)));
-  if (ok) ok = desc->finalize();
+  auto ok = in_order([&] { return desc->set_operator(to_cudnn(*mode)); },
+                     [&] { return desc->set_compute_type(to_cudnn(compute_type(context))); },
+                     [&] { return desc->finalize(); });
   if (!ok) {
     // Measured on cuDNN 9.19: the Reduction descriptor finalizes Add, Mul, Min, Max and Amax;
     // Avg, Norm1, Norm2 and MulNoZeros give CUDNN_STATUS_NOT_SUPPORTED, even without a GPU.
@@ -130,10 +131,8 @@ Result<LoweredOperation> ReductionNode::lower(const TensorTable& tensors,
         ok.error(), "lower " + describe() + " (mode " + std::string(to_string(*mode)) + ", cuDNN " +
                         cudnn_version_string(cudnn_runtime_version()) + ")"));
   }
-  ok = op->set_x(**x);
-  if (ok) ok = op->set_y(**y);
-  if (ok) ok = op->set_reduction(*desc);
-  if (ok) ok = op->finalize();
+  ok = in_order([&] { return op->set_x(**x); }, [&] { return op->set_y(**y); },
+                [&] { return op->set_reduction(*desc); }, [&] { return op->finalize(); });
   if (!ok) {
     return std::unexpected(cudnn_error(ok.error(), "lower " + describe()));
   }

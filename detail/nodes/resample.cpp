@@ -5,6 +5,7 @@
 #include "detail/nodes/resample.hpp"
 
 #include "backend/operation_resample_forward.hpp"
+#include "detail/common/in_order.hpp"
 #include "detail/cudnn/known_issues.hpp"
 #include "detail/nodes/convolution.hpp"
 
@@ -182,16 +183,16 @@ backend::Expected<backend::Resample> ResampleNodeBase::make_resample() const {
   const auto post = fractions(window_.post_padding);
   // The spatial dim count first: cuDNN checks the four lists against it. A NaN in a window
   // gives NaN (as torch's pooling does), not the maximum of the other elements.
-  auto ok = resample->set_spatial_dims(static_cast<std::int64_t>(window.size()));
-  if (ok) ok = resample->set_mode(to_cudnn(window_.mode));
-  if (ok) ok = resample->set_compute_type(CUDNN_DATA_FLOAT);
-  if (ok) ok = resample->set_nan_propagation(CUDNN_PROPAGATE_NAN);
-  if (ok) ok = resample->set_padding_mode(padding_mode(window_.mode));
-  if (ok) ok = resample->set_window_dims(window);
-  if (ok) ok = resample->set_pre_paddings(pre);
-  if (ok) ok = resample->set_post_paddings(post);
-  if (ok) ok = resample->set_strides(stride);
-  if (ok) ok = resample->finalize();
+  auto ok =
+      in_order([&] { return resample->set_spatial_dims(static_cast<std::int64_t>(window.size())); },
+               [&] { return resample->set_mode(to_cudnn(window_.mode)); },
+               [&] { return resample->set_compute_type(CUDNN_DATA_FLOAT); },
+               [&] { return resample->set_nan_propagation(CUDNN_PROPAGATE_NAN); },
+               [&] { return resample->set_padding_mode(padding_mode(window_.mode)); },
+               [&] { return resample->set_window_dims(window); },
+               [&] { return resample->set_pre_paddings(pre); },
+               [&] { return resample->set_post_paddings(post); },
+               [&] { return resample->set_strides(stride); }, [&] { return resample->finalize(); });
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }

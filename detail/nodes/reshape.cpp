@@ -4,6 +4,7 @@
 
 #include "backend/operation_reshape.hpp"
 #include "detail/common/checked.hpp"
+#include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 
 #include <cstddef>
@@ -187,9 +188,8 @@ Result<LoweredOperation> ReshapeNode::lower(const TensorTable& tensors,
   if (!op) {
     return std::unexpected(cudnn_error(op.error(), "lower " + describe()));
   }
-  auto ok = op->set_x(**x);
-  if (ok) ok = op->set_y(**y);
-  if (ok) ok = op->finalize();
+  auto ok = in_order([&] { return op->set_x(**x); }, [&] { return op->set_y(**y); },
+                     [&] { return op->finalize(); });
   if (!ok) {
     return std::unexpected(cudnn_error(ok.error(), "lower " + describe()));
   }

@@ -5,6 +5,7 @@
 
 #include "backend/operation_rng.hpp"
 #include "backend/rng.hpp"
+#include "detail/common/in_order.hpp"
 
 #include <cmath>
 
@@ -45,14 +46,11 @@ backend::Expected<LoweredOperation> lower_bernoulli(double probability, const ba
   if (!op) {
     return std::unexpected(op.error());
   }
-  auto ok = rng->set_distribution(CUDNN_RNG_DISTRIBUTION_BERNOULLI);
-  if (ok) ok = rng->set_bernoulli_probability(probability);
-  if (ok) ok = rng->finalize();
-  if (ok) ok = op->set_y(y);
-  if (ok) ok = op->set_rng(*rng);
-  if (ok) ok = op->set_seed(seed);
-  if (ok) ok = op->set_offset(offset);
-  if (ok) ok = op->finalize();
+  auto ok = in_order([&] { return rng->set_distribution(CUDNN_RNG_DISTRIBUTION_BERNOULLI); },
+                     [&] { return rng->set_bernoulli_probability(probability); },
+                     [&] { return rng->finalize(); }, [&] { return op->set_y(y); },
+                     [&] { return op->set_rng(*rng); }, [&] { return op->set_seed(seed); },
+                     [&] { return op->set_offset(offset); }, [&] { return op->finalize(); });
   if (!ok) {
     return std::unexpected(ok.error());
   }

@@ -12,6 +12,7 @@
 #include "backend/pointwise.hpp"
 #include "backend/reduction.hpp"
 #include "detail/common/checked.hpp"
+#include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 #include "detail/nodes/rng.hpp"
 
@@ -391,16 +392,13 @@ void AttentionSteps::pointwise(const char* step, cudnnPointwiseMode_t mode, cudn
   if (!desc || !op) {
     return fail(step, !desc ? desc.error() : op.error());
   }
-  auto ok = desc->set_mode(mode);
-  if (ok) ok = desc->set_math_precision(math);
-  if (ok && axis) ok = desc->set_axis(*axis);
-  if (ok) ok = desc->finalize();
-  if (ok) ok = op->set_pointwise(*desc);
-  if (ok) ok = op->set_x(*in[0]);
-  if (ok && in[1] != nullptr) ok = op->set_b(*in[1]);
-  if (ok && in[2] != nullptr) ok = op->set_t(*in[2]);
-  if (ok) ok = op->set_y(*y);
-  if (ok) ok = op->finalize();
+  auto ok =
+      in_order([&] { return desc->set_mode(mode); }, [&] { return desc->set_math_precision(math); },
+               when(axis, [&] { return desc->set_axis(*axis); }), [&] { return desc->finalize(); },
+               [&] { return op->set_pointwise(*desc); }, [&] { return op->set_x(*in[0]); },
+               when(in[1] != nullptr, [&] { return op->set_b(*in[1]); }),
+               when(in[2] != nullptr, [&] { return op->set_t(*in[2]); }),
+               [&] { return op->set_y(*y); }, [&] { return op->finalize(); });
   if (!ok) {
     return fail(step, ok.error());
   }
@@ -417,13 +415,11 @@ void AttentionSteps::reduction(const char* step, cudnnReduceTensorOp_t mode,
   if (!desc || !op) {
     return fail(step, !desc ? desc.error() : op.error());
   }
-  auto ok = desc->set_operator(mode);
-  if (ok) ok = desc->set_compute_type(CUDNN_DATA_FLOAT);
-  if (ok) ok = desc->finalize();
-  if (ok) ok = op->set_x(*x);
-  if (ok) ok = op->set_y(*y);
-  if (ok) ok = op->set_reduction(*desc);
-  if (ok) ok = op->finalize();
+  auto ok = in_order([&] { return desc->set_operator(mode); },
+                     [&] { return desc->set_compute_type(CUDNN_DATA_FLOAT); },
+                     [&] { return desc->finalize(); }, [&] { return op->set_x(*x); },
+                     [&] { return op->set_y(*y); }, [&] { return op->set_reduction(*desc); },
+                     [&] { return op->finalize(); });
   if (!ok) {
     return fail(step, ok.error());
   }
@@ -440,16 +436,14 @@ void AttentionSteps::matmul(const char* step, std::array<const backend::Tensor*,
   if (!desc || !op) {
     return fail(step, !desc ? desc.error() : op.error());
   }
-  auto ok = desc->set_compute_type(CUDNN_DATA_FLOAT);
-  if (ok) ok = desc->finalize();
-  if (ok) ok = op->set_a(*abc[0]);
-  if (ok) ok = op->set_b(*abc[1]);
-  if (ok) ok = op->set_c(*abc[2]);
-  if (ok) ok = op->set_matmul(*desc);
-  if (ok && mnk_overrides[0] != nullptr) ok = op->set_m_override(*mnk_overrides[0]);
-  if (ok && mnk_overrides[1] != nullptr) ok = op->set_n_override(*mnk_overrides[1]);
-  if (ok && mnk_overrides[2] != nullptr) ok = op->set_k_override(*mnk_overrides[2]);
-  if (ok) ok = op->finalize();
+  auto ok = in_order(
+      [&] { return desc->set_compute_type(CUDNN_DATA_FLOAT); }, [&] { return desc->finalize(); },
+      [&] { return op->set_a(*abc[0]); }, [&] { return op->set_b(*abc[1]); },
+      [&] { return op->set_c(*abc[2]); }, [&] { return op->set_matmul(*desc); },
+      when(mnk_overrides[0] != nullptr, [&] { return op->set_m_override(*mnk_overrides[0]); }),
+      when(mnk_overrides[1] != nullptr, [&] { return op->set_n_override(*mnk_overrides[1]); }),
+      when(mnk_overrides[2] != nullptr, [&] { return op->set_k_override(*mnk_overrides[2]); }),
+      [&] { return op->finalize(); });
   if (!ok) {
     return fail(step, ok.error());
   }
@@ -464,9 +458,8 @@ void AttentionSteps::reshape(const char* step, const backend::Tensor* x, const b
   if (!op) {
     return fail(step, op.error());
   }
-  auto ok = op->set_x(*x);
-  if (ok) ok = op->set_y(*y);
-  if (ok) ok = op->finalize();
+  auto ok = in_order([&] { return op->set_x(*x); }, [&] { return op->set_y(*y); },
+                     [&] { return op->finalize(); });
   if (!ok) {
     return fail(step, ok.error());
   }
@@ -495,11 +488,10 @@ void AttentionSteps::paged_cache_load(const char* step, const backend::Tensor* c
   if (!op) {
     return fail(step, op.error());
   }
-  auto ok = op->set_container(*container);
-  if (ok) ok = op->set_page_table(*page_table);
-  if (ok) ok = op->set_sequence(*seq_len);
-  if (ok) ok = op->set_y(*y);
-  if (ok) ok = op->finalize();
+  auto ok = in_order([&] { return op->set_container(*container); },
+                     [&] { return op->set_page_table(*page_table); },
+                     [&] { return op->set_sequence(*seq_len); }, [&] { return op->set_y(*y); },
+                     [&] { return op->finalize(); });
   if (!ok) {
     return fail(step, ok.error());
   }

@@ -14,6 +14,7 @@
 #include "backend/features.hpp"
 #include "backend/operation_slice.hpp"
 #include "detail/common/checked.hpp"
+#include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 
 #include <cstddef>
@@ -187,12 +188,10 @@ Result<LoweredOperation> SliceNode::lower(const TensorTable& tensors,
   if (!op) {
     return std::unexpected(lowering_failed(op.error()));
   }
-  auto ok = op->set_x(**x);
-  if (ok) ok = op->set_y(**y);
-  if (ok) ok = op->set_start_indices(starts);
-  if (ok) ok = op->set_limit_indices(limits);
-  if (ok) ok = op->set_strides(steps);
-  if (ok) ok = op->finalize();
+  auto ok = in_order([&] { return op->set_x(**x); }, [&] { return op->set_y(**y); },
+                     [&] { return op->set_start_indices(starts); },
+                     [&] { return op->set_limit_indices(limits); },
+                     [&] { return op->set_strides(steps); }, [&] { return op->finalize(); });
   if (!ok) {
     return std::unexpected(lowering_failed(ok.error()));
   }

@@ -4,6 +4,7 @@
 #include "backend/engine_heuristics.hpp"
 #include "backend/features.hpp"
 #include "detail/cache/kernel_cache_access.hpp"
+#include "detail/common/in_order.hpp"
 #include "detail/common/logging.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 #include "detail/cudnn/enums.hpp"
@@ -46,31 +47,34 @@ backend::Expected<backend::EngineConfig> make_config(const backend::OperationGra
   if (!engine) {
     return std::unexpected(std::move(engine.error()));
   }
-  auto ok = engine->set_operation_graph(graph);
-  if (ok) ok = engine->set_global_index(choice.engine_id);
-  if (ok) ok = engine->finalize();
+  if (auto ok = in_order([&] { return engine->set_operation_graph(graph); },
+                         [&] { return engine->set_global_index(choice.engine_id); },
+                         [&] { return engine->finalize(); });
+      !ok) {
+    return std::unexpected(std::move(ok.error()));
+  }
   std::vector<backend::KnobChoice> knobs;
   for (const auto& [type, value] : choice.knobs) {
-    if (!ok) {
-      break;
-    }
     auto knob = backend::KnobChoice::create();
     if (!knob) {
       return std::unexpected(std::move(knob.error()));
     }
-    ok = knob->set_knob_type(static_cast<cudnnBackendKnobType_t>(type));
-    if (ok) ok = knob->set_knob_value(value);
-    if (ok) ok = knob->finalize();
+    if (auto ok =
+            in_order([&] { return knob->set_knob_type(static_cast<cudnnBackendKnobType_t>(type)); },
+                     [&] { return knob->set_knob_value(value); }, [&] { return knob->finalize(); });
+        !ok) {
+      return std::unexpected(std::move(ok.error()));
+    }
     knobs.push_back(std::move(*knob));
   }
   auto config = backend::EngineConfig::create();
   if (!config) {
     return std::unexpected(std::move(config.error()));
   }
-  if (ok) ok = config->set_engine(*engine);
-  if (ok && !knobs.empty()) ok = config->set_knob_choices(knobs);
-  if (ok) ok = config->finalize();
-  if (!ok) {
+  if (auto ok = in_order([&] { return config->set_engine(*engine); },
+                         when(!knobs.empty(), [&] { return config->set_knob_choices(knobs); }),
+                         [&] { return config->finalize(); });
+      !ok) {
     return std::unexpected(std::move(ok.error()));
   }
   return config;
@@ -95,8 +99,8 @@ Result<PlanAttempt> make_plan(cudnnHandle_t handle, const backend::EngineConfig&
   if (!plan) {
     return PlanAttempt(std::unexpected(std::move(plan.error())));
   }
-  auto ok = plan->set_handle(handle);
-  if (ok) ok = plan->set_engine_config(config);
+  auto ok = in_order([&] { return plan->set_handle(handle); },
+                     [&] { return plan->set_engine_config(config); });
   if (!ok) {
     return PlanAttempt(std::unexpected(std::move(ok.error())));
   }
@@ -123,9 +127,9 @@ backend::Expected<std::vector<backend::EngineConfig>> ranked_configs(
   if (!heuristics) {
     return std::unexpected(std::move(heuristics.error()));
   }
-  auto ok = heuristics->set_operation_graph(graph);
-  if (ok) ok = heuristics->set_mode(to_cudnn(mode));
-  if (ok) ok = heuristics->finalize();
+  auto ok = in_order([&] { return heuristics->set_operation_graph(graph); },
+                     [&] { return heuristics->set_mode(to_cudnn(mode)); },
+                     [&] { return heuristics->finalize(); });
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }
