@@ -694,14 +694,13 @@ def test_conv2d_refuses_what_torch_refuses_with_its_words(fake):
 BN_SHAPES = [(6, 12), (4, 12, 9), (2, 12, 5, 7), (2, 12, 3, 5, 4)]
 
 
-@pytest.mark.parametrize("shape", BN_SHAPES, ids=str)
-@pytest.mark.parametrize("channels_last", [False, True], ids=["contiguous", "channels_last"])
+@pytest.mark.parametrize("shape,channels_last",
+                         [(s, False) for s in BN_SHAPES] + [(s, True) for s in BN_SHAPES[2:]],
+                         ids=str)
 @pytest.mark.parametrize("dtype", [BF16, FP16, FP32], ids=str)
 def test_batch_norm_fake_gives_torchs_shape_and_layout(fake, shape, channels_last, dtype):
     x = cuda(*shape, dtype=dtype)
-    if channels_last:
-        if len(shape) < 4:
-            return
+    if channels_last:  # 4-D and 5-D only: torch has no channels_last of fewer dims
         fmt = torch.channels_last if len(shape) == 4 else torch.channels_last_3d
         x = x.contiguous(memory_format=fmt)
     rm, rv, w, b = cuda(12, dtype=FP32), cuda(12, dtype=FP32), cuda(12, dtype=FP32), cuda(12)
@@ -905,8 +904,10 @@ def test_an_eager_call_records_its_backward_without_the_dispatcher(eager):
     assert eager[1:] == ["linear.backward_epilogue", "linear.dgrad", "linear.wgrad"]
     with torch.no_grad():
         assert dt.linear(x, w, b).grad_fn is None
-    y = dt.rms_norm(x.float(), (32,), torch.ones(32))  # no input needs a gradient
-    assert y.grad_fn is None or type(y.grad_fn).__name__ == "dnngraph_rms_normBackward"
+    assert type(dt.rms_norm(x.float(), (32,), torch.ones(32)).grad_fn).__name__ == (
+        "dnngraph_rms_normBackward")
+    with torch.no_grad():
+        assert dt.rms_norm(x.float(), (32,), torch.ones(32)).grad_fn is None
 
 
 def test_traced_and_fake_calls_still_go_through_the_registered_operators(fake):

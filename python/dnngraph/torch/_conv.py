@@ -213,22 +213,20 @@ def _describe_forward(g: Graph, x_dims: Sequence[int], w_dims: Sequence[int],
     y.set_output(True).set_uid(Y).set_name("y").set_stride(y_strides)
 
 
-def _describe_dgrad(g: Graph, dz_dims: Sequence[int], w_dims: Sequence[int],
-                    x_dims: Sequence[int], fmt: torch.memory_format,
-                    options: "dict[str, Any]") -> None:
-    dx = g.conv_dgrad(_tensor(g, DZ, "dz", dz_dims, fmt), _tensor(g, W, "weight", w_dims, fmt),
-                      name="dgrad", **options)
-    dx.set_output(True).set_uid(DX).set_name("dx").set_dim(list(x_dims))
-    dx.set_stride(_strides(fmt, x_dims))
-
-
-def _describe_wgrad(g: Graph, x_dims: Sequence[int], dz_dims: Sequence[int],
-                    w_dims: Sequence[int], fmt: torch.memory_format,
-                    options: "dict[str, Any]") -> None:
-    dw = g.conv_wgrad(_tensor(g, X, "input", x_dims, fmt), _tensor(g, DZ, "dz", dz_dims, fmt),
-                      name="wgrad", **options)
-    dw.set_output(True).set_uid(DW).set_name("dweight").set_dim(list(w_dims))
-    dw.set_stride(_strides(fmt, w_dims))
+def _describe_gradient(g: Graph, node: str, x_dims: Sequence[int], w_dims: Sequence[int],
+                       dz_dims: Sequence[int], fmt: torch.memory_format,
+                       options: "dict[str, Any]") -> None:
+    """node "dgrad": dX from dZ and the weight (conv_dgrad); "wgrad": dWeight from X and dZ
+    (conv_wgrad). The result's dims are set: stride and padding do not determine them."""
+    dz = _tensor(g, DZ, "dz", dz_dims, fmt)
+    if node == "dgrad":
+        out = g.conv_dgrad(dz, _tensor(g, W, "weight", w_dims, fmt), name=node, **options)
+        uid, name, dims = DX, "dx", x_dims
+    else:
+        out = g.conv_wgrad(_tensor(g, X, "input", x_dims, fmt), dz, name=node, **options)
+        uid, name, dims = DW, "dweight", w_dims
+    out.set_output(True).set_uid(uid).set_name(name).set_dim(list(dims))
+    out.set_stride(_strides(fmt, dims))
 
 
 def _empty(shape: Sequence[Any], like: Tensor, fmt: torch.memory_format) -> Tensor:
@@ -386,36 +384,33 @@ def _backward(grad: Tensor, x: Tensor, weight: Tensor, saved: Optional[Tensor],
         if bias_grad and not nhwc:
             torch.sum(dz, dim=(0, 2, 3), dtype=torch.float32, out=db_float)
         if input_grad:
-            _data_or_weight_grad("conv2d.dgrad", topology, tuple(x_dims), fmt, h, device, io, dx,
-                                 {DZ: dz, W: weight},
-                                 lambda g, f: _describe_dgrad(g, out, w_dims, x_dims, f,
-                                                              options))
+            _data_or_weight_grad("dgrad", topology, x_dims, w_dims, out, options, fmt, h, device,
+                                 io, dx, {DZ: dz, W: weight})
         if weight_grad:
-            _data_or_weight_grad("conv2d.wgrad", topology, tuple(x_dims), fmt, h, device, io, dw,
-                                 {X: x, DZ: dz},
-                                 lambda g, f: _describe_wgrad(g, x_dims, out, w_dims, f,
-                                                              options))
+            _data_or_weight_grad("wgrad", topology, x_dims, w_dims, out, options, fmt, h, device,
+                                 io, dw, {X: x, DZ: dz})
         if bias_grad:
             db.copy_(db_float)
     return dx, dw, db
 
 
-def _data_or_weight_grad(op: str, topology: Any, shapes: Any, fmt: torch.memory_format, h: Any,
-                         device: torch.device, io: Any, result: Tensor,
-                         inputs: "dict[int, Tensor]",
-                         describe: "Callable[[Graph, torch.memory_format], None]") -> None:
-    """One conv_dgrad or conv_wgrad graph into result: in the tensors' layout, or, for NCHW
-    where cuDNN has no engine for it or is not measured exact in it (nchw_in_place()), on
-    channels_last copies with the result copied back."""
-    uid = DX if op == "conv2d.dgrad" else DW
+def _data_or_weight_grad(node: str, topology: Any, x_dims: "list[int]", w_dims: "list[int]",
+                         dz_dims: "list[int]", options: "dict[str, Any]",
+                         fmt: torch.memory_format, h: Any, device: torch.device, io: Any,
+                         result: Tensor, inputs: "dict[int, Tensor]") -> None:
+    """One conv_dgrad or conv_wgrad graph (node "dgrad" or "wgrad") into result: in the tensors'
+    layout, or, for NCHW where cuDNN has no engine for it or is not measured exact in it
+    (nchw_in_place()), on channels_last copies with the result copied back."""
+    op, uid = f"conv2d.{node}", DX if node == "dgrad" else DW
 
     def attempt(variant: str) -> "Callable[[], Any]":
         copied = variant == "channels_last"
         run_fmt = torch.channels_last if copied else fmt
         tensors = {u: _in_format(t, run_fmt) for u, t in inputs.items()}
         out = torch.empty_like(result, memory_format=run_fmt) if copied else result
-        g = runtime.graph(op, "conv_backward", (*topology, variant), shapes, device, io,
-                          lambda g: describe(g, run_fmt), variant=True)
+        g = runtime.graph(op, "conv_backward", (*topology, variant), tuple(x_dims), device, io,
+                          lambda g: _describe_gradient(g, node, x_dims, w_dims, dz_dims,
+                                                       run_fmt, options), variant=True)
         run = _run(g, h, device, {**tensors, uid: out})
         if not copied:
             return run
