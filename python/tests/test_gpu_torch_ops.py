@@ -438,6 +438,33 @@ def test_varlen_attn_builds_per_bucket_not_per_length(cuda, dt):
     assert dt.cache_info()["builds"]["varlen_attn.forward"] - before == 1
 
 
+def test_varlen_attn_pads_the_count_of_sequences_where_cudnn_takes_empty_ones(cuda, dt):
+    """3 and 4 sequences share a graph where the loaded cuDNN takes zero-length sequences (the
+    library says so through sequences()); forward and gradients exact either way."""
+    torch = cuda
+    before = dt.cache_info()["builds"].get("varlen_attn.backward", 0)
+    for i, lengths in enumerate([[100, 30, 77], [120, 7, 64, 1], [5, 128, 9]]):
+        q, k, v, dout, cu, _ = packed_inputs(torch, torch.bfloat16, lengths, lengths, 4, 2, 64,
+                                             190 + i)
+        scale = 64**-0.5
+
+        def reference(q, k, v, lq, lk):
+            return attention_reference(torch, q, k, v, scale, causal_keep(torch, lq, lk))
+
+        def theirs(q, k, v, lq, lk):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                                    enable_gqa=True)
+
+        compare_attention(
+            torch, f"varlen_attn lengths {lengths}",
+            lambda q, k, v: dt.varlen_attn(q, k, v, cu, cu, max(lengths), max(lengths),
+                                           window_size=(-1, 0)),
+            per_sequence(torch, reference, lengths, lengths),
+            per_sequence(torch, theirs, lengths, lengths), q, k, v, dout)
+    graphs = len({dt._attention.sequences(n) for n in (3, 4)})
+    assert dt.cache_info()["builds"]["varlen_attn.backward"] - before == graphs
+
+
 # conv2d and batch_norm. The reference is torch's own function in float64 from the same inputs
 # (float32 convolutions on cuDNN would take TF32 by default); torch in the I/O dtype is its cuDNN
 # convolution / batch norm.

@@ -481,12 +481,21 @@ def test_varlen_fake_gives_torch_shapes(fake):
     out = dt.varlen_attn(q, k, v, cu_q, cu_k, 50, 70, window_size=(-1, 0))
     assert (out.shape, out.dtype) == ((100, 8, 32), BF16)
     out, stats = torch.ops.dnngraph.varlen_attn(q, k, v, cu_q, cu_k, 50, 70, True, 0.125, True)
-    assert (stats.shape, stats.dtype) == ((3, 8, 64), FP32)  # 50 tokens -> the 64 bucket
+    # 3 sequences -> their bucket (3 below cuDNN 9.25), 50 tokens -> the 64 bucket
+    assert (stats.shape, stats.dtype) == ((_attention.sequences(3), 8, 64), FP32)
 
 
 def test_varlen_buckets_are_powers_of_two_from_64():
     assert [_attention.bucket(n) for n in (1, 63, 64, 65, 128, 129, 1000, 4096, 4097)] == [
         64, 64, 64, 128, 128, 256, 1024, 4096, 8192]
+
+
+def test_varlen_pads_the_count_of_sequences_from_cudnn_9_25(monkeypatch):
+    counts = (1, 2, 3, 4, 5, 17, 33)
+    monkeypatch.setattr(dnngraph, "cudnn_runtime_version", lambda: 92400)
+    assert [_attention.sequences(n) for n in counts] == list(counts)
+    monkeypatch.setattr(dnngraph, "cudnn_runtime_version", lambda: 92500)
+    assert [_attention.sequences(n) for n in counts] == [1, 2, 4, 4, 8, 32, 64]
 
 
 def test_varlen_backward_gives_gradients_of_the_packed_inputs(fake):

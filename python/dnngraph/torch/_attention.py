@@ -16,9 +16,11 @@ max_q / max_k at least the longest length (as torch's, not checked on the device
 sequence is cut). window_size (-1, -1) is full attention, (-1, 0) causal with the diagonal at the
 bottom right of each sequence's block (flash-attention's convention, which torch's varlen_attn
 follows); sliding windows are refused. cuDNN reads the packed tensors in place (ragged offsets,
-THD) with a padding mask from the lengths. Graphs are built per (N, bucket of max_q, bucket of
-max_k): the buckets are powers of two from 64, so a training run over random lengths builds a
-few graphs, not one per step.
+THD) with a padding mask from the lengths. Graphs are built per (bucket of N, bucket of max_q,
+bucket of max_k): the length buckets are powers of two from 64; N's bucket is the next power of
+two from cuDNN 9.25 on, the batch padded with zero-length sequences (a cuDNN 9.25 feature:
+cudnn-frontend's tests gate zero-length sequences there, and 9.22 returned NaN rows for them),
+N itself below. So a training run over random lengths builds a few graphs, not one per step.
 
 Attention graphs are static per shape (runtime.DYNAMIC["attention"]): cuDNN's attention returned
 NaN rows through a dynamic-shape graph on 9.19 (docs/known-issues.md, sdpa-dynamic-shape).
@@ -30,6 +32,7 @@ from typing import Any, Optional, Sequence
 import torch
 from torch import Tensor
 
+import dnngraph
 from dnngraph import DataType, Graph
 
 from . import _checks as checks
@@ -47,6 +50,10 @@ HALF_HINT = ("cuDNN's attention takes half precision: cast with q.to(torch.bfloa
 
 # The smallest bucket of a packed batch's maximum length (varlen_attn).
 MIN_BUCKET = 64
+
+# The first cuDNN whose attention takes zero-length sequences, which pad a packed batch's count
+# of sequences to its bucket (varlen_attn).
+ZERO_LENGTH_FROM = 92500
 
 
 def _layout_like(t: Tensor, shape: Sequence[Any], dtype: Optional[torch.dtype] = None) -> Tensor:
@@ -281,6 +288,14 @@ def bucket(length: int) -> int:
     return max(MIN_BUCKET, 1 << max(0, int(length) - 1).bit_length())
 
 
+def sequences(count: int) -> int:
+    """The count of sequences a packed batch's graph is built for: from cuDNN 9.25 on the next
+    power of two (the rest zero-length sequences), below it the count itself."""
+    if dnngraph.cudnn_runtime_version() < ZERO_LENGTH_FROM:
+        return int(count)
+    return 1 << max(0, int(count) - 1).bit_length()
+
+
 def _check_lengths(name: str, cu_seq: Tensor, q: Tensor, batch: Any) -> None:
     checks.same_device(VARLEN, name, cu_seq, "query", q)
     checks.dtype_in(VARLEN, name, cu_seq, (torch.int32,),
@@ -394,25 +409,35 @@ def _describe_varlen_backward(g: Graph, q: Tensor, k: Tensor, v: Tensor, out: Te
 
 def _varlen_pack(q: Tensor, k: Tensor, v: Tensor, cu_seq_q: Tensor,
                  cu_seq_k: Tensor) -> "dict[int, Tensor]":
-    """The lengths and the element offsets of each packed layout, made on the device from the
-    prefix sums (no synchronization: capturable)."""
-    batch = cu_seq_q.shape[0] - 1
+    """The lengths and the element offsets of each packed layout for a graph of
+    sequences(N) sequences, made on the device from the prefix sums (no synchronization:
+    capturable); the sequences past N have length 0 and start at the end."""
+    count = int(cu_seq_q.shape[0]) - 1
+    batch = sequences(count)
+
+    def padded(cu_seq: Tensor) -> Tensor:
+        if batch == count:
+            return cu_seq
+        return torch.cat((cu_seq, cu_seq[-1:].expand(batch - count)))
+
+    cu_q, cu_k = padded(cu_seq_q), padded(cu_seq_k)
 
     def offsets(cu_seq: Tensor, heads: Any, dim: Any) -> Tensor:
         """Where each sequence starts in a packed [T, heads, dim] tensor, in elements."""
         return (cu_seq * (heads * dim)).view(batch + 1, 1, 1, 1)
 
     h_q, h_k, d, d_v = q.shape[1], k.shape[1], q.shape[2], v.shape[2]
-    return {SEQ_Q: (cu_seq_q[1:] - cu_seq_q[:-1]).view(batch, 1, 1, 1),
-            SEQ_K: (cu_seq_k[1:] - cu_seq_k[:-1]).view(batch, 1, 1, 1),
-            OFFSET_Q: offsets(cu_seq_q, h_q, d), OFFSET_K: offsets(cu_seq_k, h_k, d),
-            OFFSET_V: offsets(cu_seq_k, h_k, d_v), OFFSET_O: offsets(cu_seq_q, h_q, d_v)}
+    return {SEQ_Q: (cu_q[1:] - cu_q[:-1]).view(batch, 1, 1, 1),
+            SEQ_K: (cu_k[1:] - cu_k[:-1]).view(batch, 1, 1, 1),
+            OFFSET_Q: offsets(cu_q, h_q, d), OFFSET_K: offsets(cu_k, h_k, d),
+            OFFSET_V: offsets(cu_k, h_k, d_v), OFFSET_O: offsets(cu_q, h_q, d_v)}
 
 
 def _varlen_outputs(q: Tensor, v: Tensor, cu_seq_q: Tensor, max_q: int,
                     compute_lse: bool) -> "tuple[Tensor, Tensor]":
     out = q.new_empty((q.shape[0], q.shape[1], v.shape[2]))
-    shape = (cu_seq_q.shape[0] - 1, q.shape[1], bucket(max_q)) if compute_lse else (0,)
+    shape = ((sequences(cu_seq_q.shape[0] - 1), q.shape[1], bucket(max_q)) if compute_lse
+             else (0,))
     return out, q.new_empty(shape, dtype=torch.float32)
 
 
@@ -420,13 +445,14 @@ def _varlen(q: Tensor, k: Tensor, v: Tensor, cu_seq_q: Tensor, cu_seq_k: Tensor,
             max_k: int, is_causal: bool, scale: float,
             compute_lse: bool) -> "tuple[Tensor, Tensor]":
     """(out, stats): out packed like query; stats the log-sum-exp per (sequence, head, position)
-    float32 [N, h_q, bucket(max_q)] (positions past a sequence's length undefined) when
-    compute_lse, else empty."""
+    float32 [sequences(N), h_q, bucket(max_q)] (positions past a sequence's length, and
+    sequences past N, undefined) when compute_lse, else empty."""
     _check_varlen(q, k, v, cu_seq_q, cu_seq_k, max_q, max_k, scale)
     out, stats = _varlen_outputs(q, v, cu_seq_q, max_q, compute_lse)
     if out.numel() == 0:
         return out, stats
-    batch, length_q, length_k = int(cu_seq_q.shape[0]) - 1, bucket(max_q), bucket(max_k)
+    batch = sequences(int(cu_seq_q.shape[0]) - 1)
+    length_q, length_k = bucket(max_q), bucket(max_k)
     pack = {Q: q, K: k, V: v, O: out, **_varlen_pack(q, k, v, cu_seq_q, cu_seq_k)}
     if compute_lse:
         pack[STATS] = stats.unsqueeze(-1)
@@ -458,8 +484,9 @@ def _check_varlen_backward(grad: Tensor, q: Tensor, k: Tensor, v: Tensor, out: T
     checks.same_device(VARLEN, "stats", stats, "query", q)
     checks.dtype_in(VARLEN, "stats", stats, (torch.float32,), "the forward's log-sum-exp")
     checks.shape_is(VARLEN, "stats", stats,
-                    (cu_seq_q.shape[0] - 1, q.shape[1], bucket(max_q)),
-                    "the forward's log-sum-exp: sequences, query heads, bucket of max_q")
+                    (sequences(cu_seq_q.shape[0] - 1), q.shape[1], bucket(max_q)),
+                    "the forward's log-sum-exp: bucket of the count of sequences, query heads, "
+                    "bucket of max_q")
     checks.contiguous(VARLEN, "stats", stats)
 
 
@@ -470,7 +497,8 @@ def _varlen_backward(grad: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     if q.numel() == 0 or out.numel() == 0:
         return dq.zero_(), dk.zero_(), dv.zero_()
-    batch, length_q, length_k = int(cu_seq_q.shape[0]) - 1, bucket(max_q), bucket(max_k)
+    batch = sequences(int(cu_seq_q.shape[0]) - 1)
+    length_q, length_k = bucket(max_q), bucket(max_k)
     dsum = q.new_empty((batch, q.shape[1], length_q, 1), dtype=torch.float32)
     heads = (int(q.shape[1]), int(k.shape[1]), int(q.shape[2]), int(v.shape[2]))
     runtime.run("varlen_attn.backward", "attention", q, (q.dtype, is_causal, scale),
@@ -567,8 +595,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
 
 
 def _token_lse(stats: Tensor, cu_seq_q: Tensor, total: int) -> Tensor:
-    """The padded [N, h, L] log-sum-exp as torch's varlen_attn returns it, (h, T_q): token t of
-    sequence n at position p reads stats[n, :, p]."""
+    """The padded [sequences(N), h, L] log-sum-exp as torch's varlen_attn returns it, (h, T_q):
+    token t of sequence n at position p reads stats[n, :, p]."""
     tokens = torch.arange(total, device=stats.device)
     starts = cu_seq_q.long()
     sequence = torch.searchsorted(starts[1:], tokens, right=True)
