@@ -24,6 +24,20 @@ bool engine7_channels_first_conv(const GraphTraits& graph, const Candidate& cand
          (candidate.workspace > 0 || graph.override_shapes);
 }
 
+// cuDNN 9.28.1 on the H200 (runtime-compiled and heuristic libraries): every candidate heuristics
+// A and Fallback offered for channels-first convolutions was engine 4 with a workspace, and for
+// x [1 or 2, 16, 9, 9] * w [24, 16, 3, 3], padding 1, all of them (7-10 knob settings each) wrote
+// wrong numbers for conv_fprop, conv_dgrad and conv_wgrad alike (errors 14 to 1e20, unwritten
+// memory); x [4, 32, 17, 13] * w [48, 32, 3, 3] stride 2 and [8, 64, 28, 28] * [64, 64, 3, 3]
+// ran exact through the same engine (python/bench/conv_nchw_probe.py). The channels-last twins
+// ran exact through engines 1, 2, 4, 7 and 8. On 9.19 the same small case ran exact (the
+// dnngraph.torch NCHW tests); 9.27 is unmeasured for engine 4 and had channels-first conv_fprop
+// wrong through engine 7, so the entry holds from 9.27 on.
+bool engine4_channels_first_conv(const GraphTraits& graph, const Candidate& candidate) {
+  return graph.channels_first_conv && candidate.choice.engine_id == 4 &&
+         (candidate.workspace > 0 || graph.override_shapes);
+}
+
 // cuDNN 9.19.0 and 9.27.0 on the H200: an rng node outside attention (a Bernoulli mask alone, or
 // a matmul's dropout) got no engine config; cudnn-frontend 1.32's own rng node the same
 // (bench/rng_frontend_probe.cpp). Inside attention cuDNN serves it (sdpa dropout).
@@ -52,7 +66,7 @@ bool sdpa_override_shapes(const GraphTraits& graph, const Candidate& /*candidate
   return graph.sdpa_outside_override_form && graph.override_shapes;
 }
 
-constexpr std::array<KnownIssue, 18> table{{
+constexpr std::array<KnownIssue, 19> table{{
     {Defect::Engine7ChannelsFirstConvFprop, "engine7-channels-first-conv-fprop", 0, 0, 92700, 92700,
      "conv_fprop with a channels-first (NCHW/NCDHW) input through engine 7 with a workspace "
      "returns success and wrong numbers (measured on cuDNN 9.27.0, H200; channels-last is exact)",
@@ -207,6 +221,16 @@ constexpr std::array<KnownIssue, 18> table{{
      "KernelCache::from_json loads a document with a norm node without its entries (the "
      "topology only, so builds compile as in a new cache) and logs it (api/kernel_cache.cpp)",
      nullptr, nullptr},
+    {Defect::Engine4ChannelsFirstConv, "engine4-channels-first-conv", 92700, 0, 92801, 92801,
+     "conv_fprop, conv_dgrad and conv_wgrad with channels-first (NCHW) tensors through engine 4 "
+     "with a workspace return success and wrong numbers: x [1, 16, 9, 9] * w [24, 16, 3, 3], "
+     "padding 1, every knob setting heuristics offered (measured on cuDNN 9.28.1, H200, "
+     "runtime-compiled libraries, python/bench/conv_nchw_probe.py); larger cases ran exact "
+     "through it, the channels-last twins through every engine",
+     "plan choice skips engine 4 for such a graph once its plan reports a workspace, outright "
+     "with override shapes; where no other engine is offered build() answers NoEngine naming "
+     "this entry (channels-last tensors run exact)",
+     engine4_channels_first_conv, nullptr},
 }};
 
 constexpr bool table_in_defect_order() {

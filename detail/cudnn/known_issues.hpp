@@ -19,6 +19,8 @@ namespace dnngraph::detail {
 // What the candidate rules depend on, collected from a graph's nodes before plan choice.
 struct GraphTraits {
   bool channels_first_conv_fprop = false;  // a conv_fprop whose X is not channels-last
+  // a conv_fprop, conv_dgrad or conv_wgrad with a tensor that is not channels-last
+  bool channels_first_conv = false;
   bool override_shapes = false;  // set_override_shape_enabled: shapes (and workspaces) vary
   bool dynamic_shape = false;    // the operation graph is built with dynamic shapes
   bool sdpa = false;             // an attention (sdpa) node
@@ -55,6 +57,7 @@ enum class Defect {
   ResampleAfterPointwiseUnwritten,
   PagedKvTwoBlockSizes,
   KernelCacheLoadedNormCrash,
+  Engine4ChannelsFirstConv,
 };
 
 // Versions in the cudnnGetVersion() encoding, e.g. 92700 for 9.27.0.

@@ -20,6 +20,9 @@ class ConvDgradNode final : public Node {
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
   [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
                                                const GraphContext& context) const override;
+  void note_traits(GraphTraits& traits) const override {
+    note_channels_first_conv(*this, traits);
+  }
 
  private:
   [[nodiscard]] DataType compute_type(const GraphContext& context) const {

@@ -2,8 +2,11 @@
 // conv_fprop, conv_dgrad and conv_wgrad nodes.
 #include "detail/nodes/convolution.hpp"
 
+#include "api/layout.hpp"
 #include "detail/common/in_order.hpp"
+#include "detail/cudnn/known_issues.hpp"
 #include "detail/nodes/lowering.hpp"
+#include "detail/nodes/node.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -283,6 +286,13 @@ backend::Expected<backend::Convolution> make_convolution(const ConvolutionGeomet
     return std::unexpected(std::move(ok.error()));
   }
   return conv;
+}
+
+void note_channels_first_conv(const Node& node, GraphTraits& traits) {
+  const auto channels_first = [](const TensorPtr& t) { return !is_channels_last(*t); };
+  traits.channels_first_conv = traits.channels_first_conv ||
+                               std::ranges::any_of(node.inputs(), channels_first) ||
+                               std::ranges::any_of(node.outputs(), channels_first);
 }
 
 }  // namespace dnngraph::detail

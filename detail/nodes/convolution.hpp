@@ -22,6 +22,13 @@
 
 namespace dnngraph::detail {
 
+class Node;
+struct GraphTraits;
+
+// Notes in traits a convolution node (conv_fprop, conv_dgrad or conv_wgrad) with a tensor that
+// is not channels-last: the known-issues table's engine4-channels-first-conv asks.
+void note_channels_first_conv(const Node& node, GraphTraits& traits);
+
 // One value per spatial dim each; strides and dilations >= 1, paddings >= 0.
 struct ConvolutionGeometry {
   std::vector<std::int64_t> pre_padding;

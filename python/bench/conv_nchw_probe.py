@@ -9,7 +9,7 @@ names the wrong ones: what a known-issues entry (detail/cudnn/known_issues.cpp) 
 
 Found through dnngraph.torch.conv2d on cuDNN 9.28.1's runtime-compiled libraries (session 15):
 NCHW conv_dgrad and conv_wgrad of x [1, 16, 9, 9], w [24, 16, 3, 3], padding 1 returned wrong
-numbers (docs/known-issues.md, nchw-conv-backward-wrong).
+numbers (docs/known-issues.md, engine4-channels-first-conv).
 
 Usage: python3 python/bench/conv_nchw_probe.py [--max-candidates N]
 """

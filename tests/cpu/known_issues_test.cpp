@@ -165,3 +165,27 @@ BOOST_AUTO_TEST_CASE(an_rng_node_outside_attention_explains_a_no_engine_build) {
   // Candidate rules are not NoEngine explanations, and the other way round.
   BOOST_TEST(known_issue_for(rng, Candidate{engine7}, 92700) == nullptr);
 }
+
+BOOST_AUTO_TEST_CASE(engine4_with_a_workspace_on_any_channels_first_conv_is_refused_from_9_27) {
+  const EngineChoice engine4{4, {}};
+  GraphTraits dgrad;  // conv_dgrad and conv_wgrad note channels_first_conv alone
+  dgrad.channels_first_conv = true;
+  for (std::int64_t version : {92700, 92801, 100000}) {
+    const auto* issue = known_issue_for(dgrad, Candidate{engine4, 13776}, version);
+    BOOST_TEST_REQUIRE(issue != nullptr);
+    BOOST_TEST((issue->defect == Defect::Engine4ChannelsFirstConv));
+    const std::string text = dnngraph::detail::describe(*issue);
+    BOOST_TEST(text.find("engine4-channels-first-conv") != std::string::npos, text);
+    BOOST_TEST(text.find("measured on cuDNN 9.28.1; applies from cuDNN 9.27.0") !=
+                   std::string::npos,
+               text);
+  }
+  // 9.19 ran the same case exact; no workspace, another engine or channels-last tensors: kept.
+  BOOST_TEST(known_issue_for(dgrad, Candidate{engine4, 13776}, 91900) == nullptr);
+  BOOST_TEST(known_issue_for(dgrad, Candidate{engine4, 0}, 92801) == nullptr);
+  BOOST_TEST(known_issue_for(dgrad, Candidate{engine28, 13776}, 92801) == nullptr);
+  BOOST_TEST(known_issue_for(GraphTraits{}, Candidate{engine4, 13776}, 92801) == nullptr);
+  GraphTraits overrides = dgrad;  // a later shape's workspace is unknown at build
+  overrides.override_shapes = true;
+  BOOST_TEST(known_issue_for(overrides, Candidate{engine4}, 92801) != nullptr);
+}

@@ -118,6 +118,8 @@ void check_against_reference(const ConvCase& c) {
 // finding), checked against the reference everywhere else. On cuDNN 9.27 (runtime-fusion
 // libraries, H200) the odd NCHW case's only engine is engine 7 with a workspace, which the
 // known-issues table refuses (it wrote wrong numbers); convolution mode has no engine config.
+// On cuDNN 9.28.1 (the same libraries) every NCHW candidate is engine 4 with a workspace, which
+// the table refuses from 9.27 on (engine4-channels-first-conv: wrong numbers for small cases).
 boost::unit_test::precondition builds(const ConvCase& c) {
   return dnngraph::test::builds_or_skips(c.name,
                                          [c] { return dnngraph::test::make_conv_graph(c).graph; });
@@ -127,7 +129,8 @@ boost::unit_test::precondition builds(const ConvCase& c) {
 
 BOOST_AUTO_TEST_SUITE(conv_fprop_matches_reference)
 
-BOOST_AUTO_TEST_CASE(half_nchw_conv_matches_reference) {
+BOOST_AUTO_TEST_CASE(half_nchw_conv_matches_reference,
+                     *builds(conv_cases::half_nchw())) {
   check_against_reference(conv_cases::half_nchw());
 }
 
@@ -135,7 +138,8 @@ BOOST_AUTO_TEST_CASE(half_nhwc_conv_matches_reference) {
   check_against_reference(conv_cases::half_nhwc());
 }
 
-BOOST_AUTO_TEST_CASE(bfloat16_nchw_conv_matches_reference) {
+BOOST_AUTO_TEST_CASE(bfloat16_nchw_conv_matches_reference,
+                     *builds(conv_cases::bfloat16_nchw())) {
   check_against_reference(conv_cases::bfloat16_nchw());
 }
 
@@ -184,7 +188,8 @@ BOOST_AUTO_TEST_CASE(half_ndhwc_3d_conv_matches_reference) {
   check_against_reference(conv_cases::half_ndhwc_3d());
 }
 
-BOOST_AUTO_TEST_CASE(half_ncdhw_3d_conv_matches_reference) {
+BOOST_AUTO_TEST_CASE(half_ncdhw_3d_conv_matches_reference,
+                     *builds(conv_cases::half_ncdhw_3d())) {
   check_against_reference(conv_cases::half_ncdhw_3d());
 }
 
@@ -246,7 +251,8 @@ BOOST_AUTO_TEST_CASE(bfloat16_nhwc_dgrad_matches_reference) {
   check_against_reference(conv_cases::bfloat16_nhwc_dgrad());
 }
 
-BOOST_AUTO_TEST_CASE(half_nchw_dgrad_matches_reference) {
+BOOST_AUTO_TEST_CASE(half_nchw_dgrad_matches_reference,
+                     *builds(conv_cases::half_nchw_dgrad())) {
   check_against_reference(conv_cases::half_nchw_dgrad());
 }
 
@@ -266,7 +272,8 @@ BOOST_AUTO_TEST_CASE(bfloat16_nhwc_wgrad_matches_reference) {
   check_against_reference(conv_cases::bfloat16_nhwc_wgrad());
 }
 
-BOOST_AUTO_TEST_CASE(half_nchw_wgrad_matches_reference) {
+BOOST_AUTO_TEST_CASE(half_nchw_wgrad_matches_reference,
+                     *builds(conv_cases::half_nchw_wgrad())) {
   check_against_reference(conv_cases::half_nchw_wgrad());
 }
 
