@@ -273,6 +273,7 @@ def run(cfg, args, ops, compiled, device):
         "kernel_cache_entries": info.get("kernel_cache_entries"),
         "kernel_cache_revisions": info.get("kernel_cache_revisions"),
         "graphs_built": sum(info.get("builds", {}).values()) if info else None,
+        "static_plans": sum(info.get("static_plans", {}).values()) if info else None,
     }
     return result, losses
 

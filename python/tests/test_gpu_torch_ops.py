@@ -136,6 +136,23 @@ def test_linear_takes_new_batch_sizes_through_the_kernel_cache(cuda, dt):
     assert after["kernel_cache_entries"] >= 1 and after["kernel_cache_revisions"] >= 1
 
 
+def test_linear_runs_a_static_plan_after_its_runs_and_stays_exact(cuda, dt):
+    """set_static_after(2): the third run of a shape builds static plans in place of the
+    dynamic ones (forward, dgrad, wgrad); every run matches torch, before and after."""
+    torch = cuda
+    before = dt.cache_info()["static_plans"]
+    dt.set_static_after(2)
+    try:
+        for i in range(4):
+            compare_linear(torch, dt, torch.bfloat16, "silu", True, (4, 96), 192, 320, 120 + i)
+    finally:
+        dt.set_static_after(dt._runtime.STATIC_AFTER)
+    after = dt.cache_info()["static_plans"]
+    print("\n  static plans before", before, "after", after, end="")
+    for op in ("linear.forward", "linear.dgrad", "linear.wgrad"):
+        assert after.get(op, 0) - before.get(op, 0) == 1, op
+
+
 def test_linear_under_autocast_casts_like_torch(cuda, dt):
     torch = cuda
     x = uniform(torch, (4, 33, 64), 41).requires_grad_(True)

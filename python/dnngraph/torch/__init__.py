@@ -35,7 +35,7 @@ from ._batch_norm import batch_norm
 from ._conv import conv2d
 from ._linear import ACTIVATIONS, linear
 from ._norms import layer_norm, rms_norm
-from ._runtime import cache_info, chosen_variants, clear_caches
+from ._runtime import cache_info, chosen_variants, clear_caches, set_static_after
 
 __all__ = [
     "ACTIVATIONS",
@@ -48,5 +48,6 @@ __all__ = [
     "linear",
     "rms_norm",
     "scaled_dot_product_attention",
+    "set_static_after",
     "varlen_attn",
 ]

@@ -377,8 +377,9 @@ def _backward(grad: Tensor, x: Tensor, weight: Tensor, saved: Optional[Tensor],
         # torch's.
         epilogue_bias = bias_grad and nhwc
         if activation is not None or epilogue_bias:
+            rows = _rows(grad, fmt)
             linear.dz_and_bias_grad(
-                "conv2d", h, device, io, _rows(grad, fmt),
+                "conv2d", h, device, io, (int(rows.shape[0]), int(rows.shape[1])), rows,
                 _rows(saved, fmt) if saved is not None else None, _rows(dz, fmt), db_float,
                 activation, epilogue_bias)
         if bias_grad and not nhwc:

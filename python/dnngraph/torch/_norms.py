@@ -67,11 +67,12 @@ def _check_eps(op: str, eps: float) -> None:
 
 
 def _parameter(t: Optional[Tensor], features: int, x: Tensor, value: float) -> Tensor:
-    """A weight or bias as the float32 [1, F, 1, 1] cuDNN reads; ones or zeros for None (made
-    per call, so that a CUDA graph capture records their fill like any other kernel)."""
+    """A weight or bias in float32, as cuDNN reads it ([1, F, 1, 1]: the same elements); ones or
+    zeros for None (made per call, so that a CUDA graph capture records their fill like any
+    other kernel)."""
     if t is None:
         return torch.full((1, features, 1, 1), value, dtype=torch.float32, device=x.device)
-    return t.to(torch.float32).view(1, features, 1, 1)
+    return t.to(torch.float32)
 
 
 def _x(g: Graph, uid: int, name: str, rows: int, features: int) -> Any:
@@ -128,10 +129,6 @@ def _describe_rms_norm_backward(g: Graph, rows: int, features: int) -> None:
     _statistic(dscale, DSCALE)
 
 
-def _rows_view(t: Tensor, rows: int, features: int) -> Tensor:
-    return t.view(rows, features, 1, 1)
-
-
 # layer_norm
 
 def _check_layer_norm(x: Tensor, normalized_shape: Sequence[int], weight: Optional[Tensor],
@@ -153,9 +150,9 @@ def _layer_norm(x: Tensor, normalized_shape: "list[int]", weight: Optional[Tenso
         return y, mean, rstd
     runtime.run("layer_norm.forward", "norm", x, (x.dtype, eps), (rows, features),
                 lambda g: _describe_layer_norm(g, rows, features, eps),
-                {X: _rows_view(x, rows, features), SCALE: _parameter(weight, features, x, 1.0),
-                 BIAS: _parameter(bias, features, x, 0.0), Y: _rows_view(y, rows, features),
-                 MEAN: mean.view(rows, 1, 1, 1), INV: rstd.view(rows, 1, 1, 1)})
+                {X: x, SCALE: _parameter(weight, features, x, 1.0),
+                 BIAS: _parameter(bias, features, x, 0.0), Y: y,
+                 MEAN: mean, INV: rstd})
     return y, mean, rstd
 
 
@@ -202,10 +199,10 @@ def _layer_norm_backward(grad: Tensor, x: Tensor, normalized_shape: "list[int]",
         return dx, dw.zero_(), db.zero_()
     runtime.run("layer_norm.backward", "norm", x, (x.dtype,), (rows, features),
                 lambda g: _describe_layer_norm_backward(g, rows, features),
-                {DY: _rows_view(grad, rows, features), X: _rows_view(x, rows, features),
-                 SCALE: _parameter(weight, features, x, 1.0), MEAN: mean.view(rows, 1, 1, 1),
-                 INV: rstd.view(rows, 1, 1, 1), DX: _rows_view(dx, rows, features),
-                 DSCALE: dw.view(1, features, 1, 1), DBIAS: db.view(1, features, 1, 1)})
+                {DY: grad, X: x,
+                 SCALE: _parameter(weight, features, x, 1.0), MEAN: mean,
+                 INV: rstd, DX: dx,
+                 DSCALE: dw, DBIAS: db})
     return dx, dw, db
 
 
@@ -258,8 +255,8 @@ def _rms_norm(x: Tensor, normalized_shape: "list[int]", weight: Optional[Tensor]
         return y, rstd
     runtime.run("rms_norm.forward", "norm", x, (x.dtype, eps), (rows, features),
                 lambda g: _describe_rms_norm(g, rows, features, eps),
-                {X: _rows_view(x, rows, features), SCALE: _parameter(weight, features, x, 1.0),
-                 Y: _rows_view(y, rows, features), INV: rstd.view(rows, 1, 1, 1)})
+                {X: x, SCALE: _parameter(weight, features, x, 1.0),
+                 Y: y, INV: rstd})
     return y, rstd
 
 
@@ -288,9 +285,9 @@ def _rms_norm_backward(grad: Tensor, x: Tensor, normalized_shape: "list[int]", r
         return dx, dw.zero_()
     runtime.run("rms_norm.backward", "norm", x, (x.dtype,), (rows, features),
                 lambda g: _describe_rms_norm_backward(g, rows, features),
-                {DY: _rows_view(grad, rows, features), X: _rows_view(x, rows, features),
-                 SCALE: _parameter(weight, features, x, 1.0), INV: rstd.view(rows, 1, 1, 1),
-                 DX: _rows_view(dx, rows, features), DSCALE: dw.view(1, features, 1, 1)})
+                {DY: grad, X: x,
+                 SCALE: _parameter(weight, features, x, 1.0), INV: rstd,
+                 DX: dx, DSCALE: dw})
     return dx, dw
 
 

@@ -52,13 +52,35 @@ CAPACITY = 512
 DYNAMIC = {"matmul": True, "conv": True, "conv_nchw": False, "conv_backward": False,
            "norm": False, "pointwise": False, "attention": False}
 
+# A shape of a dynamic kind run this many times gets a static plan of its own, built once (tens
+# to hundreds of ms) in place of the dynamic one: cuDNN's dynamic-shape plans run
+# runtime-compiled kernels, a static plan for one shape can take faster engines. On the H200
+# with cuDNN 9.19, GPT-2-small's matmuls ran at 1.2-1.6x torch.mm's speed through static plans
+# and at about half of it through dynamic ones: a training step's GPU time 23.8 ms against
+# 32.3 ms (python/bench/matmul_engines_probe.py, train_gpt.py --profile; session 16). A new or
+# rare shape still costs the dynamic build alone. set_static_after(None): dynamic plans only.
+STATIC_AFTER = 16
+
+
+class _Entry:
+    """A built graph in the table, and for a dynamic one the runs counted towards its static
+    plan (None once settled: promoted, refused by cuDNN, or never to be)."""
+
+    __slots__ = ("graph", "runs")
+
+    def __init__(self, graph: dnngraph.Graph, runs: Optional[int]) -> None:
+        self.graph, self.runs = graph, runs
+
+
 # (op, topology, shapes, dynamic, device); (op, topology, GPU architecture); (op, topology)
 GraphKey = Tuple[str, Hashable, Hashable, bool, torch.device]
 CacheKey = Tuple[str, Hashable, Tuple[int, int]]
 VariantKey = Tuple[str, Hashable]
 
-_lock = threading.Lock()  # guards the four tables below (never held while a graph builds)
-_graphs: "collections.OrderedDict[GraphKey, dnngraph.Graph]" = collections.OrderedDict()
+_lock = threading.Lock()  # guards the tables below (never held while a graph builds)
+_static_after: "list[Optional[int]]" = [STATIC_AFTER]
+_graphs: "collections.OrderedDict[GraphKey, _Entry]" = collections.OrderedDict()
+_static_plans: "collections.Counter[str]" = collections.Counter()
 _kernel_caches: "dict[CacheKey, dnngraph.KernelCache]" = {}
 _variants: "dict[VariantKey, str]" = {}
 _builds: "collections.Counter[str]" = collections.Counter()
@@ -116,8 +138,15 @@ def workspace(graph: dnngraph.Graph, device: torch.device) -> Optional[Tensor]:
 
 
 def execute(graph: dnngraph.Graph, h: dnngraph.Handle, device: torch.device,
-            pack: "dict[int, Any]") -> None:
-    graph.execute(h, pack, workspace(graph, device))
+            pack: "dict[int, Tensor]") -> None:
+    """Runs the graph on the pack's tensors, handed to cuDNN as device pointers: each operator
+    checked its tensors (device, dtype, shape, contiguity) and passes each in the layout its
+    graph declares (the lowering tests of test_torch_ops.py compare the two), so the binding's
+    per-tensor checks (a few µs each: a linear's forward and backward pass 12 tensors) are not
+    made again."""
+    ws = workspace(graph, device)
+    graph.execute(h, {uid: t.data_ptr() for uid, t in pack.items()},
+                  None if ws is None else ws.data_ptr())
 
 
 def run(op: str, kind: str, reference: Tensor, topology: Hashable, shapes: Hashable,
@@ -152,7 +181,16 @@ def graph(op: str, kind: str, topology: Hashable, shapes: Hashable, device: torc
         found = _graphs.get(key)
         if found is not None:
             _graphs.move_to_end(key)
-            return found
+            if found.runs is None:
+                return found.graph
+            found.runs += 1
+            after = _static_after[0]
+            if after is None or found.runs < after:
+                return found.graph
+            found.runs = None  # one attempt, by this thread; the others run the dynamic plan
+    if found is not None:
+        return _promote(op, key, found, device, io, describe)
+    with _lock:
         if dynamic:
             cache_key: CacheKey = (op, topology, _capability(device))
             cache = _kernel_caches.get(cache_key)
@@ -177,10 +215,48 @@ def graph(op: str, kind: str, topology: Hashable, shapes: Hashable, device: torc
     with _lock:
         _builds[op] += 1
         _build_seconds[op] += time.perf_counter() - started
-        g = _graphs.setdefault(key, g)
+        entry = _graphs.setdefault(key, _Entry(g, 0 if dynamic else None))
         while len(_graphs) > CAPACITY:
             _graphs.popitem(last=False)
+    return entry.graph
+
+
+def _promote(op: str, key: GraphKey, entry: _Entry, device: torch.device, io: DataType,
+             describe: Callable[[dnngraph.Graph], None]) -> dnngraph.Graph:
+    """The static plan of a dynamic graph's shapes, built now and kept in its place; the dynamic
+    graph where cuDNN refuses it (NoEngine, or any other error: the dynamic plan runs on), and
+    during a CUDA graph capture (a build may not run there; a later run tries again)."""
+    if torch.cuda.is_current_stream_capturing():
+        with _lock:
+            entry.runs = 0
+        return entry.graph
+    g = dnngraph.Graph(io_data_type=io, compute_data_type=DataType.Float, name=op)
+    started = time.perf_counter()
+    try:
+        describe(g)
+        g.build(handle(device), MODES)
+    except dnngraph.Error:
+        with _lock:
+            _build_seconds[op] += time.perf_counter() - started
+        return entry.graph
+    with _lock:
+        _builds[op] += 1
+        _static_plans[op] += 1
+        _build_seconds[op] += time.perf_counter() - started
+        _graphs[key] = _Entry(g, None)
     return g
+
+
+def set_static_after(runs: Optional[int]) -> None:
+    """After how many runs a shape of a dynamic-shape graph (matmul, NHWC conv2d forward) gets a
+    static plan of its own, built once, in place of the dynamic plan (default STATIC_AFTER,
+    16): on the H200 GPT-2-small's matmuls ran about 2x faster through static plans. None keeps
+    the dynamic plans: no build after a shape's first (docs/torch.md)."""
+    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
+        raise ValueError(f"dnngraph.torch.set_static_after: runs is {runs!r}; it takes a count "
+                         "of runs, at least 1, or None (dynamic plans only)")
+    with _lock:
+        _static_after[0] = runs
 
 
 def first_variant(op: str, topology: Hashable, variants: Sequence[str],
@@ -189,11 +265,16 @@ def first_variant(op: str, topology: Hashable, variants: Sequence[str],
     first) until one builds; a variant fails only by cuDNN having no engine (NoEngine). The
     choice is remembered (chosen_variants() reports it)."""
     key: VariantKey = (op, topology)
-    with _lock:
-        known = _variants.get(key)
-    order = ([known] if known else []) + [v for v in variants if v != known]
     refusals: "list[str]" = []
-    for variant in order:
+    known = _variants.get(key)  # one dict read, atomic: written under the lock below
+    if known is not None:
+        try:
+            return attempt(known)
+        except dnngraph.Error as e:  # a new shape the known form has no engine for: the others
+            if e.code is not ErrorCode.NoEngine:
+                raise
+            refusals.append(f"{known}: {e.message.splitlines()[0] if e.message else e}")
+    for variant in [v for v in variants if v != known]:
         try:
             result = attempt(variant)
         except dnngraph.Error as e:
@@ -244,16 +325,20 @@ class Operator:
     def __call__(self, *args: Any) -> Any:
         if not _plain_eager(args):
             return self.packet(*args)
-        if self.function is not None and torch.is_grad_enabled() and any(
-                isinstance(a, Tensor) and a.requires_grad for a in args):
-            return self.function.apply(*args)
+        if self.function is not None and torch.is_grad_enabled():
+            for a in args:  # a loop, not any() over a generator: this runs at every call
+                if isinstance(a, Tensor) and a.requires_grad:
+                    return self.function.apply(*args)
         return self.implementation(*args)
 
 
 def _plain_eager(args: "tuple[Any, ...]") -> bool:
     if torch.compiler.is_compiling() or _current_dispatch_mode() is not None:
         return False
-    return all(type(a) in _PLAIN for a in args if isinstance(a, Tensor))
+    for a in args:
+        if isinstance(a, Tensor) and type(a) not in _PLAIN:
+            return False
+    return True
 
 
 _PLAIN = (Tensor, torch.nn.Parameter)
@@ -292,8 +377,9 @@ def chosen_variants() -> "dict[str, str]":
 
 
 def cache_info() -> "dict[str, Any]":
-    """Graphs held per operator; graphs built per operator since the start (or clear_caches())
-    and the wall seconds those builds took (refused variants' included: what a training step
+    """Graphs held per operator; graphs built per operator since the start (or clear_caches()),
+    of them the static plans that replaced dynamic ones (set_static_after), and the wall seconds
+    those builds took (refused variants' included: what a training step
     pays for new shapes); the kernel caches (one per dynamic topology and GPU architecture) with
     the sum of their entries (size()) and of their revisions (revision(): +1 per insertion,
     replacement, removal or eviction), over those built."""
@@ -301,6 +387,7 @@ def cache_info() -> "dict[str, Any]":
         held: "collections.Counter[str]" = collections.Counter(key[0] for key in _graphs)
         caches = list(_kernel_caches.values())
         info = {"graphs": dict(held), "builds": dict(_builds),
+                "static_plans": dict(_static_plans),
                 "build_seconds": sum(_build_seconds.values()), "kernel_caches": len(caches)}
     built = [c for c in caches if c.is_built()]
     info["kernel_cache_entries"] = sum(c.size() for c in built)
@@ -315,4 +402,5 @@ def clear_caches() -> None:
         _kernel_caches.clear()
         _variants.clear()
         _builds.clear()
+        _static_plans.clear()
         _build_seconds.clear()
