@@ -115,12 +115,14 @@ void append_present(std::vector<TensorPtr>& list, std::initializer_list<TensorPt
                                            const TensorAttributes& q, const TensorAttributes& k,
                                            const TensorAttributes& v);
 
-// t with its last two dims and strides swapped (K^T from K: the same uid), finalized.
 // A ragged (packed variable-length) tensor among `tensors` (null entries skipped) needs the
 // padding mask: seq_len_q / seq_len_kv say how long each packed batch is.
 [[nodiscard]] Result<void> check_ragged_needs_padding(
     const std::string& node, bool padding, std::initializer_list<const TensorAttributes*> tensors);
 
+// What attention_steps.cpp defines: the step builder, and the transposed view it lowers.
+
+// t with its last two dims and strides swapped (K^T from K: the same uid), finalized.
 [[nodiscard]] Result<backend::Tensor> lower_transposed(const TensorAttributes& t,
                                                        const backend::Tensor* ragged_offset);
 

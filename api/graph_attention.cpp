@@ -1,0 +1,199 @@
+// dnngraph::Graph's attention builders: sdpa, sdpa_backward and what they share (the optional
+// inputs' checks, the dropout ports, the dropout mask of a node's output).
+#include "api/graph.hpp"
+
+#include "backend/features.hpp"
+#include "detail/graph/node_naming.hpp"
+#include "detail/nodes/sdpa.hpp"
+#include "detail/nodes/sdpa_backward.hpp"
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace dnngraph {
+
+using detail::name_node;
+using detail::node_scalar;
+
+bool Graph::check_attention_inputs(const std::string& node,
+                                   const detail::AttentionSettings& settings) {
+  // Seed and offset are read only with dropout (a probability of 0 draws no mask).
+  const bool dropout = settings.has_dropout();
+  const std::array<Input, 4> optional{
+      {{"seq_len_q", settings.seq_len_q.get()},
+       {"seq_len_kv", settings.seq_len_kv.get()},
+       {"dropout seed", dropout ? settings.seed.get() : nullptr},
+       {"dropout offset", dropout ? settings.offset.get() : nullptr}}};
+  return std::ranges::all_of(optional, [&](const Input& input) {
+    return input.second == nullptr || check_inputs(node, {input});
+  });
+}
+
+detail::DropoutPorts Graph::dropout_ports(const std::string& node_name,
+                                          const detail::AttentionSettings& settings) {
+  return detail::DropoutPorts::make(
+      settings,
+      [&](const char* what, float value) { return node_scalar(*this, node_name, what, value); },
+      [&](const char* port) { return add_output(node_name, port); },
+      [&](const char* port) { return add_internal(node_name, port); });
+}
+
+std::shared_ptr<TensorAttributes> Graph::dropout_mask(
+    const std::shared_ptr<TensorAttributes>& output) const {
+  for (const auto& node : nodes_) {
+    if (std::ranges::find(node->outputs(), output) == node->outputs().end()) {
+      continue;
+    }
+    if (const auto* sdpa = dynamic_cast<const detail::SdpaNode*>(node.get())) {
+      return sdpa->dropout_mask_output();
+    }
+    if (const auto* backward = dynamic_cast<const detail::SdpaBackwardNode*>(node.get())) {
+      return backward->dropout_mask_output();
+    }
+    return nullptr;
+  }
+  return nullptr;
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
+    const std::shared_ptr<TensorAttributes>& q, const std::shared_ptr<TensorAttributes>& k,
+    const std::shared_ptr<TensorAttributes>& v, SdpaAttributes attributes) {
+  invalidate();
+  name_node(attributes, detail::NodeKind::Sdpa, nodes_.size());
+  const std::string& name = attributes.name();
+  const std::string node = std::string(detail::name_of(detail::NodeKind::Sdpa)) + " '" + name + "'";
+  const auto settings = detail::AttentionSettings::of(attributes);
+  const auto internal = [&](const char* port, bool wanted) {
+    return wanted ? add_internal(name, port) : nullptr;
+  };
+  detail::SdpaPorts p;
+  p.q = q;
+  p.k = k;
+  p.v = v;
+  p.seq_len_q = attributes.seq_len_q();
+  p.seq_len_kv = attributes.seq_len_kv();
+  p.o = add_output(name, "O");
+  p.stats = attributes.generate_stats() ? add_output(name, "Stats") : nullptr;
+  if (!check_inputs(node, {{"Q", q.get()}, {"K", k.get()}, {"V", v.get()}}) ||
+      !check_attention_inputs(node, settings) ||
+      (attributes.paged_attention() &&
+       !check_inputs(node, {{"page_table_k", attributes.page_table_k().get()},
+                            {"page_table_v", attributes.page_table_v().get()}}))) {
+    return {p.o, p.stats};
+  }
+  const auto scalar = [&](const char* what, float value) {
+    return node_scalar(*this, name, what, value);
+  };
+  if (const auto scale = attributes.attn_scale()) {
+    p.scale = scalar("attn_scale", *scale);
+  }
+  p.paged = detail::PagedCachePorts::make(
+      attributes, [&](const char* port) { return add_internal(name, port); });
+  // Only with a mask: cuDNN 9.19 refuses a variant pack with a uid no operation reads
+  // (CUDNN_STATUS_BAD_PARAM_NULL_POINTER at execute, measured on the H200).
+  if (settings.padding || settings.causal) {
+    p.neg_inf = scalar("neg_inf", -std::numeric_limits<float>::infinity());
+  }
+  p.scores = internal("scores", true);
+  p.scaled = internal("scaled", p.scale != nullptr);
+  p.masks = detail::AttentionMaskPorts::make(
+      settings, [&](const char* port) { return add_internal(name, port); });
+  p.row_max = internal("row_max", true);
+  p.centered = internal("centered", true);
+  p.exps = internal("exps", true);
+  p.row_sum = internal("row_sum", true);
+  p.log_sum = internal("log_sum", true);
+  p.unused_stats = internal("unused_stats", p.stats == nullptr);
+  p.probs = internal("probs", true);
+  p.dropout = dropout_ports(name, settings);
+  p.kept = internal("dropout_kept", p.dropout.mask != nullptr);
+  p.dropped = internal("dropped", p.dropout.mask != nullptr);
+  nodes_.push_back(std::make_unique<detail::SdpaNode>(std::move(attributes), p));
+  return {p.o, p.stats};
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
+    const std::shared_ptr<TensorAttributes>& q, const std::shared_ptr<TensorAttributes>& k,
+    const std::shared_ptr<TensorAttributes>& v, const std::shared_ptr<TensorAttributes>& o,
+    const std::shared_ptr<TensorAttributes>& d_o, const std::shared_ptr<TensorAttributes>& stats,
+    SdpaBackwardAttributes attributes) {
+  invalidate();
+  name_node(attributes, detail::NodeKind::SdpaBackward, nodes_.size());
+  const std::string& name = attributes.name();
+  const std::string node =
+      std::string(detail::name_of(detail::NodeKind::SdpaBackward)) + " '" + name + "'";
+  const auto settings = detail::AttentionSettings::of(attributes);
+  const auto internal = [&](const char* port) { return add_internal(name, port); };
+  detail::SdpaBackwardPorts p;
+  p.q = q;
+  p.k = k;
+  p.v = v;
+  p.o = o;
+  p.d_o = d_o;
+  p.stats = stats;
+  p.seq_len_q = settings.seq_len_q;
+  p.seq_len_kv = settings.seq_len_kv;
+  p.dq = add_output(name, "dQ");
+  p.dk = add_output(name, "dK");
+  p.dv = add_output(name, "dV");
+  p.d_sum = add_output(name, "D");
+  const std::array outputs{p.dq, p.dk, p.dv, p.d_sum};
+  if (!check_inputs(node, {{"Q", q.get()},
+                           {"K", k.get()},
+                           {"V", v.get()},
+                           {"O", o.get()},
+                           {"dO", d_o.get()},
+                           {"Stats", stats.get()}}) ||
+      !check_attention_inputs(node, settings)) {
+    return outputs;
+  }
+  const auto scalar = [&](const char* what, float value) {
+    return node_scalar(*this, name, what, value);
+  };
+  if (const auto scale = attributes.attn_scale()) {
+    p.scale = scalar("attn_scale", *scale);
+  }
+  if (settings.padding || settings.causal) {  // as in sdpa(): only where an operation reads it
+    p.neg_inf = scalar("neg_inf", -std::numeric_limits<float>::infinity());
+  }
+  // D's factor: 1 - p, the keep probability (cudnn-frontend's Dropout_scale_inv), or 1.
+  p.d_scale = settings.has_dropout() ? scalar("dropout_keep", static_cast<float>(settings.keep()))
+                                     : scalar("one", 1.0F);
+  p.do_o = internal("dO_O");
+  p.do_o_sum = internal("dO_O_sum");
+  p.scores = internal("scores");
+  p.scaled = p.scale ? internal("scaled") : nullptr;
+  p.masks = detail::AttentionMaskPorts::make(settings, internal);
+  p.centered = internal("centered");
+  p.probs = internal("probs");
+  p.dropout = dropout_ports(name, settings);
+  const bool dropout = p.dropout.mask != nullptr;
+  p.probs_kept = dropout ? internal("probs_kept") : nullptr;
+  p.probs_dropped = dropout ? internal("probs_dropped") : nullptr;
+  p.probs_t = internal("probs_t");
+  // Grouped-query attention: per-query-head gradients, summed over each group after. The head
+  // counts are read here only to choose the tensors; infer() checks them.
+  const auto heads = [](const std::shared_ptr<TensorAttributes>& t) {
+    return t->dim().size() == 4 ? t->dim()[1] : 0;
+  };
+  p.dv_heads = heads(v) != heads(q) ? internal("dV_heads") : nullptr;
+  p.dp = internal("dP");
+  p.dp_kept = dropout ? internal("dP_kept") : nullptr;
+  p.dp_centered = internal("dP_centered");
+  p.ds_unscaled = internal("dS_unscaled");
+  p.ds_dropped = dropout ? internal("dS_dropped") : nullptr;
+  p.ds = p.scale ? internal("dS") : nullptr;
+  p.ds_t = internal("dS_t");
+  p.dk_heads = heads(k) != heads(q) ? internal("dK_heads") : nullptr;
+  p.k_view = internal("K_view");
+  if (backend::available(backend::Feature::SdpaBackwardAccumulator)) {
+    p.dq_accum = internal("dQ_accum");
+  }
+  nodes_.push_back(std::make_unique<detail::SdpaBackwardNode>(std::move(attributes), p));
+  return outputs;
+}
+
+}  // namespace dnngraph

@@ -1,0 +1,295 @@
+// The attention nodes' step builder (AttentionSteps, detail/nodes/sdpa_common.hpp): a composite
+// node's backend operations appended in order, the masks among them, the first failure kept.
+#include "detail/nodes/sdpa_common.hpp"
+
+#include "api/layout.hpp"
+#include "backend/matmul.hpp"
+#include "backend/operation_matmul.hpp"
+#include "backend/operation_paged_cache_load.hpp"
+#include "backend/operation_pointwise.hpp"
+#include "backend/operation_reduction.hpp"
+#include "backend/operation_reshape.hpp"
+#include "backend/pointwise.hpp"
+#include "backend/reduction.hpp"
+#include "detail/common/checked.hpp"
+#include "detail/common/in_order.hpp"
+#include "detail/cudnn/cudnn_error.hpp"
+#include "detail/nodes/rng.hpp"
+#include <cmath>
+#include <utility>
+
+#include <utility>
+
+namespace dnngraph::detail {
+
+Result<backend::Tensor> lower_transposed(const TensorAttributes& t,
+                                         const backend::Tensor* ragged_offset) {
+  TensorAttributes transposed = t;
+  auto dims = t.dim();
+  auto strides = t.stride();
+  std::swap(dims[2], dims[3]);
+  std::swap(strides[2], strides[3]);
+  transposed.set_dim(dims).set_stride(strides);
+  return lower_tensor(transposed, ragged_offset);
+}
+
+const backend::Tensor* AttentionSteps::tensor(const TensorPtr& t) {
+  if (!t || error_) {
+    return nullptr;
+  }
+  auto found = lookup_(*t);
+  if (!found) {
+    error_ = found.error();
+    return nullptr;
+  }
+  return *found;
+}
+
+void AttentionSteps::add(backend::Operation op, std::optional<backend::Descriptor> part) {
+  LoweredOperation lowered{std::move(op), {}};
+  if (part) {
+    lowered.parts.push_back(std::move(*part));
+  }
+  ops_.push_back(std::move(lowered));
+}
+
+void AttentionSteps::pointwise(const char* step, cudnnPointwiseMode_t mode, cudnnDataType_t math,
+                               std::array<const backend::Tensor*, 3> in, const backend::Tensor* y,
+                               std::optional<std::int64_t> axis) {
+  if (!ready(step, {in[0], y})) {
+    return;
+  }
+  auto desc = backend::Pointwise::create();
+  auto op = backend::OperationPointwise::create();
+  if (!desc || !op) {
+    return fail(step, !desc ? desc.error() : op.error());
+  }
+  auto ok =
+      in_order([&] { return desc->set_mode(mode); }, [&] { return desc->set_math_precision(math); },
+               when(axis, [&] { return desc->set_axis(*axis); }), [&] { return desc->finalize(); },
+               [&] { return op->set_pointwise(*desc); }, [&] { return op->set_x(*in[0]); },
+               when(in[1] != nullptr, [&] { return op->set_b(*in[1]); }),
+               when(in[2] != nullptr, [&] { return op->set_t(*in[2]); }),
+               [&] { return op->set_y(*y); }, [&] { return op->finalize(); });
+  if (!ok) {
+    return fail(step, ok.error());
+  }
+  add(std::move(*op), std::move(*desc));
+}
+
+void AttentionSteps::reduction(const char* step, cudnnReduceTensorOp_t mode,
+                               const backend::Tensor* x, const backend::Tensor* y) {
+  if (!ready(step, {x, y})) {
+    return;
+  }
+  auto desc = backend::Reduction::create();
+  auto op = backend::OperationReduction::create();
+  if (!desc || !op) {
+    return fail(step, !desc ? desc.error() : op.error());
+  }
+  auto ok = in_order([&] { return desc->set_operator(mode); },
+                     [&] { return desc->set_compute_type(CUDNN_DATA_FLOAT); },
+                     [&] { return desc->finalize(); }, [&] { return op->set_x(*x); },
+                     [&] { return op->set_y(*y); }, [&] { return op->set_reduction(*desc); },
+                     [&] { return op->finalize(); });
+  if (!ok) {
+    return fail(step, ok.error());
+  }
+  add(std::move(*op), std::move(*desc));
+}
+
+void AttentionSteps::matmul(const char* step, std::array<const backend::Tensor*, 3> abc,
+                            std::array<const backend::Tensor*, 3> mnk_overrides) {
+  if (!ready(step, {abc[0], abc[1], abc[2]})) {
+    return;
+  }
+  auto desc = backend::Matmul::create();
+  auto op = backend::OperationMatmul::create();
+  if (!desc || !op) {
+    return fail(step, !desc ? desc.error() : op.error());
+  }
+  auto ok = in_order(
+      [&] { return desc->set_compute_type(CUDNN_DATA_FLOAT); }, [&] { return desc->finalize(); },
+      [&] { return op->set_a(*abc[0]); }, [&] { return op->set_b(*abc[1]); },
+      [&] { return op->set_c(*abc[2]); }, [&] { return op->set_matmul(*desc); },
+      when(mnk_overrides[0] != nullptr, [&] { return op->set_m_override(*mnk_overrides[0]); }),
+      when(mnk_overrides[1] != nullptr, [&] { return op->set_n_override(*mnk_overrides[1]); }),
+      when(mnk_overrides[2] != nullptr, [&] { return op->set_k_override(*mnk_overrides[2]); }),
+      [&] { return op->finalize(); });
+  if (!ok) {
+    return fail(step, ok.error());
+  }
+  add(std::move(*op), std::move(*desc));
+}
+
+void AttentionSteps::reshape(const char* step, const backend::Tensor* x, const backend::Tensor* y) {
+  if (!ready(step, {x, y})) {
+    return;
+  }
+  auto op = backend::OperationReshape::create();
+  if (!op) {
+    return fail(step, op.error());
+  }
+  auto ok = in_order([&] { return op->set_x(*x); }, [&] { return op->set_y(*y); },
+                     [&] { return op->finalize(); });
+  if (!ok) {
+    return fail(step, ok.error());
+  }
+  add(std::move(*op), std::nullopt);
+}
+
+void AttentionSteps::rng(const char* step, double keep, const backend::Tensor* seed,
+                         const backend::Tensor* offset, const backend::Tensor* y) {
+  if (!ready(step, {seed, offset, y})) {
+    return;
+  }
+  auto op = lower_bernoulli(keep, *seed, *offset, *y);
+  if (!op) {
+    return fail(step, op.error());
+  }
+  ops_.push_back(std::move(*op));
+}
+
+void AttentionSteps::paged_cache_load(const char* step, const backend::Tensor* container,
+                                      const backend::Tensor* page_table,
+                                      const backend::Tensor* seq_len, const backend::Tensor* y) {
+  if (!ready(step, {container, page_table, seq_len, y})) {
+    return;
+  }
+  auto op = backend::OperationPagedCacheLoad::create();
+  if (!op) {
+    return fail(step, op.error());
+  }
+  auto ok = in_order([&] { return op->set_container(*container); },
+                     [&] { return op->set_page_table(*page_table); },
+                     [&] { return op->set_sequence(*seq_len); }, [&] { return op->set_y(*y); },
+                     [&] { return op->finalize(); });
+  if (!ok) {
+    return fail(step, ok.error());
+  }
+  add(std::move(*op), std::nullopt);
+}
+
+void AttentionSteps::keep(backend::Descriptor part) {
+  if (!ops_.empty()) {
+    ops_.back().parts.push_back(std::move(part));
+  }
+}
+
+const backend::Tensor* AttentionSteps::scores(const Scores& s) {
+  auto kt = lower_transposed(s.k, tensor(s.k.ragged_offset()));
+  if (!kt) {
+    if (!error_) {
+      error_ = kt.error();
+    }
+    return nullptr;
+  }
+  if (s.k_pages) {
+    // cudnn-frontend 1.32's composite SDPA: the load writes K^T ([b, h_k, d, s_kv], s_kv
+    // innermost-but-one), which the matmul reads.
+    paged_cache_load("K from pages", s.k_pages->container, s.k_pages->page_table, s.seq_kv, &*kt);
+  }
+  const backend::Tensor* current = tensor(s.scores);
+  matmul("Q K^T", {s.q, &*kt, current}, {s.seq_q, s.seq_kv, nullptr});
+  keep(std::move(*kt));
+  if (s.scale != nullptr) {
+    const backend::Tensor* scaled = tensor(s.scaled);
+    pointwise("scale", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {current, s.scale, nullptr}, scaled);
+    current = scaled;
+  }
+  if (s.padding != nullptr) {
+    current = padding_mask(*s.padding, current, s.seq_q, s.seq_kv, s.neg_inf);
+  }
+  return current;
+}
+
+void AttentionSteps::gradient(const char* step, const backend::Tensor* a, const backend::Tensor* b,
+                              const TensorPtr& heads, const backend::Tensor* grad,
+                              std::array<const backend::Tensor*, 2> m_k_overrides) {
+  const backend::Tensor* per_head = heads ? tensor(heads) : grad;
+  matmul(step, {a, b, per_head}, {m_k_overrides[0], nullptr, m_k_overrides[1]});
+  if (heads) {
+    reduction("sum over each group of query heads", CUDNN_REDUCE_TENSOR_ADD, per_head, grad);
+  }
+}
+
+const backend::Tensor* AttentionSteps::padding_mask(const AttentionMaskPorts& p,
+                                                    const backend::Tensor* scores,
+                                                    const backend::Tensor* seq_q,
+                                                    const backend::Tensor* seq_kv,
+                                                    const backend::Tensor* neg_inf) {
+  const backend::Tensor* row = tensor(p.pad_row);
+  const backend::Tensor* col = tensor(p.pad_col);
+  const backend::Tensor* row_in = tensor(p.pad_row_in);
+  const backend::Tensor* col_in = tensor(p.pad_col_in);
+  const backend::Tensor* keep = tensor(p.pad_keep);
+  const backend::Tensor* padded = tensor(p.padded);
+  pointwise("padding row index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
+            {scores, nullptr, nullptr}, row, 2);
+  pointwise("padding column index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
+            {scores, nullptr, nullptr}, col, 3);
+  pointwise("row < seq_len_q", CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN, {row, seq_q, nullptr},
+            row_in);
+  pointwise("column < seq_len_kv", CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN,
+            {col, seq_kv, nullptr}, col_in);
+  pointwise("padding keep", CUDNN_POINTWISE_LOGICAL_AND, CUDNN_DATA_BOOLEAN,
+            {row_in, col_in, nullptr}, keep);
+  pointwise("padding select", CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT,
+            {scores, neg_inf, keep}, padded);
+  return padded;
+}
+
+const backend::Tensor* AttentionSteps::causal_mask(
+    const AttentionMaskPorts& p, DiagonalAlignment alignment, const backend::Tensor* scores,
+    const backend::Tensor* seq_q, const backend::Tensor* seq_kv, const backend::Tensor* neg_inf) {
+  const backend::Tensor* row = tensor(p.causal_row);
+  const backend::Tensor* col = tensor(p.causal_col);
+  const backend::Tensor* keep = tensor(p.causal_keep);
+  const backend::Tensor* masked = tensor(p.causal);
+  pointwise("causal row index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
+            {scores, nullptr, nullptr}, row, 2);
+  pointwise("causal column index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
+            {scores, nullptr, nullptr}, col, 3);
+  if (alignment == DiagonalAlignment::BottomRight && p.causal_row_plus) {
+    // Per-batch actual lengths: row + seq_len_kv - seq_len_q (Int32). Without padding only
+    // s_q == s_kv passes the checks, where bottom-right is top-left.
+    const backend::Tensor* plus = tensor(p.causal_row_plus);
+    const backend::Tensor* shifted = tensor(p.causal_row_shifted);
+    pointwise("row + seq_len_kv", CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, {row, seq_kv, nullptr},
+              plus);
+    pointwise("row + seq_len_kv - seq_len_q", CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32,
+              {plus, seq_q, nullptr}, shifted);
+    row = shifted;
+  }
+  pointwise("causal keep", CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, {row, col, nullptr}, keep);
+  pointwise("causal select", CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT,
+            {scores, neg_inf, keep}, masked);
+  return masked;
+}
+
+Result<std::vector<LoweredOperation>> AttentionSteps::finish() && {
+  if (error_) {
+    return std::unexpected(std::move(*error_));
+  }
+  return std::move(ops_);
+}
+
+bool AttentionSteps::ready(const char* step, std::initializer_list<const backend::Tensor*> needed) {
+  if (error_) {
+    return false;
+  }
+  for (const backend::Tensor* t : needed) {
+    if (t == nullptr) {
+      error_ = Error{ErrorCode::InvalidState,
+                     "lower " + node_ + " (step " + step + "): a tensor was not lowered"};
+      return false;
+    }
+  }
+  return true;
+}
+
+void AttentionSteps::fail(const char* step, const backend::Status& status) {
+  error_ = cudnn_error(status, "lower " + node_ + " (step " + step + ")");
+}
+
+}  // namespace dnngraph::detail
