@@ -14,37 +14,6 @@ namespace dnngraph::detail {
 
 namespace {
 
-constexpr std::array node_kinds{
-    std::pair{NodeKind::Matmul, std::string_view("matmul")},
-    std::pair{NodeKind::Pointwise, std::string_view("pointwise")},
-    std::pair{NodeKind::ConvFprop, std::string_view("conv_fprop")},
-    std::pair{NodeKind::ConvDgrad, std::string_view("conv_dgrad")},
-    std::pair{NodeKind::ConvWgrad, std::string_view("conv_wgrad")},
-    std::pair{NodeKind::Reduction, std::string_view("reduction")},
-    std::pair{NodeKind::LayerNorm, std::string_view("layernorm")},
-    std::pair{NodeKind::RmsNorm, std::string_view("rmsnorm")},
-    std::pair{NodeKind::Reshape, std::string_view("reshape")},
-    std::pair{NodeKind::Sdpa, std::string_view("sdpa")},
-    std::pair{NodeKind::SdpaBackward, std::string_view("sdpa_backward")},
-    std::pair{NodeKind::LayerNormBackward, std::string_view("layernorm_backward")},
-    std::pair{NodeKind::RmsNormBackward, std::string_view("rmsnorm_backward")},
-    std::pair{NodeKind::BatchNorm, std::string_view("batchnorm")},
-    std::pair{NodeKind::BatchNormBackward, std::string_view("batchnorm_backward")},
-    std::pair{NodeKind::Rng, std::string_view("rng")},
-    std::pair{NodeKind::InstanceNorm, std::string_view("instancenorm")},
-    std::pair{NodeKind::InstanceNormBackward, std::string_view("instancenorm_backward")},
-    std::pair{NodeKind::GenStats, std::string_view("genstats")},
-    std::pair{NodeKind::BnFinalize, std::string_view("bn_finalize")},
-    std::pair{NodeKind::Resample, std::string_view("resample")},
-    std::pair{NodeKind::ResampleBackward, std::string_view("resample_backward")},
-    std::pair{NodeKind::Concatenate, std::string_view("concatenate")},
-    std::pair{NodeKind::Slice, std::string_view("slice")},
-    std::pair{NodeKind::DbnWeight, std::string_view("dbn_weight")},
-    std::pair{NodeKind::AdaLayerNorm, std::string_view("adalayernorm")},
-    std::pair{NodeKind::AdaLayerNormBackward, std::string_view("adalayernorm_backward")},
-};
-static_assert(node_kinds.back().first == NodeKind::AdaLayerNormBackward);
-
 // A bound as people write it: "1", "0.5", not std::to_string's "1.000000".
 std::string shortest(float value) {
   std::array<char, 32> text{};
@@ -53,11 +22,6 @@ std::string shortest(float value) {
 }
 
 }  // namespace
-
-std::string_view name_of(NodeKind kind) noexcept {
-  const auto i = static_cast<std::size_t>(kind);
-  return i < node_kinds.size() && node_kinds[i].first == kind ? node_kinds[i].second : "node";
-}
 
 std::string data_type_name(const TensorAttributes& t) {
   const auto type = t.data_type();

@@ -8,11 +8,14 @@
 #include "detail/cudnn/known_issues.hpp"
 #include "detail/nodes/lowering.hpp"
 
+#include <array>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace dnngraph::detail {
@@ -26,8 +29,8 @@ struct ShapedTensor {
   const std::vector<std::int64_t>* strides = nullptr;  // null: the caller knows none
 };
 
-// Every node kind; name_of gives the name errors use ("matmul 'mm'"). A new kind is a row
-// here and in node.cpp's table, plus its room in detail/nodes/ (see docs/development.md).
+// Every node kind, and below it its name as errors use it ("matmul 'mm'"). A new kind is a row
+// in each, plus its room in detail/nodes/ (see docs/development.md).
 enum class NodeKind : std::uint8_t {
   Matmul,
   Pointwise,
@@ -57,7 +60,51 @@ enum class NodeKind : std::uint8_t {
   AdaLayerNorm,
   AdaLayerNormBackward,
 };
-[[nodiscard]] std::string_view name_of(NodeKind kind) noexcept;
+inline constexpr std::array node_kinds{
+    std::pair{NodeKind::Matmul, std::string_view("matmul")},
+    std::pair{NodeKind::Pointwise, std::string_view("pointwise")},
+    std::pair{NodeKind::ConvFprop, std::string_view("conv_fprop")},
+    std::pair{NodeKind::ConvDgrad, std::string_view("conv_dgrad")},
+    std::pair{NodeKind::ConvWgrad, std::string_view("conv_wgrad")},
+    std::pair{NodeKind::Reduction, std::string_view("reduction")},
+    std::pair{NodeKind::LayerNorm, std::string_view("layernorm")},
+    std::pair{NodeKind::RmsNorm, std::string_view("rmsnorm")},
+    std::pair{NodeKind::Reshape, std::string_view("reshape")},
+    std::pair{NodeKind::Sdpa, std::string_view("sdpa")},
+    std::pair{NodeKind::SdpaBackward, std::string_view("sdpa_backward")},
+    std::pair{NodeKind::LayerNormBackward, std::string_view("layernorm_backward")},
+    std::pair{NodeKind::RmsNormBackward, std::string_view("rmsnorm_backward")},
+    std::pair{NodeKind::BatchNorm, std::string_view("batchnorm")},
+    std::pair{NodeKind::BatchNormBackward, std::string_view("batchnorm_backward")},
+    std::pair{NodeKind::Rng, std::string_view("rng")},
+    std::pair{NodeKind::InstanceNorm, std::string_view("instancenorm")},
+    std::pair{NodeKind::InstanceNormBackward, std::string_view("instancenorm_backward")},
+    std::pair{NodeKind::GenStats, std::string_view("genstats")},
+    std::pair{NodeKind::BnFinalize, std::string_view("bn_finalize")},
+    std::pair{NodeKind::Resample, std::string_view("resample")},
+    std::pair{NodeKind::ResampleBackward, std::string_view("resample_backward")},
+    std::pair{NodeKind::Concatenate, std::string_view("concatenate")},
+    std::pair{NodeKind::Slice, std::string_view("slice")},
+    std::pair{NodeKind::DbnWeight, std::string_view("dbn_weight")},
+    std::pair{NodeKind::AdaLayerNorm, std::string_view("adalayernorm")},
+    std::pair{NodeKind::AdaLayerNormBackward, std::string_view("adalayernorm_backward")},
+};
+
+// The table holds every kind, in the enum's order (name_of indexes it).
+[[nodiscard]] constexpr bool node_kinds_in_order() noexcept {
+  for (std::size_t i = 0; i < node_kinds.size(); ++i) {
+    if (static_cast<std::size_t>(node_kinds[i].first) != i) {
+      return false;
+    }
+  }
+  return node_kinds.back().first == NodeKind::AdaLayerNormBackward;
+}
+static_assert(node_kinds_in_order(), "detail/nodes/node.hpp: node_kinds is out of NodeKind order");
+
+[[nodiscard]] constexpr std::string_view name_of(NodeKind kind) noexcept {
+  const auto i = static_cast<std::size_t>(kind);
+  return i < node_kinds.size() ? node_kinds[i].second : "node";
+}
 // t's data type as errors name it ("Half"), "none" where it has none.
 [[nodiscard]] std::string data_type_name(const TensorAttributes& t);
 
