@@ -13,7 +13,6 @@
 
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -28,14 +27,8 @@ namespace dnngraph {
 namespace detail {
 class Node;
 class BuiltGraph;
-struct GraphView;
-struct NormPorts;
-struct NormBackwardPorts;
-struct AttentionSettings;
-struct DropoutPorts;
 struct GraphAccess;
-enum class NormKind : std::uint8_t;
-enum class NodeKind : std::uint8_t;
+struct GraphBuilder;
 }  // namespace detail
 
 // What lower() made: backend descriptors, all finalized without a GPU.
@@ -384,70 +377,14 @@ class Graph {
  private:
   friend struct detail::GraphAccess;  // detail/graph/graph_access.hpp: internal, for tests and
                                       // fuzzers
+  // The steps the node builders share (a node's tensors, its input checks, adding it; the norms'
+  // and attention's common parts) and the view a built plan reads: detail/graph/graph_builder.hpp.
+  friend struct detail::GraphBuilder;
 
   // build() without its log line (the line says what this returned and how long it took).
   [[nodiscard]] Result<void> build_checked(const Handle& handle,
                                            const std::vector<HeuristicMode>& modes,
                                            const PlanPolicy& policy);
-  // What the built plan reads of this graph at each call.
-  [[nodiscard]] detail::GraphView view() const;
-  std::shared_ptr<TensorAttributes> add_output(const std::string& node_name, const char* port);
-  // A composite node's internal virtual tensor ("<name>::<port>"), owned by the graph.
-  std::shared_ptr<TensorAttributes> add_internal(const std::string& node_name, const char* port);
-  // What layernorm(), rmsnorm() and batchnorm() share: the checks of phase, epsilon and inputs, the
-  // outputs the phase asks for, and the node.
-  struct NormRequest {
-    detail::NormKind kind;
-    std::string name;
-    std::optional<NormFwdPhase> phase;
-    std::shared_ptr<TensorAttributes> epsilon;
-    std::optional<DataType> compute;
-    std::shared_ptr<TensorAttributes> x, scale, bias;
-    // batchnorm's running statistics (all or none)
-    std::shared_ptr<TensorAttributes> momentum, prev_running_mean, prev_running_var;
-  };
-  detail::NormPorts add_norm(const NormRequest& r);
-  // What layernorm(), instancenorm() and adalayernorm() share: add_norm of X, scale and bias with
-  // the attributes' name (or "<kind>_<index>"), phase, epsilon and compute type. Returns {Y,
-  // mean, inv_variance}. Defined and used in graph.cpp only.
-  template <class Attributes>
-  std::array<std::shared_ptr<TensorAttributes>, 3> add_mean_norm(
-      detail::NormKind kind, const std::shared_ptr<TensorAttributes>& x,
-      const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& bias,
-      const Attributes& attributes);
-  // What the norm backward nodes share (mean null for RMS).
-  detail::NormBackwardPorts add_norm_backward(detail::NormKind kind,
-                                              NormBackwardAttributes attributes,
-                                              detail::NormBackwardPorts inputs);
-  // add_norm_backward of the norms with a mean (all but RMS): {dX, dScale, dBias}.
-  std::array<std::shared_ptr<TensorAttributes>, 3> add_mean_norm_backward(
-      detail::NormKind kind, const std::shared_ptr<TensorAttributes>& dy,
-      const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
-      const std::shared_ptr<TensorAttributes>& mean,
-      const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes);
-  // (port name, tensor), e.g. {"A", a.get()}; the port names the input in errors.
-  using Input = std::pair<const char*, TensorAttributes*>;
-  // Labels unnamed inputs for messages ("input A of node #3 (matmul 'matmul_3')"); records an
-  // error and answers false for a null input or one of another graph.
-  bool check_inputs(std::string_view node, std::initializer_list<Input> inputs);
-  bool check_inputs(std::string_view node, std::span<const Input> inputs);
-  // check_inputs for an attention node's optional inputs that are given: the length tensors, and
-  // with dropout the seed and offset.
-  bool check_attention_inputs(const std::string& node, const detail::AttentionSettings& settings);
-  // An attention node's dropout tensors (see detail::DropoutPorts): its by-value scale and mask.
-  detail::DropoutPorts dropout_ports(const std::string& node_name,
-                                     const detail::AttentionSettings& settings);
-  // The one path that adds a node of one output: the output tensor (virtual, named
-  // "<name>::<output>"), the input checks, and make(output) appended when they pass. The output
-  // is returned either way: a mistake surfaces at validate().
-  using NodeFactory =
-      std::function<std::unique_ptr<detail::Node>(const std::shared_ptr<TensorAttributes>&)>;
-  std::shared_ptr<TensorAttributes> add_node(detail::NodeKind kind, const std::string& name,
-                                             std::initializer_list<Input> inputs,
-                                             const char* output, const NodeFactory& make);
-  std::shared_ptr<TensorAttributes> add_node(detail::NodeKind kind, const std::string& name,
-                                             std::span<const Input> inputs, const char* output,
-                                             const NodeFactory& make);
   void record(Error error);
   [[nodiscard]] Result<void> validate_filling();
   // build() needs a complete graph: every tensor read by a node or produced by one, and every

@@ -3,6 +3,7 @@
 #include "api/graph.hpp"
 
 #include "backend/features.hpp"
+#include "detail/graph/graph_builder.hpp"
 #include "detail/graph/node_naming.hpp"
 #include "detail/nodes/sdpa.hpp"
 #include "detail/nodes/sdpa_backward.hpp"
@@ -15,11 +16,13 @@
 
 namespace dnngraph {
 
+using Builder = detail::GraphBuilder;
+
 using detail::name_node;
 using detail::node_scalar;
 
-bool Graph::check_attention_inputs(const std::string& node,
-                                   const detail::AttentionSettings& settings) {
+bool detail::GraphBuilder::check_attention_inputs(Graph& g, const std::string& node,
+                                                  const detail::AttentionSettings& settings) {
   // Seed and offset are read only with dropout (a probability of 0 draws no mask).
   const bool dropout = settings.has_dropout();
   const std::array<Input, 4> optional{
@@ -28,17 +31,17 @@ bool Graph::check_attention_inputs(const std::string& node,
        {"dropout seed", dropout ? settings.seed.get() : nullptr},
        {"dropout offset", dropout ? settings.offset.get() : nullptr}}};
   return std::ranges::all_of(optional, [&](const Input& input) {
-    return input.second == nullptr || check_inputs(node, {input});
+    return input.second == nullptr || check_inputs(g, node, {input});
   });
 }
 
-detail::DropoutPorts Graph::dropout_ports(const std::string& node_name,
-                                          const detail::AttentionSettings& settings) {
+detail::DropoutPorts detail::GraphBuilder::dropout_ports(
+    Graph& g, const std::string& node_name, const detail::AttentionSettings& settings) {
   return detail::DropoutPorts::make(
       settings,
-      [&](const char* what, float value) { return node_scalar(*this, node_name, what, value); },
-      [&](const char* port) { return add_output(node_name, port); },
-      [&](const char* port) { return add_internal(node_name, port); });
+      [&](const char* what, float value) { return node_scalar(g, node_name, what, value); },
+      [&](const char* port) { return add_output(g, node_name, port); },
+      [&](const char* port) { return add_internal(g, node_name, port); });
 }
 
 std::shared_ptr<TensorAttributes> Graph::dropout_mask(
@@ -67,7 +70,7 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   const std::string node = std::string(detail::name_of(detail::NodeKind::Sdpa)) + " '" + name + "'";
   const auto settings = detail::AttentionSettings::of(attributes);
   const auto internal = [&](const char* port, bool wanted) {
-    return wanted ? add_internal(name, port) : nullptr;
+    return wanted ? Builder::add_internal(*this, name, port) : nullptr;
   };
   detail::SdpaPorts p;
   p.q = q;
@@ -75,13 +78,14 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   p.v = v;
   p.seq_len_q = attributes.seq_len_q();
   p.seq_len_kv = attributes.seq_len_kv();
-  p.o = add_output(name, "O");
-  p.stats = attributes.generate_stats() ? add_output(name, "Stats") : nullptr;
-  if (!check_inputs(node, {{"Q", q.get()}, {"K", k.get()}, {"V", v.get()}}) ||
-      !check_attention_inputs(node, settings) ||
+  p.o = Builder::add_output(*this, name, "O");
+  p.stats = attributes.generate_stats() ? Builder::add_output(*this, name, "Stats") : nullptr;
+  if (!Builder::check_inputs(*this, node, {{"Q", q.get()}, {"K", k.get()}, {"V", v.get()}}) ||
+      !Builder::check_attention_inputs(*this, node, settings) ||
       (attributes.paged_attention() &&
-       !check_inputs(node, {{"page_table_k", attributes.page_table_k().get()},
-                            {"page_table_v", attributes.page_table_v().get()}}))) {
+       !Builder::check_inputs(*this, node,
+                              {{"page_table_k", attributes.page_table_k().get()},
+                               {"page_table_v", attributes.page_table_v().get()}}))) {
     return {p.o, p.stats};
   }
   const auto scalar = [&](const char* what, float value) {
@@ -91,7 +95,7 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
     p.scale = scalar("attn_scale", *scale);
   }
   p.paged = detail::PagedCachePorts::make(
-      attributes, [&](const char* port) { return add_internal(name, port); });
+      attributes, [&](const char* port) { return Builder::add_internal(*this, name, port); });
   // Only with a mask: cuDNN 9.19 refuses a variant pack with a uid no operation reads
   // (CUDNN_STATUS_BAD_PARAM_NULL_POINTER at execute, measured on the H200).
   if (settings.padding || settings.causal) {
@@ -100,7 +104,7 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   p.scores = internal("scores", true);
   p.scaled = internal("scaled", p.scale != nullptr);
   p.masks = detail::AttentionMaskPorts::make(
-      settings, [&](const char* port) { return add_internal(name, port); });
+      settings, [&](const char* port) { return Builder::add_internal(*this, name, port); });
   p.row_max = internal("row_max", true);
   p.centered = internal("centered", true);
   p.exps = internal("exps", true);
@@ -108,7 +112,7 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   p.log_sum = internal("log_sum", true);
   p.unused_stats = internal("unused_stats", p.stats == nullptr);
   p.probs = internal("probs", true);
-  p.dropout = dropout_ports(name, settings);
+  p.dropout = Builder::dropout_ports(*this, name, settings);
   p.kept = internal("dropout_kept", p.dropout.mask != nullptr);
   p.dropped = internal("dropped", p.dropout.mask != nullptr);
   nodes_.push_back(std::make_unique<detail::SdpaNode>(std::move(attributes), p));
@@ -126,7 +130,7 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
   const std::string node =
       std::string(detail::name_of(detail::NodeKind::SdpaBackward)) + " '" + name + "'";
   const auto settings = detail::AttentionSettings::of(attributes);
-  const auto internal = [&](const char* port) { return add_internal(name, port); };
+  const auto internal = [&](const char* port) { return Builder::add_internal(*this, name, port); };
   detail::SdpaBackwardPorts p;
   p.q = q;
   p.k = k;
@@ -136,18 +140,19 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
   p.stats = stats;
   p.seq_len_q = settings.seq_len_q;
   p.seq_len_kv = settings.seq_len_kv;
-  p.dq = add_output(name, "dQ");
-  p.dk = add_output(name, "dK");
-  p.dv = add_output(name, "dV");
-  p.d_sum = add_output(name, "D");
+  p.dq = Builder::add_output(*this, name, "dQ");
+  p.dk = Builder::add_output(*this, name, "dK");
+  p.dv = Builder::add_output(*this, name, "dV");
+  p.d_sum = Builder::add_output(*this, name, "D");
   const std::array outputs{p.dq, p.dk, p.dv, p.d_sum};
-  if (!check_inputs(node, {{"Q", q.get()},
-                           {"K", k.get()},
-                           {"V", v.get()},
-                           {"O", o.get()},
-                           {"dO", d_o.get()},
-                           {"Stats", stats.get()}}) ||
-      !check_attention_inputs(node, settings)) {
+  if (!Builder::check_inputs(*this, node,
+                             {{"Q", q.get()},
+                              {"K", k.get()},
+                              {"V", v.get()},
+                              {"O", o.get()},
+                              {"dO", d_o.get()},
+                              {"Stats", stats.get()}}) ||
+      !Builder::check_attention_inputs(*this, node, settings)) {
     return outputs;
   }
   const auto scalar = [&](const char* what, float value) {
@@ -169,7 +174,7 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
   p.masks = detail::AttentionMaskPorts::make(settings, internal);
   p.centered = internal("centered");
   p.probs = internal("probs");
-  p.dropout = dropout_ports(name, settings);
+  p.dropout = Builder::dropout_ports(*this, name, settings);
   const bool dropout = p.dropout.mask != nullptr;
   p.probs_kept = dropout ? internal("probs_kept") : nullptr;
   p.probs_dropped = dropout ? internal("probs_dropped") : nullptr;

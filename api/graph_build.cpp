@@ -8,6 +8,7 @@
 #include "detail/cudnn/cudnn_error.hpp"
 #include "detail/graph/built_graph.hpp"
 #include "detail/graph/graph_access.hpp"
+#include "detail/graph/graph_builder.hpp"
 #include "detail/graph/override_shapes.hpp"
 #include "detail/graph/pipeline.hpp"
 #include "detail/nodes/node.hpp"
@@ -15,6 +16,8 @@
 #include <chrono>
 
 namespace dnngraph {
+
+using Builder = detail::GraphBuilder;
 
 namespace {
 
@@ -126,13 +129,13 @@ Result<void> Graph::build_checked(const Handle& handle, const std::vector<Heuris
                             "dynamic-shape graph with a kernel cache");
     }
   }
-  auto built = detail::BuiltGraph::build(view(), {.handle = handle.native(),
-                                                  .modes = modes,
-                                                  .cache = kernel_cache_,
-                                                  .dynamic_shape = dynamic_shape_,
-                                                  .cache_first = cache_first_,
-                                                  .override_shape = override_shape_,
-                                                  .policy = &policy});
+  auto built = detail::BuiltGraph::build(Builder::view(*this), {.handle = handle.native(),
+                                                                .modes = modes,
+                                                                .cache = kernel_cache_,
+                                                                .dynamic_shape = dynamic_shape_,
+                                                                .cache_first = cache_first_,
+                                                                .override_shape = override_shape_,
+                                                                .policy = &policy});
   if (!built) {
     return std::unexpected(built.error());
   }
@@ -214,7 +217,7 @@ Result<void> Graph::check_overrides(
   }
   const detail::Overrides overrides{override_uids, override_shapes, override_strides};
   if (built_) {
-    auto checked = built_->check(overrides, view());
+    auto checked = built_->check(overrides, Builder::view(*this));
     if (!checked) {
       return logged_failure("check_overrides", checked.error());
     }
@@ -253,7 +256,8 @@ Result<void> Graph::execute(const Handle& handle,
       return ok;
     }
   }
-  auto ran = built_->execute(handle.native(), variant_pack, workspace, overrides, view());
+  auto ran =
+      built_->execute(handle.native(), variant_pack, workspace, overrides, Builder::view(*this));
   if (!ran) {  // the error path only: a successful execute logs nothing
     return logged_failure("execute", ran.error());
   }
@@ -280,7 +284,7 @@ Result<std::int64_t> Graph::get_workspace_size(
   if (handle.empty()) {
     return make_error(ErrorCode::InvalidHandle, "get_workspace_size: the Handle is empty");
   }
-  return built_->workspace_size(handle.native(), overrides, view());
+  return built_->workspace_size(handle.native(), overrides, Builder::view(*this));
 }
 
 namespace detail {
@@ -297,11 +301,11 @@ Result<void> GraphAccess::build_kernel_cache(Graph& graph) {
     return ok;
   }
   const std::vector<HeuristicMode> no_modes;  // plan choice is not reached
-  auto topology = bind_topology(graph.view(), {.handle = nullptr,
-                                               .modes = no_modes,
-                                               .cache = graph.kernel_cache_,
-                                               .dynamic_shape = true,
-                                               .override_shape = graph.override_shape_});
+  auto topology = bind_topology(Builder::view(graph), {.handle = nullptr,
+                                                       .modes = no_modes,
+                                                       .cache = graph.kernel_cache_,
+                                                       .dynamic_shape = true,
+                                                       .override_shape = graph.override_shape_});
   if (!topology) {
     return std::unexpected(topology.error());
   }

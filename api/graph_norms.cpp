@@ -2,6 +2,7 @@
 // backward, through one request form (add_norm, add_norm_backward).
 #include "api/graph.hpp"
 
+#include "detail/graph/graph_builder.hpp"
 #include "detail/graph/node_naming.hpp"
 #include "detail/nodes/norm.hpp"
 #include "detail/nodes/norm_backward.hpp"
@@ -14,7 +15,8 @@
 
 namespace dnngraph {
 
-using detail::name_node;
+using Builder = detail::GraphBuilder;
+
 
 namespace {
 
@@ -41,8 +43,8 @@ detail::NormBackwardPorts backward_inputs(const std::shared_ptr<TensorAttributes
 
 }  // namespace
 
-detail::NormPorts Graph::add_norm(const NormRequest& r) {
-  invalidate();
+detail::NormPorts detail::GraphBuilder::add_norm(Graph& g, const NormRequest& r) {
+  g.invalidate();
   const std::string node =
       std::string(detail::name_of(detail::norm_node_kind(r.kind, false))) + " '" + r.name + "'";
   const bool training = r.phase == NormFwdPhase::Training;
@@ -55,44 +57,45 @@ detail::NormPorts Graph::add_norm(const NormRequest& r) {
       .momentum = r.momentum,
       .prev_running_mean = r.prev_running_mean,
       .prev_running_var = r.prev_running_var,
-      .y = add_output(r.name, "Y"),
+      .y = add_output(g, r.name, "Y"),
       .mean_out =
-          training && r.kind != detail::NormKind::Rms ? add_output(r.name, "mean") : nullptr,
-      .inv_variance_out = training ? add_output(r.name, "inv_variance") : nullptr,
-      .next_running_mean = running ? add_output(r.name, "next_running_mean") : nullptr,
-      .next_running_var = running ? add_output(r.name, "next_running_var") : nullptr};
+          training && r.kind != detail::NormKind::Rms ? add_output(g, r.name, "mean") : nullptr,
+      .inv_variance_out = training ? add_output(g, r.name, "inv_variance") : nullptr,
+      .next_running_mean = running ? add_output(g, r.name, "next_running_mean") : nullptr,
+      .next_running_var = running ? add_output(g, r.name, "next_running_var") : nullptr};
   if (!r.phase) {
-    record(Error{ErrorCode::InvalidAttribute,
-                 node + ": no forward phase; set_forward_phase(NormFwdPhase::Inference or "
-                        "NormFwdPhase::Training)"});
+    g.record(Error{ErrorCode::InvalidAttribute,
+                   node + ": no forward phase; set_forward_phase(NormFwdPhase::Inference or "
+                          "NormFwdPhase::Training)"});
   } else if (!r.epsilon) {
-    record(Error{ErrorCode::InvalidAttribute,
-                 node + ": no epsilon; set_epsilon(graph.tensor(1e-5F)) for example"});
+    g.record(Error{ErrorCode::InvalidAttribute,
+                   node + ": no epsilon; set_epsilon(graph.tensor(1e-5F)) for example"});
   } else if (check_inputs(
-                 node,
+                 g, node,
                  {{"X", r.x.get()}, {"scale", r.scale.get()}, {"epsilon", r.epsilon.get()}}) &&
              // rmsnorm's bias is optional; layernorm's is not (check_inputs refuses a null one)
              ((!r.bias && r.kind == detail::NormKind::Rms) ||
-              check_inputs(node, {{"bias", r.bias.get()}})) &&
+              check_inputs(g, node, {{"bias", r.bias.get()}})) &&
              // batchnorm's running statistics: all three or none
-             (!running ||
-              check_inputs(node, {{"previous running mean", r.prev_running_mean.get()},
-                                  {"previous running variance", r.prev_running_var.get()},
-                                  {"momentum", r.momentum.get()}}))) {
-    nodes_.push_back(std::make_unique<detail::NormForwardNode>(
+             (!running || check_inputs(g, node,
+                                       {{"previous running mean", r.prev_running_mean.get()},
+                                        {"previous running variance", r.prev_running_var.get()},
+                                        {"momentum", r.momentum.get()}}))) {
+    g.nodes_.push_back(std::make_unique<detail::NormForwardNode>(
         detail::NormSettings{r.kind, r.name, *r.phase, r.compute}, ports));
   }
   return ports;
 }
 
 template <class Attributes>
-std::array<std::shared_ptr<TensorAttributes>, 3> Graph::add_mean_norm(
-    detail::NormKind kind, const std::shared_ptr<TensorAttributes>& x,
+std::array<std::shared_ptr<TensorAttributes>, 3> detail::GraphBuilder::add_mean_norm(
+    Graph& g, detail::NormKind kind, const std::shared_ptr<TensorAttributes>& x,
     const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& bias,
     const Attributes& attributes) {
   const detail::NormPorts ports = add_norm(
+      g,
       {.kind = kind,
-       .name = norm_name(attributes.name(), detail::norm_node_kind(kind, false), nodes_.size()),
+       .name = norm_name(attributes.name(), detail::norm_node_kind(kind, false), g.nodes_.size()),
        .phase = attributes.forward_phase(),
        .epsilon = attributes.epsilon(),
        .compute = attributes.compute_data_type(),
@@ -108,47 +111,49 @@ std::array<std::shared_ptr<TensorAttributes>, 3> Graph::add_mean_norm(
 std::array<std::shared_ptr<TensorAttributes>, 3> Graph::layernorm(
     const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
     const std::shared_ptr<TensorAttributes>& bias, const LayernormAttributes& attributes) {
-  return add_mean_norm(detail::NormKind::Layer, x, scale, bias, attributes);
+  return Builder::add_mean_norm(*this, detail::NormKind::Layer, x, scale, bias, attributes);
 }
 
 std::array<std::shared_ptr<TensorAttributes>, 2> Graph::rmsnorm(
     const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
     const RmsnormAttributes& attributes) {
   const std::string name = norm_name(attributes.name(), detail::NodeKind::RmsNorm, nodes_.size());
-  const detail::NormPorts ports = add_norm({detail::NormKind::Rms, name, attributes.forward_phase(),
-                                            attributes.epsilon(), attributes.compute_data_type(), x,
-                                            scale, attributes.bias(), nullptr, nullptr, nullptr});
+  const detail::NormPorts ports =
+      Builder::add_norm(*this, {detail::NormKind::Rms, name, attributes.forward_phase(),
+                                attributes.epsilon(), attributes.compute_data_type(), x, scale,
+                                attributes.bias(), nullptr, nullptr, nullptr});
   return {ports.y, ports.inv_variance_out};
 }
 
-detail::NormBackwardPorts Graph::add_norm_backward(detail::NormKind kind,
-                                                   NormBackwardAttributes attributes,
-                                                   detail::NormBackwardPorts p) {
-  invalidate();
+detail::NormBackwardPorts detail::GraphBuilder::add_norm_backward(Graph& g, detail::NormKind kind,
+                                                                  NormBackwardAttributes attributes,
+                                                                  detail::NormBackwardPorts p) {
+  g.invalidate();
   const auto node_kind = detail::norm_node_kind(kind, true);
-  name_node(attributes, node_kind, nodes_.size());
+  name_node(attributes, node_kind, g.nodes_.size());
   const std::string& name = attributes.name();
-  p.dx = add_output(name, "dX");
-  p.dscale = add_output(name, "dScale");
-  p.dbias = kind != detail::NormKind::Rms ? add_output(name, "dBias") : nullptr;
+  p.dx = add_output(g, name, "dX");
+  p.dscale = add_output(g, name, "dScale");
+  p.dbias = kind != detail::NormKind::Rms ? add_output(g, name, "dBias") : nullptr;
   const std::string node = std::string(detail::name_of(node_kind)) + " '" + name + "'";
-  if (!check_inputs(node, {{"dY", p.dy.get()},
-                           {"X", p.x.get()},
-                           {"scale", p.scale.get()},
-                           {"inv_variance", p.inv_variance.get()}}) ||
-      (kind != detail::NormKind::Rms && !check_inputs(node, {{"mean", p.mean.get()}}))) {
+  if (!check_inputs(g, node,
+                    {{"dY", p.dy.get()},
+                     {"X", p.x.get()},
+                     {"scale", p.scale.get()},
+                     {"inv_variance", p.inv_variance.get()}}) ||
+      (kind != detail::NormKind::Rms && !check_inputs(g, node, {{"mean", p.mean.get()}}))) {
     return p;
   }
-  nodes_.push_back(std::make_unique<detail::NormBackwardNode>(kind, attributes, p));
+  g.nodes_.push_back(std::make_unique<detail::NormBackwardNode>(kind, attributes, p));
   return p;
 }
 
-std::array<std::shared_ptr<TensorAttributes>, 3> Graph::add_mean_norm_backward(
-    detail::NormKind kind, const std::shared_ptr<TensorAttributes>& dy,
+std::array<std::shared_ptr<TensorAttributes>, 3> detail::GraphBuilder::add_mean_norm_backward(
+    Graph& g, detail::NormKind kind, const std::shared_ptr<TensorAttributes>& dy,
     const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
     const std::shared_ptr<TensorAttributes>& mean,
     const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
-  const auto p = add_norm_backward(kind, std::move(attributes),
+  const auto p = add_norm_backward(g, kind, std::move(attributes),
                                    backward_inputs(dy, x, scale, mean, inv_variance));
   return {p.dx, p.dscale, p.dbias};
 }
@@ -157,16 +162,16 @@ std::array<std::shared_ptr<TensorAttributes>, 3> Graph::layernorm_backward(
     const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
     const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
     const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
-  return add_mean_norm_backward(detail::NormKind::Layer, dy, x, scale, mean, inv_variance,
-                                std::move(attributes));
+  return Builder::add_mean_norm_backward(*this, detail::NormKind::Layer, dy, x, scale, mean,
+                                         inv_variance, std::move(attributes));
 }
 
 std::array<std::shared_ptr<TensorAttributes>, 2> Graph::rmsnorm_backward(
     const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
     const std::shared_ptr<TensorAttributes>& scale,
     const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
-  const auto p = add_norm_backward(detail::NormKind::Rms, std::move(attributes),
-                                   backward_inputs(dy, x, scale, nullptr, inv_variance));
+  const auto p = Builder::add_norm_backward(*this, detail::NormKind::Rms, std::move(attributes),
+                                            backward_inputs(dy, x, scale, nullptr, inv_variance));
   return {p.dx, p.dscale};
 }
 
@@ -174,17 +179,18 @@ std::array<std::shared_ptr<TensorAttributes>, 5> Graph::batchnorm(
     const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
     const std::shared_ptr<TensorAttributes>& bias, const BatchnormAttributes& attributes) {
   const std::string name = norm_name(attributes.name(), detail::NodeKind::BatchNorm, nodes_.size());
-  const detail::NormPorts ports = add_norm({.kind = detail::NormKind::Batch,
-                                            .name = name,
-                                            .phase = NormFwdPhase::Training,
-                                            .epsilon = attributes.epsilon(),
-                                            .compute = attributes.compute_data_type(),
-                                            .x = x,
-                                            .scale = scale,
-                                            .bias = bias,
-                                            .momentum = attributes.momentum(),
-                                            .prev_running_mean = attributes.prev_running_mean(),
-                                            .prev_running_var = attributes.prev_running_var()});
+  const detail::NormPorts ports =
+      Builder::add_norm(*this, {.kind = detail::NormKind::Batch,
+                                .name = name,
+                                .phase = NormFwdPhase::Training,
+                                .epsilon = attributes.epsilon(),
+                                .compute = attributes.compute_data_type(),
+                                .x = x,
+                                .scale = scale,
+                                .bias = bias,
+                                .momentum = attributes.momentum(),
+                                .prev_running_mean = attributes.prev_running_mean(),
+                                .prev_running_var = attributes.prev_running_var()});
   return {ports.y, ports.mean_out, ports.inv_variance_out, ports.next_running_mean,
           ports.next_running_var};
 }
@@ -193,36 +199,36 @@ std::array<std::shared_ptr<TensorAttributes>, 3> Graph::batchnorm_backward(
     const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
     const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
     const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
-  return add_mean_norm_backward(detail::NormKind::Batch, dy, x, scale, mean, inv_variance,
-                                std::move(attributes));
+  return Builder::add_mean_norm_backward(*this, detail::NormKind::Batch, dy, x, scale, mean,
+                                         inv_variance, std::move(attributes));
 }
 
 std::array<std::shared_ptr<TensorAttributes>, 3> Graph::instancenorm(
     const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
     const std::shared_ptr<TensorAttributes>& bias, const InstancenormAttributes& attributes) {
-  return add_mean_norm(detail::NormKind::Instance, x, scale, bias, attributes);
+  return Builder::add_mean_norm(*this, detail::NormKind::Instance, x, scale, bias, attributes);
 }
 
 std::array<std::shared_ptr<TensorAttributes>, 3> Graph::instancenorm_backward(
     const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
     const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
     const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
-  return add_mean_norm_backward(detail::NormKind::Instance, dy, x, scale, mean, inv_variance,
-                                std::move(attributes));
+  return Builder::add_mean_norm_backward(*this, detail::NormKind::Instance, dy, x, scale, mean,
+                                         inv_variance, std::move(attributes));
 }
 
 std::array<std::shared_ptr<TensorAttributes>, 3> Graph::adalayernorm(
     const std::shared_ptr<TensorAttributes>& x, const std::shared_ptr<TensorAttributes>& scale,
     const std::shared_ptr<TensorAttributes>& bias, const AdaLayernormAttributes& attributes) {
-  return add_mean_norm(detail::NormKind::Adaptive, x, scale, bias, attributes);
+  return Builder::add_mean_norm(*this, detail::NormKind::Adaptive, x, scale, bias, attributes);
 }
 
 std::array<std::shared_ptr<TensorAttributes>, 3> Graph::adalayernorm_backward(
     const std::shared_ptr<TensorAttributes>& dy, const std::shared_ptr<TensorAttributes>& x,
     const std::shared_ptr<TensorAttributes>& scale, const std::shared_ptr<TensorAttributes>& mean,
     const std::shared_ptr<TensorAttributes>& inv_variance, NormBackwardAttributes attributes) {
-  return add_mean_norm_backward(detail::NormKind::Adaptive, dy, x, scale, mean, inv_variance,
-                                std::move(attributes));
+  return Builder::add_mean_norm_backward(*this, detail::NormKind::Adaptive, dy, x, scale, mean,
+                                         inv_variance, std::move(attributes));
 }
 
 std::shared_ptr<TensorAttributes> Graph::batchnorm_inference(
@@ -247,13 +253,13 @@ std::shared_ptr<TensorAttributes> Graph::batchnorm_inference(
     if (const auto compute = attributes.compute_data_type()) {
       p.set_compute_data_type(*compute);
     }
-    current = add_node(detail::NodeKind::Pointwise, p.name(),
-                       {{"X", current.get()}, {role, parameter->get()}}, "Y",
-                       [&](const detail::TensorPtr& y) {
-                         return std::make_unique<detail::PointwiseNode>(
-                             std::move(p), std::vector{current, *parameter}, y,
-                             detail::PerChannelOperand{x, role});
-                       });
+    current = Builder::add_node(*this, detail::NodeKind::Pointwise, p.name(),
+                                {{"X", current.get()}, {role, parameter->get()}}, "Y",
+                                [&](const detail::TensorPtr& y) {
+                                  return std::make_unique<detail::PointwiseNode>(
+                                      std::move(p), std::vector{current, *parameter}, y,
+                                      detail::PerChannelOperand{x, role});
+                                });
   }
   return current;
 }

@@ -6,6 +6,7 @@
 #include "detail/common/checked.hpp"
 #include "detail/graph/built_graph.hpp"
 #include "detail/graph/fusion_rules.hpp"
+#include "detail/graph/graph_builder.hpp"
 #include "detail/graph/pipeline.hpp"
 
 #include <algorithm>
@@ -16,6 +17,8 @@
 #include <utility>
 
 namespace dnngraph {
+
+using Builder = detail::GraphBuilder;
 
 Result<void> Graph::check_validated(std::string_view call) const {
   if (!validated_revisions_ || validated_revisions_->size() != tensors_.size()) {
@@ -481,7 +484,7 @@ Result<LoweringSummary> Graph::lower() {
   if (auto ok = validate(); !ok) {
     return std::unexpected(ok.error());
   }
-  auto lowered = detail::lower_graph(view());
+  auto lowered = detail::lower_graph(Builder::view(*this));
   if (!lowered) {
     return std::unexpected(lowered.error());
   }
@@ -499,8 +502,8 @@ Result<LoweringSummary> Graph::lower() {
   return summary;
 }
 
-detail::GraphView Graph::view() const {
-  return {tensors_, nodes_, {io_type_, intermediate_type_, compute_type_}};
+detail::GraphView detail::GraphBuilder::view(const Graph& g) {
+  return {g.tensors_, g.nodes_, {g.io_type_, g.intermediate_type_, g.compute_type_}};
 }
 
 }  // namespace dnngraph

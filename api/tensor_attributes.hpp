@@ -16,6 +16,10 @@
 
 namespace dnngraph {
 
+namespace detail {
+struct GraphBuilder;
+}  // namespace detail
+
 class Graph;
 
 // Shares ownership with itself (enable_shared_from_this) so that a binding handing the same
@@ -114,6 +118,7 @@ class TensorAttributes : public std::enable_shared_from_this<TensorAttributes> {
   // The Graph fills in what validation infers (dims, strides, type, uid) and takes it back
   // before the next validation or after a failed one: see Graph::validate.
   friend class Graph;
+  friend struct detail::GraphBuilder;  // labels the tensors a node builder adds or reads
 
   std::string name_;
   std::optional<std::int64_t> uid_;
