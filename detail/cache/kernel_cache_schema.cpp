@@ -8,11 +8,13 @@
 // other node kinds to the same rules (spatial arrays as long as the spatial rank, denominators
 // and group counts of at least 1, indices in range).
 //
-// Entry values (cuDNN's compiled kernels: base64 cubins and parameter patches) are checked for
-// their shape only; they are code for the GPU and cannot be verified here (docs/kernel-cache.md).
+// The kernel_cache entries are checked in kernel_cache_entry_schema.cpp; single values (types,
+// ranges, enum strings) by detail/cache/json_checks.hpp.
 #include "detail/cache/kernel_cache_schema.hpp"
 
+#include "detail/cache/json_checks.hpp"
 #include "detail/cache/kernel_cache_operations.hpp"
+#include "detail/cache/kernel_cache_schema_parts.hpp"
 
 #include <boost/json.hpp>
 
@@ -21,7 +23,6 @@
 #include <charconv>
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <map>
 #include <span>
 #include <string>
@@ -35,9 +36,8 @@ namespace {
 namespace json = boost::json;
 
 using namespace cache_schema;  // the node tables (detail/cache/kernel_cache_operations.hpp)
+using namespace json_checks;
 
-constexpr std::int64_t int32_max = std::numeric_limits<std::int32_t>::max();
-constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
 // cuDNN's tensors hold at most CUDNN_DIM_MAX (8) dims in fixed arrays.
 constexpr std::size_t max_rank = 8;
 
@@ -50,193 +50,10 @@ constexpr std::array<std::string_view, 4> graph_members{"finalizeMode", "tensors
 constexpr std::array<std::string_view, 11> tensor_members{
     "name",      "dataType", "dim",          "stride",     "isVirtual", "isByValue",
     "vectCount", "vectDim",  "ptrAlignment", "reordering", "isRagged"};
-constexpr std::array<std::string_view, 2> entry_members{"key", "value"};
-constexpr std::array<std::string_view, 9> key_members{
-    "type",  "engineId", "knobChoices",     "operationGraph",      "bpa_a",
-    "bpa_b", "bpa_c",    "shader_hash_key", "check_specialization"};
 
 constexpr std::array<std::string_view, 4> reorderings{
     "CUDNN_TENSOR_REORDERING_NONE", "CUDNN_TENSOR_REORDERING_INT8x32",
     "CUDNN_TENSOR_REORDERING_F16x16", "CUDNN_TENSOR_REORDERING_F8_128x4"};
-
-// A value as the message shows it: its JSON, shortened.
-std::string shown(const json::value& value) {
-  constexpr std::size_t longest = 60;
-  std::string text = json::serialize(value);
-  if (text.size() > longest) {
-    text.resize(longest - 3);
-    text += "...";
-  }
-  return text;
-}
-
-std::unexpected<Error> refuse(const std::string& path, std::string_view expected,
-                              std::string_view given) {
-  return make_error(ErrorCode::InvalidJson, "kernel cache JSON: " + path + ": expected " +
-                                                std::string(expected) + ", given " +
-                                                std::string(given));
-}
-
-std::string member_path(const std::string& path, std::string_view name) {
-  return path.empty() ? std::string(name) : path + "." + std::string(name);
-}
-
-std::string element_path(const std::string& path, std::size_t index) {
-  return path + "[" + std::to_string(index) + "]";
-}
-
-std::string listed(Names names) {
-  std::string text;
-  for (const auto name : names) {
-    text += (text.empty() ? "" : ", ") + std::string(name);
-  }
-  return text;
-}
-
-Result<const json::object*> object_at(const json::value& value, const std::string& path) {
-  const json::object* object = value.if_object();
-  if (object == nullptr) {
-    return refuse(path.empty() ? "the document" : path, "an object", shown(value));
-  }
-  return object;
-}
-
-Result<const json::array*> array_at(const json::value& value, const std::string& path) {
-  const json::array* array = value.if_array();
-  if (array == nullptr) {
-    return refuse(path, "an array", shown(value));
-  }
-  return array;
-}
-
-// The member names below are those cuDNN 9.19 writes. A document of another cuDNN may carry
-// members 9.19 lacks: those pass unchecked (set per document by check_cache_schema), while every
-// member named here is still checked. Not yet measured against another version's documents.
-thread_local bool unknown_members_allowed = false;
-
-// Refuses the first member whose name is not one of `known` (in a cuDNN 9.19 document).
-Result<void> only_known_members(const json::object& object, const std::string& path, Names known) {
-  if (unknown_members_allowed) {
-    return {};
-  }
-  for (const auto& member : object) {
-    if (std::ranges::find(known, std::string_view(member.key())) == known.end()) {
-      return refuse(member_path(path, member.key()), "only the members " + listed(known),
-                    "an unknown member");
-    }
-  }
-  return {};
-}
-
-Result<const json::value*> required_member(const json::object& object, const std::string& path,
-                                           std::string_view name) {
-  const json::value* value = object.if_contains(name);
-  if (value == nullptr) {
-    return refuse(member_path(path, name), "a member", "none (it is missing)");
-  }
-  return value;
-}
-
-// An object's members by name, after checking it is an object, has no member beyond `known`
-// and has the first `required` of them. Members it lacks are absent from the map.
-using Members = std::map<std::string_view, const json::value*>;
-Result<Members> members_of(const json::value& value, const std::string& path, Names known,
-                           std::size_t required) {
-  auto object = object_at(value, path);
-  if (!object) {
-    return std::unexpected(object.error());
-  }
-  if (auto ok = only_known_members(**object, path, known); !ok) {
-    return std::unexpected(ok.error());
-  }
-  Members members;
-  for (std::size_t i = 0; i < known.size(); ++i) {
-    const json::value* member = (**object).if_contains(known[i]);
-    if (member == nullptr && i < required) {
-      return refuse(member_path(path, known[i]), "a member", "none (it is missing)");
-    }
-    if (member != nullptr) {
-      members.emplace(known[i], member);
-    }
-  }
-  return members;
-}
-
-// A check's value dropped: only whether it passed.
-template <class T>
-Result<void> passed(const Result<T>& checked) {
-  if (!checked) {
-    return std::unexpected(checked.error());
-  }
-  return {};
-}
-
-Result<std::int64_t> integer_at(const json::value& value, const std::string& path,
-                                std::int64_t lowest, std::int64_t highest) {
-  const std::string expected =
-      "an integer in " + std::to_string(lowest) + ".." + std::to_string(highest);
-  std::int64_t number = 0;
-  if (const auto* i = value.if_int64()) {
-    number = *i;
-  } else if (const auto* u = value.if_uint64(); u != nullptr && *u <= std::uint64_t(int64_max)) {
-    number = static_cast<std::int64_t>(*u);
-  } else {
-    return refuse(path, expected, shown(value));
-  }
-  if (number < lowest || number > highest) {
-    return refuse(path, expected, shown(value));
-  }
-  return number;
-}
-
-Result<void> number_at(const json::value& value, const std::string& path) {
-  // read_strictly refused non-finite doubles already; integers are finite.
-  if (!value.is_number()) {
-    return refuse(path, "a number", shown(value));
-  }
-  return {};
-}
-
-Result<void> boolean_at(const json::value& value, const std::string& path) {
-  if (!value.is_bool()) {
-    return refuse(path, "true or false", shown(value));
-  }
-  return {};
-}
-
-Result<void> one_of(const json::value& value, const std::string& path, Names names,
-                    std::string_view what) {
-  const json::string* text = value.if_string();
-  if (text == nullptr || std::ranges::find(names, std::string_view(*text)) == names.end()) {
-    return refuse(path, what, shown(value));
-  }
-  return {};
-}
-
-Result<std::vector<std::int64_t>> integers_at(const json::value& value, const std::string& path,
-                                              std::size_t shortest, std::size_t longest,
-                                              std::int64_t lowest, std::int64_t highest) {
-  auto array = array_at(value, path);
-  if (!array) {
-    return std::unexpected(array.error());
-  }
-  if ((*array)->size() < shortest || (*array)->size() > longest) {
-    return refuse(path,
-                  "an array of " + std::to_string(shortest) +
-                      (shortest == longest ? "" : ".." + std::to_string(longest)) + " integers",
-                  std::to_string((*array)->size()) + " elements");
-  }
-  std::vector<std::int64_t> numbers;
-  numbers.reserve((*array)->size());
-  for (std::size_t i = 0; i < (*array)->size(); ++i) {
-    auto number = integer_at((**array)[i], element_path(path, i), lowest, highest);
-    if (!number) {
-      return std::unexpected(number.error());
-    }
-    numbers.push_back(*number);
-  }
-  return numbers;
-}
 
 // A tensor's name is its uid in decimal, as cuDNN writes any int64 (std::to_string): cuDNN
 // converts it with std::stoll, which throws (and so aborts the process from a C API) on anything
@@ -586,7 +403,10 @@ Result<void> check_node(const json::value& value, const std::string& path,
   return {};
 }
 
-Result<void> check_operation_graph(const json::value& value, const std::string& path) {
+}  // namespace
+
+Result<void> cache_schema::check_operation_graph(const json::value& value,
+                                                 const std::string& path) {
   auto found = members_of(value, path, graph_members, graph_members.size());
   if (!found) {
     return std::unexpected(found.error());
@@ -626,170 +446,12 @@ Result<void> check_operation_graph(const json::value& value, const std::string& 
   return {};
 }
 
-// Whether every byte is a base64 digit (A-Z, a-z, 0-9, + or /). A cubin is most of a document:
-// the loop has no early exit and no table, so the compiler vectorizes it (measured 6x faster
-// than a table look-up per byte, and find_first_not_of compared each byte with the alphabet).
-bool base64_digits_only(std::string_view text) {
-  bool all = true;
-  for (const char ch : text) {
-    const auto c = static_cast<std::uint8_t>(ch);
-    all &= static_cast<std::uint8_t>(c - 'A') < 26 || static_cast<std::uint8_t>(c - 'a') < 26 ||
-           static_cast<std::uint8_t>(c - '0') < 10 || c == '+' || c == '/';
-  }
-  return all;
-}
-
-bool is_base64(std::string_view text) {
-  const std::size_t data = text.find_last_not_of('=') + 1;  // npos + 1 == 0 for all '='
-  return text.size() % 4 == 0 && text.size() - data <= 2 &&
-         base64_digits_only(text.substr(0, data));
-}
-
-// One compiled kernel of an entry's value. Its members were read from libcudnn_graph.so's
-// RuntimeKernel::from_json, not from a document (the CPU compiles no kernels): their types are
-// checked, members not listed pass.
-Result<void> check_kernel(const json::value& value, const std::string& path) {
-  auto object = object_at(value, path);
-  if (!object) {
-    return std::unexpected(object.error());
-  }
-  for (const std::string_view name : {"cubin", "kernelName"}) {
-    const json::value* member = (**object).if_contains(name);
-    if (member != nullptr && !member->is_string()) {
-      return refuse(member_path(path, name), "a string", shown(*member));
-    }
-  }
-  if (const json::value* cubin = (**object).if_contains("cubin");
-      cubin != nullptr && !is_base64(cubin->get_string())) {
-    return refuse(member_path(path, "cubin"), "base64 text", shown(*cubin));
-  }
-  const json::value* params = (**object).if_contains("kernelParams");
-  if (params == nullptr) {
-    return {};
-  }
-  const std::string params_path = member_path(path, "kernelParams");
-  auto params_object = object_at(*params, params_path);
-  if (!params_object) {
-    return std::unexpected(params_object.error());
-  }
-  if (const json::value* raw = (**params_object).if_contains("rawData");
-      raw != nullptr && (!raw->is_string() || !is_base64(raw->get_string()))) {
-    return refuse(member_path(params_path, "rawData"), "base64 text", shown(*raw));
-  }
-  const json::value* offsets = (**params_object).if_contains("offsets");
-  if (offsets == nullptr) {
-    return {};
-  }
-  const std::string offsets_path = member_path(params_path, "offsets");
-  auto offset_list = array_at(*offsets, offsets_path);
-  if (!offset_list) {
-    return std::unexpected(offset_list.error());
-  }
-  for (std::size_t i = 0; i < (*offset_list)->size(); ++i) {
-    const std::string at = element_path(offsets_path, i);
-    auto offset = object_at((**offset_list)[i], at);
-    if (!offset) {
-      return std::unexpected(offset.error());
-    }
-    for (const std::string_view name : {"value", "size", "idx_shape_update_fn"}) {
-      if (const json::value* number = (**offset).if_contains(name); number != nullptr) {
-        if (auto ok = integer_at(*number, member_path(at, name), 0, int32_max); !ok) {
-          return std::unexpected(ok.error());
-        }
-      }
-    }
-    for (const std::string_view name : {"update_as", "name"}) {
-      if (const json::value* text = (**offset).if_contains(name);
-          text != nullptr && !text->is_string()) {
-        return refuse(member_path(at, name), "a string", shown(*text));
-      }
-    }
-  }
-  return {};
-}
-
-// Knob type -> choice, as cuDNN reads them (it takes each choice as an int).
-Result<void> check_knob_choices(const json::value& value, const std::string& path) {
-  auto knobs = object_at(value, path);
-  if (!knobs) {
-    return std::unexpected(knobs.error());
-  }
-  for (const auto& knob : **knobs) {
-    const std::string at = member_path(path, knob.key());
-    if (auto choice = integer_at(knob.value(), at, -int32_max, int32_max); !choice) {
-      return std::unexpected(choice.error());
-    }
-  }
-  return {};
-}
-
-Result<void> check_key(const json::value& value, const std::string& path) {
-  auto found = members_of(value, path, key_members, 1);
-  if (!found) {
-    return std::unexpected(found.error());
-  }
-  // cuDNN 9.19 picks the key class from a table by "type" without a bound (3 crashed).
-  if (auto ok = integer_at(*found->at("type"), member_path(path, "type"), 0, 2); !ok) {
-    return std::unexpected(ok.error());
-  }
-  for (const auto& [name, member] : *found) {
-    const std::string at = member_path(path, name);
-    Result<void> ok;
-    if (name == "engineId" || name == "bpa_a" || name == "bpa_b" || name == "bpa_c") {
-      ok = passed(integer_at(*member, at, 0, int32_max));
-    } else if (name == "shader_hash_key") {
-      if (!member->is_uint64() && !(member->is_int64() && member->get_int64() >= 0)) {
-        ok = refuse(at, "an unsigned 64-bit integer", shown(*member));
-      }
-    } else if (name == "check_specialization") {
-      if (!member->is_bool() && !member->is_int64()) {
-        ok = refuse(at, "true, false or an integer", shown(*member));
-      }
-    } else if (name == "operationGraph") {
-      ok = check_operation_graph(*member, at);
-    } else if (name == "knobChoices") {
-      ok = check_knob_choices(*member, at);
-    }
-    if (!ok) {
-      return ok;
-    }
-  }
-  return {};
-}
-
-Result<void> check_entry(const json::value& value, const std::string& path) {
-  auto found = members_of(value, path, entry_members, entry_members.size());
-  if (!found) {
-    return std::unexpected(found.error());
-  }
-  if (auto ok = check_key(*found->at("key"), member_path(path, "key")); !ok) {
-    return ok;
-  }
-  const std::string value_path = member_path(path, "value");
-  auto list = array_at(*found->at("value"), value_path);
-  if (!list) {
-    return std::unexpected(list.error());
-  }
-  for (std::size_t i = 0; i < (*list)->size(); ++i) {
-    if (auto ok = check_kernel((**list)[i], element_path(value_path, i)); !ok) {
-      return ok;
-    }
-  }
-  return {};
-}
-
-}  // namespace
-
 Result<void> check_cache_schema(const json::value& document) {
   // Whether members beyond 9.19's pass: decided by the document's own version, read first.
   const json::object* root = document.if_object();
   const json::value* declared = root != nullptr ? root->if_contains("cudnnVersion") : nullptr;
-  struct Strictness {
-    explicit Strictness(bool allow) { unknown_members_allowed = allow; }
-    Strictness(const Strictness&) = delete;
-    Strictness& operator=(const Strictness&) = delete;
-    ~Strictness() { unknown_members_allowed = false; }  // restored on every way out
-  } strictness(declared != nullptr && declared->is_int64() && declared->as_int64() != 91900);
+  const UnknownMembersAllowed strictness(declared != nullptr && declared->is_int64() &&
+                                         declared->as_int64() != 91900);
   auto found = members_of(document, "", root_members, root_members.size());
   if (!found) {
     return std::unexpected(found.error());
