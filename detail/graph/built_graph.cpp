@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <span>
 #include <unordered_map>
 
@@ -143,13 +144,16 @@ void OverrideMemo::insert(std::shared_ptr<const CheckedOverrides> checked) {
 
 namespace {
 
-// Overrides: the operation graph's own flag (backend::Feature::OverrideShapeFlag, 9.21); below
-// it a dynamic-shape graph, whose plans take the variant pack's override shapes (9.18+), for the
-// node kinds proven exact there (known issues dynamic-graph-conv-overrides and
-// dynamic-graph-matmul-epilogue-overrides say what the others did).
-Result<bool> native_override_or_refuse(const GraphView& graph) {
-  if (backend::available(backend::Feature::OverrideShapeFlag)) {
-    return true;
+// The operation graph's flags for the request. Overrides: the operation graph's own flag
+// (backend::Feature::OverrideShapeFlag, 9.21); below it a dynamic-shape graph, whose plans take
+// the variant pack's override shapes (9.18+), for the node kinds proven exact there (known issues
+// dynamic-graph-conv-overrides and dynamic-graph-matmul-epilogue-overrides say what the others
+// did).
+Result<OperationGraphFlags> operation_graph_flags(const GraphView& graph,
+                                                  const BuildRequest& request) {
+  if (!request.override_shape || backend::available(backend::Feature::OverrideShapeFlag)) {
+    return OperationGraphFlags{.dynamic_shape = request.dynamic_shape,
+                               .override_shape = request.override_shape};
   }
   for (const auto& node : graph.nodes) {
     if (!node->exact_overrides_on_dynamic_graphs()) {
@@ -164,7 +168,65 @@ Result<bool> native_override_or_refuse(const GraphView& graph) {
               "a kernel cache");
     }
   }
-  return false;
+  return OperationGraphFlags{.dynamic_shape = true, .override_shape = false};
+}
+
+// The kernel cache bound to `op_graph` (built on it), or null for none.
+Result<std::shared_ptr<KernelCache>> bind_kernel_cache(const BuildRequest& request,
+                                                       OperationGraphFlags flags,
+                                                       const backend::OperationGraph& op_graph) {
+  // Plans for other override shapes (the workspace query below 9.23) reuse this plan's kernel
+  // through a cache: the user's, or one of the graph's own.
+  std::shared_ptr<KernelCache> cache = request.cache;
+  if (!cache && flags.dynamic_shape && request.override_shape) {
+    cache = std::make_shared<KernelCache>();
+  }
+  if (cache) {
+    if (auto built_cache = KernelCacheAccess::build(*cache, op_graph); !built_cache) {
+      return std::unexpected(built_cache.error());
+    }
+  }
+  return cache;
+}
+
+// What the known-issues table matches plan candidates against: what the nodes note, and the
+// build's shapes.
+GraphTraits build_traits(const GraphView& graph, const BuildRequest& request, bool dynamic) {
+  GraphTraits traits;
+  for (const auto& node : graph.nodes) {
+    node->note_traits(traits);
+  }
+  traits.override_shapes = request.override_shape;
+  traits.dynamic_shape = dynamic;
+  return traits;
+}
+
+// Plan choice on the bound topology. A graph that gets no engine is told why where we know: the
+// override-shape flag, or an entry of the known-issues table.
+Result<ChosenPlan> choose_plan_for(const Topology& topology, const GraphView& graph,
+                                   const BuildRequest& request) {
+  const GraphTraits traits = build_traits(graph, request, topology.dynamic);
+  auto chosen = choose_plan({topology.graph, request.handle, request.modes, topology.cache.get(),
+                             request.cache_first, traits, request.policy});
+  if (chosen || chosen.error().code != ErrorCode::NoEngine) {
+    return chosen;
+  }
+  if (topology.native_override) {
+    // Measured with cuDNN 9.27: conv_fprop + ReLU gets no engine config at all with the flag.
+    return make_error(ErrorCode::NoEngine,
+                      chosen.error().message +
+                          "\n  (the operation graph has the override-shape flag: cuDNN " +
+                          backend::version_string(backend::loaded_version()) +
+                          " offers no engine for execute-time shapes on this graph; build "
+                          "without set_override_shape_enabled, or per shape with a kernel "
+                          "cache)");
+  }
+  if (const KnownIssue* issue =
+          known_issue_explaining_no_engine(traits, backend::loaded_version())) {
+    return make_error(ErrorCode::NoEngine,
+                      chosen.error().message + "\n  (" + describe(*issue) + ")");
+  }
+  return chosen;
 }
 
 }  // namespace
@@ -174,35 +236,29 @@ Result<Topology> bind_topology(const GraphView& graph, const BuildRequest& reque
   if (!lowered) {
     return std::unexpected(lowered.error());
   }
-  bool native_override = false;
-  if (request.override_shape) {
-    auto native = native_override_or_refuse(graph);
-    if (!native) {
-      return std::unexpected(native.error());
-    }
-    native_override = *native;
+  auto flags = operation_graph_flags(graph, request);
+  if (!flags) {
+    return std::unexpected(flags.error());
   }
-  const bool dynamic = request.dynamic_shape || (request.override_shape && !native_override);
-  auto op_graph =
-      make_operation_graph(request.handle, *lowered,
-                           {.dynamic_shape = dynamic, .override_shape = native_override}, "build");
+  auto op_graph = make_operation_graph(request.handle, *lowered, *flags, "build");
   if (!op_graph) {
     return std::unexpected(op_graph.error());
   }
-  // Plans for other override shapes (the workspace query below 9.23) reuse this plan's kernel
-  // through a cache: the user's, or one of the graph's own.
-  std::shared_ptr<KernelCache> cache = request.cache;
-  if (!cache && dynamic && request.override_shape) {
-    cache = std::make_shared<KernelCache>();
+  auto cache = bind_kernel_cache(request, *flags, *op_graph);
+  if (!cache) {
+    return std::unexpected(cache.error());
   }
-  if (cache) {
-    if (auto built_cache = KernelCacheAccess::build(*cache, *op_graph); !built_cache) {
-      return std::unexpected(built_cache.error());
-    }
-  }
-  return Topology{std::move(*lowered), std::move(*op_graph), std::move(cache), native_override,
-                  dynamic};
+  return Topology{std::move(*lowered), std::move(*op_graph), std::move(*cache),
+                  flags->override_shape, flags->dynamic_shape};
 }
+
+struct BuiltGraph::IoEntry {
+  std::int64_t uid;
+  std::string name;
+  bool by_value = false;
+  std::int64_t bits = 0;  // a by-value scalar's bytes: a Float in the first four, or an Int64
+  std::int64_t workspace_offset = -1;  // a workspace tensor's, see workspace_offsets_
+};
 
 Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& graph,
                                                             const BuildRequest& request) {
@@ -210,55 +266,28 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
   if (!topology) {
     return std::unexpected(topology.error());
   }
-  auto& [lowered, op_graph, cache, native_override, dynamic] = *topology;
-  GraphTraits traits;
-  for (const auto& node : graph.nodes) {
-    node->note_traits(traits);
-  }
-  traits.override_shapes = request.override_shape;
-  traits.dynamic_shape = dynamic;
-  auto chosen = choose_plan({op_graph, request.handle, request.modes, cache.get(),
-                             request.cache_first, traits, request.policy});
+  auto chosen = choose_plan_for(*topology, graph, request);
   if (!chosen) {
-    if (native_override && chosen.error().code == ErrorCode::NoEngine) {
-      // Measured with cuDNN 9.27: conv_fprop + ReLU gets no engine config at all with the flag.
-      return make_error(ErrorCode::NoEngine,
-                        chosen.error().message +
-                            "\n  (the operation graph has the override-shape flag: cuDNN " +
-                            backend::version_string(backend::loaded_version()) +
-                            " offers no engine for execute-time shapes on this graph; build "
-                            "without set_override_shape_enabled, or per shape with a kernel "
-                            "cache)");
-    }
-    if (chosen.error().code == ErrorCode::NoEngine) {
-      if (const KnownIssue* issue =
-              known_issue_explaining_no_engine(traits, backend::loaded_version())) {
-        return make_error(ErrorCode::NoEngine,
-                          chosen.error().message + "\n  (" + describe(*issue) + ")");
-      }
-    }
     return std::unexpected(chosen.error());
   }
-  auto built = std::make_unique<BuiltGraph>(std::move(lowered), std::move(op_graph),
-                                            std::move(chosen->plan), std::move(chosen->info));
-  struct Io {
-    std::int64_t uid;
-    std::string name;
-    bool by_value = false;
-    std::int64_t bits = 0;  // a by-value scalar's bytes: a Float in the first four, or an Int64
-  };
-  std::vector<Io> io;
-  for (const auto& t : graph.tensors) {
-    if (const auto uid = t->uid(); uid && !t->is_virtual()) {  // validate() gave every one
-      Io entry{*uid, t->describe(), t->is_pass_by_value(), t->int_value().value_or(0)};
-      if (const auto value = t->value()) {
-        std::memcpy(&entry.bits, &*value, sizeof(float));
-      }
-      io.push_back(std::move(entry));
-    }
+  auto built = std::make_unique<BuiltGraph>(std::move(topology->lowered),
+                                            std::move(topology->graph), std::move(chosen->plan),
+                                            std::move(chosen->info), std::move(topology->cache));
+  auto workspace_rows = built->lay_out_workspace_tensors(graph);
+  if (!workspace_rows) {
+    return std::unexpected(workspace_rows.error());
   }
+  built->assemble_io(graph, std::move(*workspace_rows));
+  if (request.override_shape) {
+    built->enable_overrides(topology->native_override);
+  }
+  return built;
+}
+
+Result<std::vector<BuiltGraph::IoEntry>> BuiltGraph::lay_out_workspace_tensors(
+    const GraphView& graph) {
   // Workspace tensors, each at a 256-byte boundary of the caller's workspace, before cuDNN's.
-  std::unordered_map<std::int64_t, std::int64_t> offsets;
+  std::vector<IoEntry> rows;
   for (const auto& node : graph.nodes) {
     for (const TensorAttributes* t : node->workspace_tensors()) {
       const auto uid = t->uid();
@@ -269,36 +298,47 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
         return make_error(ErrorCode::InvalidState, "build: workspace tensor " + t->describe() +
                                                        " has no uid or no settled layout");
       }
-      offsets.emplace(*uid, built->tensor_workspace_);
-      io.push_back({*uid, t->describe(), false, 0});
+      rows.push_back({*uid, t->describe(), false, 0, tensor_workspace_});
       constexpr std::int64_t alignment = 256;
-      built->tensor_workspace_ += (*bytes + alignment - 1) / alignment * alignment;
+      tensor_workspace_ += (*bytes + alignment - 1) / alignment * alignment;
     }
   }
-  std::ranges::sort(io, {}, &Io::uid);
-  built->values_ = std::make_unique<std::int64_t[]>(io.size());
-  for (std::size_t i = 0; i < io.size(); ++i) {
-    built->io_uids_.push_back(io[i].uid);
-    built->io_names_.push_back(std::move(io[i].name));
-    built->by_value_.push_back(io[i].by_value);
-    built->values_[i] = io[i].bits;
-    const auto offset = offsets.find(io[i].uid);
-    built->workspace_offsets_.push_back(offset == offsets.end() ? -1 : offset->second);
-  }
   // What execute needs: the workspace tensors, then cuDNN's own.
-  built->info_.workspace_size += built->tensor_workspace_;
-  built->cache_ = std::move(cache);
-  if (request.override_shape) {
-    built->override_enabled_ = true;
-    built->native_workspace_ = backend::has_workspace_size_for();
-    built->info_.override_path = native_override ? "operation graph override flag (cuDNN >= 9.21)"
-                                                 : "dynamic-shape graph (cuDNN < 9.21)";
-    built->info_.override_workspace_path =
-        built->native_workspace_
-            ? "cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)"
-            : "a plan built for the override shapes with the same engine config";
+  info_.workspace_size += tensor_workspace_;
+  return rows;
+}
+
+void BuiltGraph::assemble_io(const GraphView& graph, std::vector<IoEntry> workspace_rows) {
+  std::vector<IoEntry> io;
+  for (const auto& t : graph.tensors) {
+    if (const auto uid = t->uid(); uid && !t->is_virtual()) {  // validate() gave every one
+      IoEntry entry{*uid, t->describe(), t->is_pass_by_value(), t->int_value().value_or(0)};
+      if (const auto value = t->value()) {
+        std::memcpy(&entry.bits, &*value, sizeof(float));
+      }
+      io.push_back(std::move(entry));
+    }
   }
-  return built;
+  std::ranges::move(workspace_rows, std::back_inserter(io));
+  std::ranges::sort(io, {}, &IoEntry::uid);
+  values_ = std::make_unique<std::int64_t[]>(io.size());
+  for (std::size_t i = 0; i < io.size(); ++i) {
+    io_uids_.push_back(io[i].uid);
+    io_names_.push_back(std::move(io[i].name));
+    by_value_.push_back(io[i].by_value);
+    values_[i] = io[i].bits;
+    workspace_offsets_.push_back(io[i].workspace_offset);
+  }
+}
+
+void BuiltGraph::enable_overrides(bool native_override) {
+  override_enabled_ = true;
+  native_workspace_ = backend::has_workspace_size_for();
+  info_.override_path = native_override ? "operation graph override flag (cuDNN >= 9.21)"
+                                        : "dynamic-shape graph (cuDNN < 9.21)";
+  info_.override_workspace_path =
+      native_workspace_ ? "cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)"
+                        : "a plan built for the override shapes with the same engine config";
 }
 
 Result<std::shared_ptr<const CheckedOverrides>> BuiltGraph::check(const Overrides& overrides,

@@ -111,7 +111,8 @@ struct Topology {
 
 class BuiltGraph {
  public:
-  // Lowers the (validated) graph, makes the operation graph and chooses the plan.
+  // Lowers the (validated) graph, makes the operation graph and chooses the plan; then lays out
+  // the tables and the workspace execute reads.
   [[nodiscard]] static Result<std::unique_ptr<const BuiltGraph>> build(const GraphView& graph,
                                                                        const BuildRequest& request);
 
@@ -133,13 +134,25 @@ class BuiltGraph {
                                                     const GraphView& graph) const;
 
   BuiltGraph(Lowered lowered, backend::OperationGraph graph, backend::ExecutionPlan plan,
-             PlanInfo info)
+             PlanInfo info, std::shared_ptr<KernelCache> cache)
       : lowered_(std::move(lowered)),
         operation_graph_(std::move(graph)),
         plan_(std::move(plan)),
-        info_(std::move(info)) {}
+        info_(std::move(info)),
+        cache_(std::move(cache)) {}
 
  private:
+  // build()'s phases once the plan is chosen, in its order.
+  struct IoEntry;  // one row of the io tables below, before they are sorted
+  // Gives each workspace tensor its place in the caller's workspace (tensor_workspace_ bytes in
+  // all, counted in info_.workspace_size); their io rows, or which one has no settled layout.
+  [[nodiscard]] Result<std::vector<IoEntry>> lay_out_workspace_tensors(const GraphView& graph);
+  // The io tables (io_uids_ and the columns in its order): the graph's non-virtual tensors and
+  // the workspace tensors.
+  void assemble_io(const GraphView& graph, std::vector<IoEntry> workspace_rows);
+  // Overrides on: which paths execute and the workspace query take, in info_ for the user.
+  void enable_overrides(bool native_override);
+
   // The caller's pointers in uid order (by-value tensors point at values_), or why the map
   // does not fit the graph.
   [[nodiscard]] Result<void> fill_pointers(
