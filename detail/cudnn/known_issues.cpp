@@ -108,7 +108,7 @@ constexpr std::array<KnownIssue, 19> table{{
      "a NormForward BATCH_NORM inference operation on its own has no engine (NoEngine for Half, "
      "BFloat16 and Float; measured on cuDNN 9.19.0, H200)",
      "Graph::batchnorm_inference is made of four pointwise nodes, which run standalone (NHWC) and "
-     "fuse behind a convolution (api/graph.cpp)",
+     "fuse behind a convolution (api/graph_norms.cpp)",
      nullptr, nullptr},
     {Defect::KernelCacheSerializedOnce, "kernel-cache-serialized-once", 0, 92700, 91900, 92700,
      "a kernel cache's JSON is serialized once: every later read returns the first text, without "
