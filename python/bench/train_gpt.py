@@ -27,6 +27,7 @@ Usage:
     python3 python/bench/train_gpt.py --config small --steps 300
     python3 python/bench/train_gpt.py --config large --steps 40 --impl torch,dnngraph
     python3 python/bench/train_gpt.py --config small --varlen --steps 300
+    python3 python/bench/train_gpt.py --config small --compile on --compile-mode reduce-overhead
     python3 python/bench/train_gpt.py --config tiny --device cpu --impl torch   (program check)
 """
 
@@ -226,7 +227,7 @@ def run(cfg, args, ops, compiled, device):
                                   weight_decay=0.1, fused=device.type == "cuda")
     forward = model.forward
     if compiled:
-        forward = torch.compile(model.forward, dynamic=args.varlen)
+        forward = torch.compile(model.forward, dynamic=args.varlen, mode=args.compile_mode)
     dnngraph_info = getattr(getattr(ops, "dt", None), "cache_info", lambda: None)
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -263,7 +264,9 @@ def run(cfg, args, ops, compiled, device):
     step_time = sum(timed) / len(timed) if timed else float("nan")
     info = dnngraph_info() or {}
     result = {
-        "impl": ops.name, "compile": compiled, "config": args.config, "varlen": args.varlen,
+        "impl": ops.name, "compile": compiled,
+        "compile_mode": args.compile_mode if compiled else None,
+        "config": args.config, "varlen": args.varlen,
         "steps": args.steps, "step_ms": step_time, "tokens_per_s": tokens_per_step / step_time
         * 1e3, "peak_gib": peak_gib(device), "final_loss": losses[-1],
         "mean_loss_last_50": sum(losses[-50:]) / len(losses[-50:]),
@@ -346,6 +349,9 @@ def main():
     parser.add_argument("--config", choices=sorted(CONFIGS), default="small")
     parser.add_argument("--impl", default="torch,dnngraph")
     parser.add_argument("--compile", default="off", help="off, on, or off,on")
+    parser.add_argument("--compile-mode", default=None,
+                        help="torch.compile's mode for the compiled runs of both implementations, "
+                             "e.g. reduce-overhead (CUDA graphs: no host time per operator)")
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=10, help="steps left out of the timing")
     parser.add_argument("--warmup-lr", type=int, default=20)
