@@ -216,111 +216,149 @@ Result<LoweredOperation> SdpaBackwardNode::lower(const TensorTable& /*tensors*/,
                     describe() + ": a composite node lowers through lower_all()");
 }
 
-Result<std::vector<LoweredOperation>> SdpaBackwardNode::lower_all(
-    const TensorTable& tensors, const GraphContext& /*context*/) const {
-  const SdpaBackwardPorts& p = ports_;
-  AttentionSteps ops(describe(), [&](const TensorAttributes& t) { return lowered(tensors, t); });
-  const backend::Tensor* q = ops.tensor(p.q);
-  const backend::Tensor* o = ops.tensor(p.o);
-  const backend::Tensor* d_o = ops.tensor(p.d_o);
-  const backend::Tensor* stats = ops.tensor(p.stats);
-  const backend::Tensor* seq_q = ops.tensor(p.seq_len_q);
-  const backend::Tensor* seq_kv = ops.tensor(p.seq_len_kv);
-  const backend::Tensor* scale = ops.tensor(p.scale);
-  const backend::Tensor* neg_inf = ops.tensor(p.neg_inf);
-  // V^T: V's uid with its last two dims and strides swapped (K^T likewise, in scores()).
-  auto vt = lower_transposed(*p.v, ops.tensor(p.v->ragged_offset()));
-  if (!vt) {
-    return std::unexpected(vt.error());
-  }
+namespace {
 
-  // The forward's dropout mask, drawn again from its seed and offset: the first operation, where
-  // cudnn-frontend 1.32 puts it.
-  const backend::Tensor* mask = ops.tensor(p.dropout.mask);
-  const backend::Tensor* dropout_scale = ops.tensor(p.dropout.scale);
-  if (mask != nullptr) {
-    ops.rng("dropout mask", AttentionSettings::of(attributes_).keep(), ops.tensor(p.dropout.seed),
-            ops.tensor(p.dropout.offset), mask);
-  }
+// The inputs every step reads, looked up first and in this order (the first failed lookup is the
+// error lowering returns).
+struct BackwardOperands {
+  const backend::Tensor *q, *o, *d_o, *stats, *seq_q, *seq_kv, *scale, *neg_inf;
+};
 
-  // D = rowsum(dO * O) * (1 - p) (* 1 without dropout), written to memory (cuDNN's engines read
-  // it back).
+BackwardOperands look_up_operands(AttentionSteps& ops, const SdpaBackwardPorts& p) {
+  return {.q = ops.tensor(p.q),
+          .o = ops.tensor(p.o),
+          .d_o = ops.tensor(p.d_o),
+          .stats = ops.tensor(p.stats),
+          .seq_q = ops.tensor(p.seq_len_q),
+          .seq_kv = ops.tensor(p.seq_len_kv),
+          .scale = ops.tensor(p.scale),
+          .neg_inf = ops.tensor(p.neg_inf)};
+}
+
+// The dropout mask M and 1 / (1 - p); both null without dropout.
+struct DropoutOperands {
+  const backend::Tensor *mask, *scale;
+};
+
+// The forward's dropout mask, drawn again from its seed and offset: the first operation, where
+// cudnn-frontend 1.32 puts it.
+DropoutOperands redraw_dropout_mask(AttentionSteps& ops, const DropoutPorts& dropout, double keep) {
+  const DropoutOperands drawn{.mask = ops.tensor(dropout.mask), .scale = ops.tensor(dropout.scale)};
+  if (drawn.mask != nullptr) {
+    ops.rng("dropout mask", keep, ops.tensor(dropout.seed), ops.tensor(dropout.offset), drawn.mask);
+  }
+  return drawn;
+}
+
+// D = rowsum(dO * O) * (1 - p) (* 1 without dropout), written to memory (cuDNN's engines read
+// it back). Returns D.
+const backend::Tensor* lower_d(AttentionSteps& ops, const SdpaBackwardPorts& p,
+                               const BackwardOperands& in) {
   const backend::Tensor* do_o = ops.tensor(p.do_o);
   const backend::Tensor* do_o_sum = ops.tensor(p.do_o_sum);
   const backend::Tensor* d_sum = ops.tensor(p.d_sum);
-  ops.pointwise("dO * O", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {d_o, o, nullptr}, do_o);
+  ops.pointwise("dO * O", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {in.d_o, in.o, nullptr}, do_o);
   ops.reduction("rowsum(dO * O)", CUDNN_REDUCE_TENSOR_ADD, do_o, do_o_sum);
   ops.pointwise("D", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
                 {do_o_sum, ops.tensor(p.d_scale), nullptr}, d_sum);
+  return d_sum;
+}
 
-  // P = exp(masks(scale * Q K^T) - Stats), the causal mask after the subtraction as
-  // cudnn-frontend orders it.
+// P = exp(masks(scale * Q K^T) - Stats), the causal mask after the subtraction as
+// cudnn-frontend orders it. Returns P.
+const backend::Tensor* recompute_probabilities(AttentionSteps& ops, const SdpaBackwardPorts& p,
+                                               const SdpaBackwardAttributes& attributes,
+                                               const BackwardOperands& in) {
   const backend::Tensor* current =
       ops.scores({.k = *p.k,
-                  .q = q,
-                  .scale = scale,
-                  .seq_q = seq_q,
-                  .seq_kv = seq_kv,
-                  .neg_inf = neg_inf,
+                  .q = in.q,
+                  .scale = in.scale,
+                  .seq_q = in.seq_q,
+                  .seq_kv = in.seq_kv,
+                  .neg_inf = in.neg_inf,
                   .scores = p.scores,
                   .scaled = p.scaled,
-                  .padding = attributes_.padding_mask() ? &p.masks : nullptr});
+                  .padding = attributes.padding_mask() ? &p.masks : nullptr});
   const backend::Tensor* centered = ops.tensor(p.centered);
-  ops.pointwise("minus Stats", CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, {current, stats, nullptr},
+  ops.pointwise("minus Stats", CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, {current, in.stats, nullptr},
                 centered);
   current = centered;
-  if (const auto causal = attributes_.causal()) {
-    current = ops.causal_mask(p.masks, *causal, current, seq_q, seq_kv, neg_inf);
+  if (const auto causal = attributes.causal()) {
+    current = ops.causal_mask(p.masks, *causal, current, in.seq_q, in.seq_kv, in.neg_inf);
   }
   const backend::Tensor* probs = ops.tensor(p.probs);
   ops.pointwise("P", CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, {current, nullptr, nullptr}, probs);
+  return probs;
+}
 
-  // dV = P^T dO (per query head, then summed over each group for grouped-query attention); with
-  // dropout P * M / (1 - p), the P the forward's P V read.
+// dV = P^T dO (per query head, then summed over each group for grouped-query attention); with
+// dropout P * M / (1 - p), the P the forward's P V read.
+void lower_dv(AttentionSteps& ops, const SdpaBackwardPorts& p, const BackwardOperands& in,
+              const DropoutOperands& dropout, const backend::Tensor* probs) {
   const backend::Tensor* p_for_dv = probs;
-  if (mask != nullptr) {
+  if (dropout.mask != nullptr) {
     const backend::Tensor* kept = ops.tensor(p.probs_kept);
     p_for_dv = ops.tensor(p.probs_dropped);
-    ops.pointwise("P * mask", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {probs, mask, nullptr}, kept);
+    ops.pointwise("P * mask", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {probs, dropout.mask, nullptr},
+                  kept);
     ops.pointwise("P * mask / (1 - p)", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
-                  {kept, dropout_scale, nullptr}, p_for_dv);
+                  {kept, dropout.scale, nullptr}, p_for_dv);
   }
   const backend::Tensor* probs_t = ops.tensor(p.probs_t);
   ops.reshape("P^T", p_for_dv, probs_t);
-  ops.gradient("P^T dO", probs_t, d_o, p.dv_heads, ops.tensor(p.dv), {seq_kv, seq_q});
+  ops.gradient("P^T dO", probs_t, in.d_o, p.dv_heads, ops.tensor(p.dv), {in.seq_kv, in.seq_q});
+}
 
-  // dS = (dO V^T - D) * P * scale; with dropout (dO V^T * M - D) * P / (1 - p) * scale.
+// What dS reads besides the inputs: the dropout mask, P, D and V^T (which the step keeps).
+struct ScoreGradientOperands {
+  DropoutOperands dropout;
+  const backend::Tensor *probs, *d_sum;
+  backend::Tensor vt;
+};
+
+// dS = (dO V^T - D) * P * scale; with dropout (dO V^T * M - D) * P / (1 - p) * scale. Returns dS.
+const backend::Tensor* lower_ds(AttentionSteps& ops, const SdpaBackwardPorts& p,
+                                const BackwardOperands& in, ScoreGradientOperands s) {
   const backend::Tensor* dp = ops.tensor(p.dp);
   const backend::Tensor* dp_centered = ops.tensor(p.dp_centered);
   const backend::Tensor* ds_unscaled = ops.tensor(p.ds_unscaled);
-  ops.matmul("dO V^T", {d_o, &*vt, dp}, {seq_q, seq_kv, nullptr});
-  ops.keep(std::move(*vt));
-  if (mask != nullptr) {
+  ops.matmul("dO V^T", {in.d_o, &s.vt, dp}, {in.seq_q, in.seq_kv, nullptr});
+  ops.keep(std::move(s.vt));
+  if (s.dropout.mask != nullptr) {
     const backend::Tensor* kept = ops.tensor(p.dp_kept);
-    ops.pointwise("dP * mask", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {dp, mask, nullptr}, kept);
+    ops.pointwise("dP * mask", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {dp, s.dropout.mask, nullptr},
+                  kept);
     dp = kept;
   }
-  ops.pointwise("dP - D", CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, {dp, d_sum, nullptr}, dp_centered);
+  ops.pointwise("dP - D", CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, {dp, s.d_sum, nullptr},
+                dp_centered);
   ops.pointwise("(dP - D) * P", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
-                {dp_centered, probs, nullptr}, ds_unscaled);
+                {dp_centered, s.probs, nullptr}, ds_unscaled);
   const backend::Tensor* ds = ds_unscaled;
-  if (mask != nullptr) {
+  if (s.dropout.mask != nullptr) {
     ds = ops.tensor(p.ds_dropped);
     ops.pointwise("dS / (1 - p)", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
-                  {ds_unscaled, dropout_scale, nullptr}, ds);
+                  {ds_unscaled, s.dropout.scale, nullptr}, ds);
   }
-  if (scale != nullptr) {
+  if (in.scale != nullptr) {
     const backend::Tensor* unscaled = ds;
     ds = ops.tensor(p.ds);
-    ops.pointwise("dS", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {unscaled, scale, nullptr}, ds);
+    ops.pointwise("dS", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {unscaled, in.scale, nullptr}, ds);
   }
+  return ds;
+}
 
-  // dK = dS^T Q (per query head, then summed over each group).
+// dK = dS^T Q (per query head, then summed over each group).
+void lower_dk(AttentionSteps& ops, const SdpaBackwardPorts& p, const BackwardOperands& in,
+              const backend::Tensor* ds) {
   const backend::Tensor* ds_t = ops.tensor(p.ds_t);
   ops.reshape("dS^T", ds, ds_t);
-  ops.gradient("dS^T Q", ds_t, q, p.dk_heads, ops.tensor(p.dk), {seq_kv, seq_q});
+  ops.gradient("dS^T Q", ds_t, in.q, p.dk_heads, ops.tensor(p.dk), {in.seq_kv, in.seq_q});
+}
 
-  // dQ = dS K, K read back from K^T by a reshape.
+// dQ = dS K, K read back from K^T by a reshape.
+Result<void> lower_dq(AttentionSteps& ops, const SdpaBackwardPorts& p, const BackwardOperands& in,
+                      const backend::Tensor* ds) {
   auto kt_again = lower_transposed(*p.k, ops.tensor(p.k->ragged_offset()));
   if (!kt_again) {
     return std::unexpected(kt_again.error());
@@ -330,11 +368,36 @@ Result<std::vector<LoweredOperation>> SdpaBackwardNode::lower_all(
   ops.keep(std::move(*kt_again));
   if (p.dq_accum) {
     const backend::Tensor* dq_accum = ops.tensor(p.dq_accum);
-    ops.matmul("dS K", {ds, k_view, dq_accum}, {seq_q, nullptr, seq_kv});
+    ops.matmul("dS K", {ds, k_view, dq_accum}, {in.seq_q, nullptr, in.seq_kv});
     ops.pointwise("dQ", CUDNN_POINTWISE_IDENTITY, CUDNN_DATA_FLOAT, {dq_accum, nullptr, nullptr},
                   ops.tensor(p.dq));
   } else {
-    ops.matmul("dS K", {ds, k_view, ops.tensor(p.dq)}, {seq_q, nullptr, seq_kv});
+    ops.matmul("dS K", {ds, k_view, ops.tensor(p.dq)}, {in.seq_q, nullptr, in.seq_kv});
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::vector<LoweredOperation>> SdpaBackwardNode::lower_all(
+    const TensorTable& tensors, const GraphContext& /*context*/) const {
+  const SdpaBackwardPorts& p = ports_;
+  AttentionSteps ops(describe(), [&](const TensorAttributes& t) { return lowered(tensors, t); });
+  const BackwardOperands in = look_up_operands(ops, p);
+  // V^T: V's uid with its last two dims and strides swapped (K^T likewise, in scores()).
+  auto vt = lower_transposed(*p.v, ops.tensor(p.v->ragged_offset()));
+  if (!vt) {
+    return std::unexpected(vt.error());
+  }
+  const DropoutOperands dropout =
+      redraw_dropout_mask(ops, p.dropout, AttentionSettings::of(attributes_).keep());
+  const backend::Tensor* d_sum = lower_d(ops, p, in);
+  const backend::Tensor* probs = recompute_probabilities(ops, p, attributes_, in);
+  lower_dv(ops, p, in, dropout, probs);
+  const backend::Tensor* ds = lower_ds(ops, p, in, {dropout, probs, d_sum, std::move(*vt)});
+  lower_dk(ops, p, in, ds);
+  if (auto ok = lower_dq(ops, p, in, ds); !ok) {
+    return std::unexpected(ok.error());
   }
   return std::move(ops).finish();
 }
