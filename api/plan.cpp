@@ -2,6 +2,8 @@
 #include "api/plan.hpp"
 
 #include <cudnn.h>
+#include <gsl/util>
+
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -88,7 +90,7 @@ class Reader {
     if (ec != std::errc{} || ptr == begin) {
       return std::nullopt;
     }
-    pos_ += static_cast<std::size_t>(ptr - begin);
+    pos_ += gsl::narrow_cast<std::size_t>(ptr - begin);  // ptr > begin: checked above
     return value;
   }
   // Letters, digits and '_' from here.

@@ -2,6 +2,7 @@
 #include "detail/cache/json_checks.hpp"
 
 #include <boost/json.hpp>
+#include <gsl/util>
 
 #include <algorithm>
 #include <cstddef>
@@ -127,7 +128,7 @@ Result<std::int64_t> integer_at(const json::value& value, const std::string& pat
   if (const auto* i = value.if_int64()) {
     number = *i;
   } else if (const auto* u = value.if_uint64(); u != nullptr && *u <= std::uint64_t(int64_max)) {
-    number = static_cast<std::int64_t>(*u);
+    number = gsl::narrow_cast<std::int64_t>(*u);
   } else {
     return refuse(path, expected, shown(value));
   }

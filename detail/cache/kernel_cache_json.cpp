@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 #include <boost/json/basic_parser_impl.hpp>
+#include <gsl/util>
 
 #include <algorithm>
 #include <cmath>
@@ -258,7 +259,7 @@ Result<CheckedCacheDocument> check_cache_document(std::string_view text) {
                             std::to_string(seen->second) + "] again");
     }
   }
-  return CheckedCacheDocument{serialized(doc, text.size()), static_cast<std::int64_t>(count),
+  return CheckedCacheDocument{serialized(doc, text.size()), gsl::narrow_cast<std::int64_t>(count),
                               has_norm_node(doc)};
 }
 

@@ -17,6 +17,7 @@
 #include "detail/cache/kernel_cache_schema_parts.hpp"
 
 #include <boost/json.hpp>
+#include <gsl/util>
 
 #include <algorithm>
 #include <array>
@@ -109,7 +110,7 @@ Result<TensorSeen> checked_tensor(const json::value& value, const std::string& p
                     "dim " + shown(*members["dim"]) + " and stride " + shown(*members["stride"]));
     }
   }
-  const auto rank = static_cast<std::int64_t>(dims->size());
+  const auto rank = gsl::narrow_cast<std::int64_t>(dims->size());
   const std::pair<std::string_view,
                   std::function<Result<void>(const json::value&, const std::string&)>>
       checks[] = {

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gsl/util>
+
 #include <atomic>
 #include <cerrno>
 #include <system_error>
@@ -31,7 +33,7 @@ Result<void> write_all(int fd, std::string_view text, const std::filesystem::pat
       }
       return std::unexpected(io_error("write", path, errno));
     }
-    text.remove_prefix(static_cast<std::size_t>(n));
+    text.remove_prefix(gsl::narrow_cast<std::size_t>(n));  // n >= 0 here
   }
   return {};
 }
@@ -195,13 +197,15 @@ Result<std::string> read_file(const std::filesystem::path& path, std::size_t lim
     if (n == 0) {
       break;
     }
-    if (text.size() + static_cast<std::size_t>(n) > limit) {  // it grew since the fstat
+    // n > 0 here.
+    const auto got = gsl::narrow_cast<std::size_t>(n);
+    if (text.size() + got > limit) {  // it grew since the fstat
       ::close(fd);
       return make_error(ErrorCode::InvalidJson, "kernel cache store: " + path.string() +
                                                     " has more than the " + std::to_string(limit) +
                                                     " bytes a document may have");
     }
-    text.append(buffer, static_cast<std::size_t>(n));
+    text.append(buffer, got);
   }
   ::close(fd);
   return text;

@@ -12,6 +12,8 @@
 #include "detail/cudnn/known_issues.hpp"
 #include "detail/plan/plan_choice.hpp"
 
+#include <gsl/util>
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -44,7 +46,7 @@ class KeyWriter {
     return true;
   }
   bool values(std::span<const std::int64_t> v) {
-    key_.push_back(static_cast<std::int64_t>(v.size()));
+    key_.push_back(gsl::narrow_cast<std::int64_t>(v.size()));
     key_.insert(key_.end(), v.begin(), v.end());
     return true;
   }
@@ -67,7 +69,7 @@ class KeyReader {
     return true;
   }
   bool values(std::span<const std::int64_t> v) {
-    if (!value(static_cast<std::int64_t>(v.size())) || rest_.size() < v.size()) {
+    if (!value(gsl::narrow_cast<std::int64_t>(v.size())) || rest_.size() < v.size()) {
       return false;
     }
     // A plain loop: the lists are a tensor's rank long, too short for a memcmp call to pay.
@@ -94,7 +96,7 @@ std::int64_t address(void* p) {
 template <class Key>
 bool walk_key(Key& key, std::span<void* const> pointers, void* workspace,
               const Overrides& overrides) {
-  if (!key.value(static_cast<std::int64_t>(pointers.size()))) {
+  if (!key.value(gsl::narrow_cast<std::int64_t>(pointers.size()))) {
     return false;
   }
   for (void* p : pointers) {
@@ -107,7 +109,7 @@ bool walk_key(Key& key, std::span<void* const> pointers, void* workspace,
   }
   for (const std::span<const std::vector<std::int64_t>> lists :
        {overrides.shapes, overrides.strides}) {
-    if (!key.value(static_cast<std::int64_t>(lists.size()))) {
+    if (!key.value(gsl::narrow_cast<std::int64_t>(lists.size()))) {
       return false;
     }
     for (const std::vector<std::int64_t>& list : lists) {
@@ -393,7 +395,7 @@ Result<void> BuiltGraph::fill_pointers(const std::unordered_map<std::int64_t, vo
                         "execute: the variant pack names uid " + std::to_string(uid) +
                             ", which is no non-virtual tensor of this graph");
     }
-    pointers[static_cast<std::size_t>(it - io_uids_.begin())] = pointer;
+    pointers[gsl::narrow_cast<std::size_t>(it - io_uids_.begin())] = pointer;
   }
   for (std::size_t i = 0; i < io_uids_.size(); ++i) {
     if (workspace_offsets_[i] >= 0) {

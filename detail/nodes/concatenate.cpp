@@ -10,6 +10,8 @@
 #include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 
+#include <gsl/util>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -53,7 +55,7 @@ Result<void> ConcatenateNode::infer(const GraphContext& context) {
                           to_string(first.dim()) + " (rank " + std::to_string(rank) +
                           "), so the axis is 0 to " + std::to_string(rank - 1));
   }
-  const auto along = static_cast<std::size_t>(*axis);
+  const auto along = gsl::narrow_cast<std::size_t>(*axis);  // in 0..rank-1: checked above
   std::vector<std::int64_t> dims = first.dim();
   for (std::size_t i = 1; i < inputs().size(); ++i) {
     if (auto ok = check_like_first(i, along); !ok) {
@@ -133,7 +135,7 @@ Result<void> ConcatenateNode::check_in_place() const {
                           " is out of range for " + std::to_string(n) +
                           " inputs; it names an input, 0 to " + std::to_string(n - 1));
   }
-  const TensorAttributes& t = *inputs()[static_cast<std::size_t>(*index)];
+  const TensorAttributes& t = *inputs()[gsl::narrow_cast<std::size_t>(*index)];  // checked
   const TensorAttributes& y = *outputs()[0];
   const std::string subject =
       describe() + ": in-place input " + std::to_string(*index) + " " + t.describe();

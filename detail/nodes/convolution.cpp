@@ -8,6 +8,8 @@
 #include "detail/nodes/lowering.hpp"
 #include "detail/nodes/node.hpp"
 
+#include <gsl/util>
+
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -273,15 +275,16 @@ backend::Expected<backend::Convolution> make_convolution(const ConvolutionGeomet
   if (!conv) {
     return conv;
   }
+  const auto spatial_dims = gsl::narrow_cast<std::int64_t>(geometry.stride.size());
   // The spatial dim count first: cuDNN checks the four lists against it.
-  auto ok = in_order(
-      [&] { return conv->set_spatial_dims(static_cast<std::int64_t>(geometry.stride.size())); },
-      [&] { return conv->set_compute_type(to_cudnn(compute)); },
-      [&] { return conv->set_mode(to_cudnn(mode)); },
-      [&] { return conv->set_pre_paddings(geometry.pre_padding); },
-      [&] { return conv->set_post_paddings(geometry.post_padding); },
-      [&] { return conv->set_filter_strides(geometry.stride); },
-      [&] { return conv->set_dilations(geometry.dilation); }, [&] { return conv->finalize(); });
+  auto ok = in_order([&] { return conv->set_spatial_dims(spatial_dims); },
+                     [&] { return conv->set_compute_type(to_cudnn(compute)); },
+                     [&] { return conv->set_mode(to_cudnn(mode)); },
+                     [&] { return conv->set_pre_paddings(geometry.pre_padding); },
+                     [&] { return conv->set_post_paddings(geometry.post_padding); },
+                     [&] { return conv->set_filter_strides(geometry.stride); },
+                     [&] { return conv->set_dilations(geometry.dilation); },
+                     [&] { return conv->finalize(); });
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }

@@ -4,6 +4,8 @@
 #include "api/layout.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 
+#include <gsl/util>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -18,7 +20,7 @@ namespace {
 std::string shortest(float value) {
   std::array<char, 32> text{};
   const int n = std::snprintf(text.data(), text.size(), "%g", static_cast<double>(value));
-  return n > 0 ? std::string(text.data(), static_cast<std::size_t>(n)) : std::to_string(value);
+  return n > 0 ? std::string(text.data(), gsl::narrow_cast<std::size_t>(n)) : std::to_string(value);
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include "detail/cudnn/known_issues.hpp"
 #include "detail/nodes/lowering.hpp"
 
+#include <gsl/pointers>
+
 #include <array>
 #include <cstddef>
 #include <memory>
@@ -24,8 +26,8 @@ using TensorPtr = std::shared_ptr<TensorAttributes>;
 
 // A tensor with the dims it has in one shape inference: its own, or execute-time overrides.
 struct ShapedTensor {
-  const TensorAttributes* tensor;
-  const std::vector<std::int64_t>* dims;
+  gsl::not_null<const TensorAttributes*> tensor;
+  gsl::not_null<const std::vector<std::int64_t>*> dims;
   const std::vector<std::int64_t>* strides = nullptr;  // null: the caller knows none
 };
 

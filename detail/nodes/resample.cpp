@@ -9,6 +9,8 @@
 #include "detail/cudnn/known_issues.hpp"
 #include "detail/nodes/convolution.hpp"
 
+#include <gsl/util>
+
 #include <array>
 #include <string>
 
@@ -181,10 +183,11 @@ backend::Expected<backend::Resample> ResampleNodeBase::make_resample() const {
   const auto stride = fractions(window_.stride);
   const auto pre = fractions(window_.pre_padding);
   const auto post = fractions(window_.post_padding);
+  const auto spatial_dims = gsl::narrow_cast<std::int64_t>(window.size());
   // The spatial dim count first: cuDNN checks the four lists against it. A NaN in a window
   // gives NaN (as torch's pooling does), not the maximum of the other elements.
   auto ok =
-      in_order([&] { return resample->set_spatial_dims(static_cast<std::int64_t>(window.size())); },
+      in_order([&] { return resample->set_spatial_dims(spatial_dims); },
                [&] { return resample->set_mode(to_cudnn(window_.mode)); },
                [&] { return resample->set_compute_type(CUDNN_DATA_FLOAT); },
                [&] { return resample->set_nan_propagation(CUDNN_PROPAGATE_NAN); },

@@ -7,6 +7,8 @@
 #include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 
+#include <gsl/util>
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -98,7 +100,7 @@ Result<void> ReshapeNode::infer_transpose(const std::vector<std::int64_t>& permu
                                                          x.describe() + ", 0 to " +
                                                          std::to_string(rank - 1));
     }
-    const auto from = static_cast<std::size_t>(p);
+    const auto from = gsl::narrow_cast<std::size_t>(p);  // in 0..rank-1: checked above
     if (named[from] != 0) {
       return make_error(ErrorCode::InvalidAttribute,
                         entry() + ", which an earlier entry names too; each dim of X appears once");

@@ -16,6 +16,8 @@
 #include "detail/cudnn/cudnn_error.hpp"
 #include "detail/nodes/rng.hpp"
 
+#include <gsl/pointers>
+
 #include <cmath>
 #include <utility>
 
@@ -137,7 +139,7 @@ Result<void> DropoutPorts::settle(const std::string& node,
 
 Result<void> check_attention_inputs(const std::string& node, const TensorAttributes& q,
                                     const TensorAttributes& k, const TensorAttributes& v) {
-  const std::array<std::pair<const char*, const TensorAttributes*>, 3> qkv{
+  const std::array<std::pair<const char*, gsl::not_null<const TensorAttributes*>>, 3> qkv{
       {{"Q", &q}, {"K", &k}, {"V", &v}}};
   for (const auto& [port, t] : qkv) {
     if (t->dim().size() != 4) {

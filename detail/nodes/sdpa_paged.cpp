@@ -7,6 +7,8 @@
 #include "detail/cudnn/cudnn_error.hpp"
 #include "detail/nodes/sdpa_common.hpp"
 
+#include <gsl/pointers>
+
 #include <array>
 #include <tuple>
 #include <utility>
@@ -150,7 +152,9 @@ Result<void> PagedCachePorts::check_and_settle(const std::string& node, bool pad
     return {};  // check_attention names Q's rank
   }
   const std::int64_t b = q.dim()[0];
-  const std::array<std::tuple<const char*, const TensorPtr*, const TensorAttributes*>, 2> tables{
+  using Table = std::tuple<const char*, gsl::not_null<const TensorPtr*>,
+                           gsl::not_null<const TensorAttributes*>>;
+  const std::array<Table, 2> tables{
       {{"page_table_k", &page_table_k, &k}, {"page_table_v", &page_table_v, &v}}};
   for (const auto& [port, table, container] : tables) {
     if (!*table) {

@@ -11,6 +11,8 @@
 #include "detail/cudnn/known_issues.hpp"
 #include "detail/plan/plan_filter.hpp"
 
+#include <gsl/util>
+
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -434,10 +436,10 @@ Result<ChosenPlan> choose_plan(const PlanRequest& request) {
   }
   std::vector<std::size_t> ends;
   const std::vector<Ranked> ranked = rank_all(request, search, ends);
-  const auto count = static_cast<std::int64_t>(ranked.size());
+  const auto count = gsl::narrow_cast<std::int64_t>(ranked.size());
   const auto chose = [&](ChosenPlan& found, std::size_t index) -> Result<ChosenPlan> {
     found.info.plan_count = count;
-    found.info.plan_index = static_cast<std::int64_t>(index);
+    found.info.plan_index = gsl::narrow_cast<std::int64_t>(index);
     return std::move(found);
   };
   const auto try_at = [&](std::size_t index) -> Step { return search.attempt(ranked[index]); };
@@ -449,7 +451,8 @@ Result<ChosenPlan> choose_plan(const PlanRequest& request) {
                             " is out of range: " + std::to_string(count) +
                             " candidate(s) after the plan policy's filters; " + error.message);
     }
-    const auto index = static_cast<std::size_t>(*policy.plan_index);
+    // In 0..count-1: check_policy refused a negative index, the test above one past the end.
+    const auto index = gsl::narrow_cast<std::size_t>(*policy.plan_index);
     auto chosen = try_at(index);
     if (!chosen) {
       return std::unexpected(chosen.error());
