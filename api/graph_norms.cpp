@@ -17,7 +17,6 @@ namespace dnngraph {
 
 using Builder = detail::GraphBuilder;
 
-
 namespace {
 
 // A norm node's name: the attributes' or "<kind>_<index>".

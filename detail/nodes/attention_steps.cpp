@@ -2,6 +2,8 @@
 // node's backend operations appended in order, the masks among them, the first failure kept.
 #include "detail/nodes/sdpa_common.hpp"
 
+#include <cmath>
+#include <utility>
 #include "api/layout.hpp"
 #include "backend/matmul.hpp"
 #include "backend/operation_matmul.hpp"
@@ -15,8 +17,6 @@
 #include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 #include "detail/nodes/rng.hpp"
-#include <cmath>
-#include <utility>
 
 #include <utility>
 

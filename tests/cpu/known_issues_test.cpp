@@ -176,9 +176,9 @@ BOOST_AUTO_TEST_CASE(engine4_with_a_workspace_on_any_channels_first_conv_is_refu
     BOOST_TEST((issue->defect == Defect::Engine4ChannelsFirstConv));
     const std::string text = dnngraph::detail::describe(*issue);
     BOOST_TEST(text.find("engine4-channels-first-conv") != std::string::npos, text);
-    BOOST_TEST(text.find("measured on cuDNN 9.28.1; applies from cuDNN 9.27.0") !=
-                   std::string::npos,
-               text);
+    BOOST_TEST(
+        text.find("measured on cuDNN 9.28.1; applies from cuDNN 9.27.0") != std::string::npos,
+        text);
   }
   // 9.19 ran the same case exact; no workspace, another engine or channels-last tensors: kept.
   BOOST_TEST(known_issue_for(dgrad, Candidate{engine4, 13776}, 91900) == nullptr);

@@ -129,8 +129,7 @@ boost::unit_test::precondition builds(const ConvCase& c) {
 
 BOOST_AUTO_TEST_SUITE(conv_fprop_matches_reference)
 
-BOOST_AUTO_TEST_CASE(half_nchw_conv_matches_reference,
-                     *builds(conv_cases::half_nchw())) {
+BOOST_AUTO_TEST_CASE(half_nchw_conv_matches_reference, *builds(conv_cases::half_nchw())) {
   check_against_reference(conv_cases::half_nchw());
 }
 
@@ -138,8 +137,7 @@ BOOST_AUTO_TEST_CASE(half_nhwc_conv_matches_reference) {
   check_against_reference(conv_cases::half_nhwc());
 }
 
-BOOST_AUTO_TEST_CASE(bfloat16_nchw_conv_matches_reference,
-                     *builds(conv_cases::bfloat16_nchw())) {
+BOOST_AUTO_TEST_CASE(bfloat16_nchw_conv_matches_reference, *builds(conv_cases::bfloat16_nchw())) {
   check_against_reference(conv_cases::bfloat16_nchw());
 }
 
@@ -188,8 +186,7 @@ BOOST_AUTO_TEST_CASE(half_ndhwc_3d_conv_matches_reference) {
   check_against_reference(conv_cases::half_ndhwc_3d());
 }
 
-BOOST_AUTO_TEST_CASE(half_ncdhw_3d_conv_matches_reference,
-                     *builds(conv_cases::half_ncdhw_3d())) {
+BOOST_AUTO_TEST_CASE(half_ncdhw_3d_conv_matches_reference, *builds(conv_cases::half_ncdhw_3d())) {
   check_against_reference(conv_cases::half_ncdhw_3d());
 }
 
@@ -251,8 +248,7 @@ BOOST_AUTO_TEST_CASE(bfloat16_nhwc_dgrad_matches_reference) {
   check_against_reference(conv_cases::bfloat16_nhwc_dgrad());
 }
 
-BOOST_AUTO_TEST_CASE(half_nchw_dgrad_matches_reference,
-                     *builds(conv_cases::half_nchw_dgrad())) {
+BOOST_AUTO_TEST_CASE(half_nchw_dgrad_matches_reference, *builds(conv_cases::half_nchw_dgrad())) {
   check_against_reference(conv_cases::half_nchw_dgrad());
 }
 
@@ -272,8 +268,7 @@ BOOST_AUTO_TEST_CASE(bfloat16_nhwc_wgrad_matches_reference) {
   check_against_reference(conv_cases::bfloat16_nhwc_wgrad());
 }
 
-BOOST_AUTO_TEST_CASE(half_nchw_wgrad_matches_reference,
-                     *builds(conv_cases::half_nchw_wgrad())) {
+BOOST_AUTO_TEST_CASE(half_nchw_wgrad_matches_reference, *builds(conv_cases::half_nchw_wgrad())) {
   check_against_reference(conv_cases::half_nchw_wgrad());
 }
 
