@@ -19,7 +19,7 @@ namespace dnngraph::detail {
 // What the candidate rules depend on, collected from a graph's nodes before plan choice.
 struct GraphTraits {
   bool channels_first_conv_fprop = false;  // a conv_fprop whose X is not channels-last
-  // a conv_fprop, conv_dgrad or conv_wgrad with a tensor that is not channels-last
+  // a conv_fprop, conv_dgrad or conv_wgrad whose X/dX or Y/dY is not channels-last
   bool channels_first_conv = false;
   bool override_shapes = false;  // set_override_shape_enabled: shapes (and workspaces) vary
   bool dynamic_shape = false;    // the operation graph is built with dynamic shapes

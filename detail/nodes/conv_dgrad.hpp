@@ -21,7 +21,7 @@ class ConvDgradNode final : public Node {
   [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
                                                const GraphContext& context) const override;
   void note_traits(GraphTraits& traits) const override {
-    note_channels_first_conv(*this, traits);
+    note_channels_first_conv(*outputs().front(), *inputs().front(), traits);
   }
 
  private:

@@ -24,7 +24,7 @@ class ConvFpropNode final : public Node {
   void note_traits(GraphTraits& traits) const override {
     traits.channels_first_conv_fprop =
         traits.channels_first_conv_fprop || !is_channels_last(*inputs().front());
-    note_channels_first_conv(*this, traits);
+    note_channels_first_conv(*inputs().front(), *outputs().front(), traits);
   }
 
  private:

@@ -22,7 +22,7 @@ class ConvWgradNode final : public Node {
   [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
                                                const GraphContext& context) const override;
   void note_traits(GraphTraits& traits) const override {
-    note_channels_first_conv(*this, traits);
+    note_channels_first_conv(*inputs()[0], *inputs()[1], traits);
   }
 
  private:

@@ -6,7 +6,6 @@
 #include "detail/common/in_order.hpp"
 #include "detail/cudnn/known_issues.hpp"
 #include "detail/nodes/lowering.hpp"
-#include "detail/nodes/node.hpp"
 
 #include <gsl/util>
 
@@ -291,11 +290,10 @@ backend::Expected<backend::Convolution> make_convolution(const ConvolutionGeomet
   return conv;
 }
 
-void note_channels_first_conv(const Node& node, GraphTraits& traits) {
-  const auto channels_first = [](const TensorPtr& t) { return !is_channels_last(*t); };
-  traits.channels_first_conv = traits.channels_first_conv ||
-                               std::ranges::any_of(node.inputs(), channels_first) ||
-                               std::ranges::any_of(node.outputs(), channels_first);
+void note_channels_first_conv(const TensorAttributes& x, const TensorAttributes& y,
+                              GraphTraits& traits) {
+  traits.channels_first_conv =
+      traits.channels_first_conv || !is_channels_last(x) || !is_channels_last(y);
 }
 
 }  // namespace dnngraph::detail

@@ -22,12 +22,13 @@
 
 namespace dnngraph::detail {
 
-class Node;
 struct GraphTraits;
 
-// Notes in traits a convolution node (conv_fprop, conv_dgrad or conv_wgrad) with a tensor that
-// is not channels-last: the known-issues table's engine4-channels-first-conv asks.
-void note_channels_first_conv(const Node& node, GraphTraits& traits);
+// Notes in traits a convolution (conv_fprop, conv_dgrad or conv_wgrad) whose activations — X or
+// dX, and Y or dY — are not channels-last: the known-issues table's engine4-channels-first-conv
+// asks. The filter is left out: a 1x1 filter's bytes are the same in both layouts.
+void note_channels_first_conv(const TensorAttributes& x, const TensorAttributes& y,
+                              GraphTraits& traits);
 
 // One value per spatial dim each; strides and dilations >= 1, paddings >= 0.
 struct ConvolutionGeometry {
