@@ -1,12 +1,13 @@
-"""Whether the loaded cuDNN's packed attention takes zero-length sequences, which
-dnngraph.torch.varlen_attn adds to pad a batch's count of sequences to its bucket (from cuDNN
-9.25 on: _attention.ZERO_LENGTH_FROM, the version cudnn-frontend's tests gate them at).
+"""Whether the loaded cuDNN's packed attention takes the spare sequences that
+dnngraph.torch.varlen_attn adds to pad a batch's count of sequences to its bucket: zero-length
+ones (from cuDNN 9.25 on: _attention.ZERO_LENGTH_FROM, the version cudnn-frontend's tests gate
+them at) and one-token ones (below it: _attention.one_token_spares).
 
-For each case, varlen_attn forward and backward (bf16, causal and not, GQA) run twice: on a
-graph of exactly N sequences, and on one padded with zero-length sequences to the next power of
-two (the gate forced open). One JSON line per case: the largest difference of out, lse, dq, dk
-and dv between the two, and whether any is NaN. A cuDNN that takes them gives 0 (the same
-kernel on the same rows) or rounding-level differences.
+For each case, varlen_attn forward and backward (bf16, causal and not, GQA) run on a graph of
+exactly N sequences, then on one padded to the next power of two with each kind of spare (forced,
+whatever the loaded version). One JSON line per case and kind: the largest difference of out,
+lse, dq, dk and dv from the unpadded run, and whether any is NaN. A cuDNN that takes them gives
+0 (the same kernel on the same rows) or rounding-level differences.
 
 Usage: python3 python/bench/varlen_zero_length_probe.py
 """
@@ -28,8 +29,9 @@ CASES = [  # lengths, h_q, h_k, d, causal
 ]
 
 
-def run(lengths, h_q, h_k, d, causal, padded):
-    _attention.ZERO_LENGTH_FROM = 0 if padded else 10**9
+def run(lengths, h_q, h_k, d, causal, spares):
+    _attention.sequences = (lambda count: count) if spares is None else PADDED
+    _attention.one_token_spares = lambda: spares == "one-token"
     gen = torch.Generator().manual_seed(sum(lengths))
     total = sum(lengths)
     q, k, v, dout = (torch.randn(total, h, d, generator=gen).bfloat16().cuda()
@@ -45,27 +47,34 @@ def run(lengths, h_q, h_k, d, causal, padded):
     return {"out": out.detach(), "lse": lse.detach(), "dq": q.grad, "dk": k.grad, "dv": v.grad}
 
 
+PADDED, ONE_TOKEN = _attention.sequences, _attention.one_token_spares
+
+
 def main():
     loaded = dnngraph.cudnn_runtime_version()
-    gate = _attention.ZERO_LENGTH_FROM
     print(f"# cuDNN {dnngraph.cudnn_version_string(loaded)}, {torch.cuda.get_device_name()}; "
-          f"dnngraph pads from {gate}")
+          f"dnngraph's spares: {'one-token' if ONE_TOKEN() else 'zero-length'}")
     for lengths, h_q, h_k, d, causal in CASES:
-        row = {"lengths": lengths, "heads": [h_q, h_k], "d": d, "causal": causal,
-               "padded_to": 1 << (len(lengths) - 1).bit_length()}
         try:
-            exact = run(lengths, h_q, h_k, d, causal, padded=False)
-            padded = run(lengths, h_q, h_k, d, causal, padded=True)
+            exact = run(lengths, h_q, h_k, d, causal, None)
         except Exception as e:  # noqa: BLE001 - a probe reports every failure
-            row["error"] = str(e).splitlines()[0][:200]
-            print(json.dumps(row), flush=True)
+            print(json.dumps({"lengths": lengths, "error": str(e).splitlines()[0][:200]}))
             continue
-        for name in exact:
-            a, b = exact[name].float(), padded[name].float()
-            row[name] = {"max_diff": (a - b).abs().nan_to_num(float("inf")).max().item(),
-                         "nan": bool(b.isnan().any().item())}
-        print(json.dumps(row), flush=True)
-    _attention.ZERO_LENGTH_FROM = gate
+        for spares in ("zero-length", "one-token"):
+            row = {"lengths": lengths, "heads": [h_q, h_k], "d": d, "causal": causal,
+                   "spares": spares, "padded_to": PADDED(len(lengths))}
+            try:
+                padded = run(lengths, h_q, h_k, d, causal, spares)
+            except Exception as e:  # noqa: BLE001 - a probe reports every failure
+                row["error"] = str(e).splitlines()[0][:200]
+                print(json.dumps(row), flush=True)
+                continue
+            for name in exact:
+                a, b = exact[name].float(), padded[name].float()
+                row[name] = {"max_diff": (a - b).abs().nan_to_num(float("inf")).max().item(),
+                             "nan": bool(b.isnan().any().item())}
+            print(json.dumps(row), flush=True)
+    _attention.sequences, _attention.one_token_spares = PADDED, ONE_TOKEN
 
 
 if __name__ == "__main__":

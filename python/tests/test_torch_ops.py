@@ -594,8 +594,8 @@ def test_varlen_fake_gives_torch_shapes(fake):
     out = dt.varlen_attn(q, k, v, cu_q, cu_k, 50, 70, window_size=(-1, 0))
     assert (out.shape, out.dtype) == ((100, 8, 32), BF16)
     out, stats = torch.ops.dnngraph.varlen_attn(q, k, v, cu_q, cu_k, 50, 70, True, 0.125, True)
-    # 3 sequences -> their bucket (3 below cuDNN 9.25), 50 tokens -> the 64 bucket
-    assert (stats.shape, stats.dtype) == ((_attention.sequences(3), 8, 64), FP32)
+    # 3 sequences -> the bucket of 4, 50 tokens -> the 64 bucket
+    assert (stats.shape, stats.dtype) == ((4, 8, 64), FP32)
 
 
 def test_varlen_buckets_are_powers_of_two_from_64():
@@ -603,12 +603,34 @@ def test_varlen_buckets_are_powers_of_two_from_64():
         64, 64, 64, 128, 128, 256, 1024, 4096, 8192]
 
 
-def test_varlen_pads_the_count_of_sequences_from_cudnn_9_25(monkeypatch):
+def test_varlen_pads_the_count_of_sequences_to_a_power_of_two(monkeypatch):
     counts = (1, 2, 3, 4, 5, 17, 33)
+    for version in (91900, 92500):
+        monkeypatch.setattr(dnngraph, "cudnn_runtime_version", lambda: version)
+        assert [_attention.sequences(n) for n in counts] == [1, 2, 4, 4, 8, 32, 64]
     monkeypatch.setattr(dnngraph, "cudnn_runtime_version", lambda: 92400)
-    assert [_attention.sequences(n) for n in counts] == list(counts)
+    assert _attention.one_token_spares()
     monkeypatch.setattr(dnngraph, "cudnn_runtime_version", lambda: 92500)
-    assert [_attention.sequences(n) for n in counts] == [1, 2, 4, 4, 8, 32, 64]
+    assert not _attention.one_token_spares()
+
+
+def test_varlen_spares_are_empty_from_cudnn_9_25_and_one_token_below(monkeypatch):
+    """Three sequences of 5, 2 and 3 tokens (10) padded to 4: from 9.25 a zero-length spare at
+    the end; below, a one-token spare reading token 9 and writing row 10, past the end."""
+    cu = torch.tensor([0, 5, 7, 10], dtype=torch.int32)
+    monkeypatch.setattr(dnngraph, "cudnn_runtime_version", lambda: 92800)
+    lengths, read, write = _attention._starts(cu, 4, 10)
+    assert (lengths.tolist(), read.tolist()) == ([5, 2, 3, 0], [0, 5, 7, 10, 10]) and read is write
+    monkeypatch.setattr(dnngraph, "cudnn_runtime_version", lambda: 91900)
+    lengths, read, write = _attention._starts(cu, 4, 10)
+    assert lengths.tolist() == [5, 2, 3, 1]
+    assert (read.tolist(), write.tolist()) == ([0, 5, 7, 9, 10], [0, 5, 7, 10, 11])
+    lengths, read, write = _attention._starts(cu, 8, 10)
+    assert lengths.tolist() == [5, 2, 3, 1, 1, 1, 1, 1]
+    assert write.tolist() == [0, 5, 7, 10, 10, 10, 10, 10, 11]
+    two = cu[:3]  # a power of two: no spare
+    lengths, read, write = _attention._starts(two, 2, 7)
+    assert lengths.tolist() == [5, 2] and read is write is two
 
 
 def test_varlen_backward_gives_gradients_of_the_packed_inputs(fake):
@@ -702,16 +724,24 @@ def test_sdpa_graphs_lower_and_take_their_buffers(lowering, causal):
     assert lowering["runs"] == ["sdpa.forward", "sdpa.backward", "sdpa.forward"]
 
 
+@pytest.mark.parametrize("version", [91900, 92800], ids=["one-token spares", "empty spares"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-def test_varlen_graphs_lower_and_take_their_buffers(lowering, causal):
+def test_varlen_graphs_lower_and_take_their_buffers(lowering, monkeypatch, causal, version):
+    monkeypatch.setattr(dnngraph, "cudnn_runtime_version", lambda: version)
     q, k, v = cuda(100, 8, 64), cuda(120, 2, 64), cuda(120, 2, 64)
     cu_q = torch.empty(4, dtype=torch.int32, device="cuda")
     cu_k = torch.empty(4, dtype=torch.int32, device="cuda")
     out, stats = _attention._varlen(q, k, v, cu_q, cu_k, 50, 70, causal, 0.125, True)
-    _attention._varlen_backward(out, q, k, v, out, stats, cu_q, cu_k, 50, 70, causal, 0.125)
+    dq, dk, dv = _attention._varlen_backward(out, q, k, v, out, stats, cu_q, cu_k, 50, 70, causal,
+                                             0.125)
     _attention._varlen(q, k, v, cu_q, cu_k, 50, 70, causal, 0.125, False)
     assert lowering["runs"] == ["varlen_attn.forward", "varlen_attn.backward",
                                 "varlen_attn.forward"]
+    # 3 sequences padded to 4: a one-token spare writes one row past the end of each output
+    spare = int(version < 92500)
+    for t, rows in ((out, 100), (dq, 100), (dk, 120), (dv, 120)):
+        assert t.shape[0] == rows and t.is_contiguous()
+        assert t.untyped_storage().nbytes() == (rows + spare) * t[0].numel() * t.element_size()
 
 
 # conv2d and batch_norm

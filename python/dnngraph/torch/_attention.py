@@ -17,10 +17,13 @@ sequence is cut). window_size (-1, -1) is full attention, (-1, 0) causal with th
 bottom right of each sequence's block (flash-attention's convention, which torch's varlen_attn
 follows); sliding windows are refused. cuDNN reads the packed tensors in place (ragged offsets,
 THD) with a padding mask from the lengths. Graphs are built per (bucket of N, bucket of max_q,
-bucket of max_k): the length buckets are powers of two from 64; N's bucket is the next power of
-two from cuDNN 9.25 on, the batch padded with zero-length sequences (a cuDNN 9.25 feature:
-cudnn-frontend's tests gate zero-length sequences there, and 9.22 returned NaN rows for them),
-N itself below. So a training run over random lengths builds a few graphs, not one per step.
+bucket of max_k): the length buckets are powers of two from 64, N's bucket the next power of two,
+the batch padded with spare sequences: from cuDNN 9.25 on zero-length ones (cudnn-frontend's
+tests gate zero-length sequences there, and 9.22 returned NaN rows for them); below it one-token
+ones that read the last token of each input and write one row past the end of each output
+(outputs are allocated one row longer and returned without it; in the backward pass the spares
+read a zero row of the incoming gradient, so their gradient is exactly zero whatever cuDNN
+accumulates). So a training run over random lengths builds a few graphs, not one per step.
 
 Attention graphs are static per shape (runtime.DYNAMIC["attention"]): cuDNN's attention returned
 NaN rows through a dynamic-shape graph on 9.19 (docs/known-issues.md, sdpa-dynamic-shape).
@@ -44,6 +47,7 @@ VARLEN = "dnngraph.torch.varlen_attn"
 # uids
 Q, K, V, O, STATS, DO, DQ, DK, DV, DSUM = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
 SEQ_Q, SEQ_K, OFFSET_Q, OFFSET_K, OFFSET_V, OFFSET_O = 11, 12, 13, 14, 15, 16
+OFFSET_DQ, OFFSET_DK, OFFSET_DV, OFFSET_DO = 17, 18, 19, 20
 
 HALF_HINT = ("cuDNN's attention takes half precision: cast with q.to(torch.bfloat16), or call "
              "it under torch.autocast('cuda')")
@@ -51,8 +55,9 @@ HALF_HINT = ("cuDNN's attention takes half precision: cast with q.to(torch.bfloa
 # The smallest bucket of a packed batch's maximum length (varlen_attn).
 MIN_BUCKET = 64
 
-# The first cuDNN whose attention takes zero-length sequences, which pad a packed batch's count
-# of sequences to its bucket (varlen_attn).
+# The first cuDNN whose attention takes zero-length sequences: the spares that pad a packed
+# batch's count of sequences to its bucket are empty from this version on, one token long below
+# it (varlen_attn).
 ZERO_LENGTH_FROM = 92500
 
 
@@ -289,11 +294,30 @@ def bucket(length: int) -> int:
 
 
 def sequences(count: int) -> int:
-    """The count of sequences a packed batch's graph is built for: from cuDNN 9.25 on the next
-    power of two (the rest zero-length sequences), below it the count itself."""
-    if dnngraph.cudnn_runtime_version() < ZERO_LENGTH_FROM:
-        return int(count)
+    """The count of sequences a packed batch's graph is built for: the next power of two (the
+    rest spare sequences, see one_token_spares)."""
     return 1 << max(0, int(count) - 1).bit_length()
+
+
+def one_token_spares() -> bool:
+    """Whether the spare sequences are one token long (the loaded cuDNN is older than 9.25 and
+    takes no zero-length sequence): each output is then allocated one row longer, the row the
+    spares write."""
+    return dnngraph.cudnn_runtime_version() < ZERO_LENGTH_FROM
+
+
+def _spare_rows(count: int) -> int:
+    """The rows past the end each output needs for a batch of `count` sequences: 1 when one-token
+    spares pad it, else 0."""
+    return int(sequences(count) != count and one_token_spares())
+
+
+def _rows(like: Tensor, shape: Sequence[Any], spare: int) -> Tensor:
+    """An empty contiguous tensor of `shape` ([rows, heads, dim]) in like's dtype and device,
+    with `spare` rows more in memory (returned without them)."""
+    rows = int(shape[0])
+    full = like.new_empty((rows + spare, *shape[1:]))
+    return full[:rows] if spare else full
 
 
 def _check_lengths(name: str, cu_seq: Tensor, q: Tensor, batch: Any) -> None:
@@ -351,10 +375,11 @@ def _mark_ragged(out: Any, uid: int, t: Tensor, batch: int, length: int, offsets
 
 class _VarlenGraph:
     """The inputs every packed-attention graph (forward or backward) declares: the lengths
-    (padding mask) and one offsets tensor per packed layout: Q and dQ, K and dK, V and dV, O and
-    dO."""
+    (padding mask) and the offsets of each packed tensor: Q, K, V and O read (O written in the
+    forward pass), and in the backward pass dO, dQ, dK and dV (where the spares read or write
+    the row past the end)."""
 
-    def __init__(self, g: Graph, batch: int, length_q: int, length_k: int):
+    def __init__(self, g: Graph, batch: int, length_q: int, length_k: int, backward: bool):
         self.g, self.batch, self.length_q, self.length_k = g, batch, length_q, length_k
 
         def declare(uid: int, name: str, rows: int) -> Any:
@@ -362,9 +387,12 @@ class _VarlenGraph:
 
         self.seq_q = declare(SEQ_Q, "seq_len_q", batch)
         self.seq_k = declare(SEQ_K, "seq_len_kv", batch)
-        self.offsets = {uid: declare(uid, name, batch + 1) for uid, name in (
-            (OFFSET_Q, "offsets_q"), (OFFSET_K, "offsets_k"), (OFFSET_V, "offsets_v"),
-            (OFFSET_O, "offsets_o"))}
+        names = [(OFFSET_Q, "offsets_q"), (OFFSET_K, "offsets_k"), (OFFSET_V, "offsets_v"),
+                 (OFFSET_O, "offsets_o")]
+        if backward:
+            names += [(OFFSET_DO, "offsets_do"), (OFFSET_DQ, "offsets_dq"),
+                      (OFFSET_DK, "offsets_dk"), (OFFSET_DV, "offsets_dv")]
+        self.offsets = {uid: declare(uid, name, batch + 1) for uid, name in names}
 
     def q_side(self, uid: int, name: str, t: Tensor, offsets: int) -> Any:
         return _ragged(self.g, uid, name, t, self.batch, self.length_q, self.offsets[offsets])
@@ -380,7 +408,7 @@ class _VarlenGraph:
 def _describe_varlen(g: Graph, q: Tensor, k: Tensor, v: Tensor, out: Tensor, batch: int,
                      length_q: int, length_k: int, is_causal: bool, scale: float,
                      compute_lse: bool) -> None:
-    vg = _VarlenGraph(g, batch, length_q, length_k)
+    vg = _VarlenGraph(g, batch, length_q, length_k, backward=False)
     o, stats = g.sdpa(vg.q_side(Q, "query", q, OFFSET_Q), vg.k_side(K, "key", k, OFFSET_K),
                       vg.k_side(V, "value", v, OFFSET_V), generate_stats=compute_lse,
                       name="attention", **vg.attention(is_causal, scale))
@@ -392,50 +420,73 @@ def _describe_varlen(g: Graph, q: Tensor, k: Tensor, v: Tensor, out: Tensor, bat
 def _describe_varlen_backward(g: Graph, q: Tensor, k: Tensor, v: Tensor, out: Tensor, batch: int,
                               length_q: int, length_k: int, is_causal: bool,
                               scale: float) -> None:
-    vg = _VarlenGraph(g, batch, length_q, length_k)
+    vg = _VarlenGraph(g, batch, length_q, length_k, backward=True)
     h_q = int(q.shape[1])
     stats = g.tensor(name="lse", uid=STATS, dim=[batch, h_q, length_q, 1],
                      data_type=DataType.Float)
     gq, gk, gv, d = g.sdpa_backward(
         vg.q_side(Q, "query", q, OFFSET_Q), vg.k_side(K, "key", k, OFFSET_K),
         vg.k_side(V, "value", v, OFFSET_V), vg.q_side(O, "out", out, OFFSET_O),
-        vg.q_side(DO, "grad", out, OFFSET_O), stats, name="attention_backward",
+        vg.q_side(DO, "grad", out, OFFSET_DO), stats, name="attention_backward",
         **vg.attention(is_causal, scale))
-    _mark_ragged(gq, DQ, q, batch, length_q, vg.offsets[OFFSET_Q])
-    _mark_ragged(gk, DK, k, batch, length_k, vg.offsets[OFFSET_K])
-    _mark_ragged(gv, DV, v, batch, length_k, vg.offsets[OFFSET_V])
+    _mark_ragged(gq, DQ, q, batch, length_q, vg.offsets[OFFSET_DQ])
+    _mark_ragged(gk, DK, k, batch, length_k, vg.offsets[OFFSET_DK])
+    _mark_ragged(gv, DV, v, batch, length_k, vg.offsets[OFFSET_DV])
     _stats(d, DSUM)
 
 
-def _varlen_pack(q: Tensor, k: Tensor, v: Tensor, cu_seq_q: Tensor,
-                 cu_seq_k: Tensor) -> "dict[int, Tensor]":
-    """The lengths and the element offsets of each packed layout for a graph of
-    sequences(N) sequences, made on the device from the prefix sums (no synchronization:
-    capturable); the sequences past N have length 0 and start at the end."""
-    count = int(cu_seq_q.shape[0]) - 1
-    batch = sequences(count)
+def _starts(cu_seq: Tensor, batch: int, total: int) -> "tuple[Tensor, Tensor, Tensor]":
+    """(lengths, read, write) of a padded batch in tokens: the batch's lengths, and where each of
+    its sequences starts (then the end) when read from an input and when written to an output
+    (or read from the backward pass's padded gradient). The spares past the N sequences are
+    empty and start at the end, or one token long, reading token total - 1 and writing row
+    total (one_token_spares). Made on the device from the prefix sums (no synchronization:
+    capturable)."""
+    count = int(cu_seq.shape[0]) - 1
+    spares = batch - count
+    if spares == 0:
+        return cu_seq[1:] - cu_seq[:-1], cu_seq, cu_seq
+    if not one_token_spares():
+        padded = torch.cat((cu_seq, cu_seq[-1:].expand(spares)))
+        return padded[1:] - padded[:-1], padded, padded
+    lengths = torch.cat((cu_seq[1:] - cu_seq[:-1], cu_seq.new_ones(spares)))
+    read = torch.cat((cu_seq[:-1], cu_seq.new_full((spares,), total - 1), cu_seq[-1:]))
+    write = torch.cat((cu_seq[:-1], cu_seq.new_full((spares,), total),
+                       cu_seq.new_full((1,), total + 1)))
+    return lengths, read, write
 
-    def padded(cu_seq: Tensor) -> Tensor:
-        if batch == count:
-            return cu_seq
-        return torch.cat((cu_seq, cu_seq[-1:].expand(batch - count)))
 
-    cu_q, cu_k = padded(cu_seq_q), padded(cu_seq_k)
+def _varlen_pack(q: Tensor, k: Tensor, v: Tensor, cu_seq_q: Tensor, cu_seq_k: Tensor,
+                 backward: bool) -> "dict[int, Tensor]":
+    """The lengths and the element offsets of each packed tensor for a graph of sequences(N)
+    sequences (_starts)."""
+    batch = sequences(int(cu_seq_q.shape[0]) - 1)
+    lengths_q, read_q, write_q = _starts(cu_seq_q, batch, int(q.shape[0]))
+    lengths_k, read_k, write_k = _starts(cu_seq_k, batch, int(k.shape[0]))
+    h_q, h_k, d, d_v = int(q.shape[1]), int(k.shape[1]), int(q.shape[2]), int(v.shape[2])
 
-    def offsets(cu_seq: Tensor, heads: Any, dim: Any) -> Tensor:
-        """Where each sequence starts in a packed [T, heads, dim] tensor, in elements."""
-        return (cu_seq * (heads * dim)).view(batch + 1, 1, 1, 1)
+    def offsets(starts: Tensor, row: int) -> Tensor:
+        """Where each sequence starts in a packed tensor of `row` elements per token."""
+        return (starts * row).view(batch + 1, 1, 1, 1)
 
-    h_q, h_k, d, d_v = q.shape[1], k.shape[1], q.shape[2], v.shape[2]
-    return {SEQ_Q: (cu_q[1:] - cu_q[:-1]).view(batch, 1, 1, 1),
-            SEQ_K: (cu_k[1:] - cu_k[:-1]).view(batch, 1, 1, 1),
-            OFFSET_Q: offsets(cu_q, h_q, d), OFFSET_K: offsets(cu_k, h_k, d),
-            OFFSET_V: offsets(cu_k, h_k, d_v), OFFSET_O: offsets(cu_q, h_q, d_v)}
+    pack = {SEQ_Q: lengths_q.view(batch, 1, 1, 1), SEQ_K: lengths_k.view(batch, 1, 1, 1),
+            OFFSET_Q: offsets(read_q, h_q * d), OFFSET_K: offsets(read_k, h_k * d),
+            OFFSET_V: offsets(read_k, h_k * d_v)}
+    if not backward:
+        pack[OFFSET_O] = offsets(write_q, h_q * d_v)
+        return pack
+    pack[OFFSET_O] = offsets(read_q, h_q * d_v)
+    same_q, same_k = read_q is write_q, read_k is write_k
+    pack[OFFSET_DO] = pack[OFFSET_O] if same_q else offsets(write_q, h_q * d_v)
+    pack[OFFSET_DQ] = pack[OFFSET_Q] if same_q else offsets(write_q, h_q * d)
+    pack[OFFSET_DK] = pack[OFFSET_K] if same_k else offsets(write_k, h_k * d)
+    pack[OFFSET_DV] = pack[OFFSET_V] if same_k else offsets(write_k, h_k * d_v)
+    return pack
 
 
 def _varlen_outputs(q: Tensor, v: Tensor, cu_seq_q: Tensor, max_q: int,
                     compute_lse: bool) -> "tuple[Tensor, Tensor]":
-    out = q.new_empty((q.shape[0], q.shape[1], v.shape[2]))
+    out = _rows(q, (q.shape[0], q.shape[1], v.shape[2]), _spare_rows(int(cu_seq_q.shape[0]) - 1))
     shape = ((sequences(cu_seq_q.shape[0] - 1), q.shape[1], bucket(max_q)) if compute_lse
              else (0,))
     return out, q.new_empty(shape, dtype=torch.float32)
@@ -453,7 +504,7 @@ def _varlen(q: Tensor, k: Tensor, v: Tensor, cu_seq_q: Tensor, cu_seq_k: Tensor,
         return out, stats
     batch = sequences(int(cu_seq_q.shape[0]) - 1)
     length_q, length_k = bucket(max_q), bucket(max_k)
-    pack = {Q: q, K: k, V: v, O: out, **_varlen_pack(q, k, v, cu_seq_q, cu_seq_k)}
+    pack = {Q: q, K: k, V: v, O: out, **_varlen_pack(q, k, v, cu_seq_q, cu_seq_k, False)}
     if compute_lse:
         pack[STATS] = stats.unsqueeze(-1)
     heads = (int(q.shape[1]), int(k.shape[1]), int(q.shape[2]), int(v.shape[2]))
@@ -494,10 +545,14 @@ def _varlen_backward(grad: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
                      cu_seq_q: Tensor, cu_seq_k: Tensor, max_q: int, max_k: int,
                      is_causal: bool, scale: float) -> "tuple[Tensor, Tensor, Tensor]":
     _check_varlen_backward(grad, q, k, v, out, stats, cu_seq_q, cu_seq_k, max_q, max_k, scale)
-    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    count = int(cu_seq_q.shape[0]) - 1
+    spare = _spare_rows(count)
+    dq, dk, dv = (_rows(t, t.shape, spare) for t in (q, k, v))
     if q.numel() == 0 or out.numel() == 0:
         return dq.zero_(), dk.zero_(), dv.zero_()
-    batch = sequences(int(cu_seq_q.shape[0]) - 1)
+    if spare:  # the spares read the zero row past the end of the incoming gradient
+        grad = torch.cat((grad, grad.new_zeros((1, *grad.shape[1:]))))
+    batch = sequences(count)
     length_q, length_k = bucket(max_q), bucket(max_k)
     dsum = q.new_empty((batch, q.shape[1], length_q, 1), dtype=torch.float32)
     heads = (int(q.shape[1]), int(k.shape[1]), int(q.shape[2]), int(v.shape[2]))
@@ -506,7 +561,7 @@ def _varlen_backward(grad: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
                 lambda g: _describe_varlen_backward(g, q, k, v, out, batch, length_q, length_k,
                                                     is_causal, scale),
                 {Q: q, K: k, V: v, O: out, DO: grad, STATS: stats.unsqueeze(-1), DQ: dq, DK: dk,
-                 DV: dv, DSUM: dsum, **_varlen_pack(q, k, v, cu_seq_q, cu_seq_k)})
+                 DV: dv, DSUM: dsum, **_varlen_pack(q, k, v, cu_seq_q, cu_seq_k, True)})
     return dq, dk, dv
 
 
