@@ -21,7 +21,8 @@ model from the seed trains --steps steps; printed per run: tokens/s and step tim
 --warmup steps), peak GPU memory, the time dnngraph spent building plans (total, per step after
 the warm-up), the kernel caches' entries and revisions; then the loss agreement of the runs
 (mean over the last 50 steps) and, with --out, every step's loss as JSON and an SVG chart of the
-curves.
+curves. Under --compile-mode reduce-overhead (CUDA graphs) dnngraph builds static plans at a
+shape's first run (dnngraph.torch.set_static_after(0)): a replay runs what was captured.
 
 Usage:
     python3 python/bench/train_gpt.py --config small --steps 300
@@ -228,7 +229,11 @@ def run(cfg, args, ops, compiled, device):
     forward = model.forward
     if compiled:
         forward = torch.compile(model.forward, dynamic=args.varlen, mode=args.compile_mode)
-    dnngraph_info = getattr(getattr(ops, "dt", None), "cache_info", lambda: None)
+    dt = getattr(ops, "dt", None)
+    if dt is not None:  # CUDA graphs replay what they captured: static plans from the first run
+        dt.set_static_after(0 if compiled and args.compile_mode == "reduce-overhead"
+                            else dt._runtime.STATIC_AFTER)
+    dnngraph_info = getattr(dt, "cache_info", lambda: None)
     if device.type == "cuda":
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()

@@ -357,9 +357,30 @@ def test_static_plans_follow_set_static_after(builds):
     static_kind = run("norm")  # a static kind is never built twice
     assert all(run("norm") is static_kind for _ in range(40))
     assert len(builds["made"]) == 4
-    for wrong in (0, -1, True, 2.5, "16"):
+    for wrong in (-1, True, 2.5, "16"):
         with pytest.raises(ValueError, match="set_static_after: runs is"):
             dt.set_static_after(wrong)
+
+
+def test_static_after_zero_builds_the_static_plan_alone_at_the_first_run(builds):
+    """set_static_after(0), for CUDA graphs: a shape's first run builds its static plan and no
+    dynamic one; inside a capture, or where cuDNN refuses the static plan, the dynamic plan."""
+    run = builds["run"]
+    dt.set_static_after(0)
+    static = run("matmul")
+    assert not static.dynamic and all(run("matmul") is static for _ in range(5))
+    assert len(builds["made"]) == 1 and dt.cache_info()["static_plans"] == {"linear.forward": 1}
+    builds["capturing"] = True
+    captured = run("matmul", shapes=(5, 32, 16))
+    assert captured.dynamic and run("matmul", shapes=(5, 32, 16)) is captured
+    builds["capturing"] = False
+    promoted = run("matmul", shapes=(5, 32, 16))  # the first run outside the capture
+    assert not promoted.dynamic and run("matmul", shapes=(5, 32, 16)) is promoted
+    builds["refuse_static"] = True
+    refused = run("matmul", shapes=(6, 32, 16))
+    assert refused.dynamic and [g.dynamic for g in builds["made"][-2:]] == [False, True]
+    assert run("matmul", shapes=(6, 32, 16)) is refused  # tried once, then kept
+    assert dt.cache_info()["static_plans"] == {"linear.forward": 2}
 
 
 def test_a_refused_or_captured_static_plan_leaves_the_dynamic_one(builds):

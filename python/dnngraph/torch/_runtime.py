@@ -190,6 +190,13 @@ def graph(op: str, kind: str, topology: Hashable, shapes: Hashable, device: torc
             found.runs = None  # one attempt, by this thread; the others run the dynamic plan
     if found is not None:
         return _promote(op, key, found, device, io, describe)
+    if dynamic and _static_after[0] == 0 and not torch.cuda.is_current_stream_capturing():
+        static = _build_static(op, device, io, describe)
+        if static is not None:
+            with _lock:
+                entry = _graphs.setdefault(key, _Entry(static, None))
+                _trim()
+            return entry.graph
     with _lock:
         if dynamic:
             cache_key: CacheKey = (op, topology, _capability(device))
@@ -216,9 +223,34 @@ def graph(op: str, kind: str, topology: Hashable, shapes: Hashable, device: torc
         _builds[op] += 1
         _build_seconds[op] += time.perf_counter() - started
         entry = _graphs.setdefault(key, _Entry(g, 0 if dynamic else None))
-        while len(_graphs) > CAPACITY:
-            _graphs.popitem(last=False)
+        _trim()
     return entry.graph
+
+
+def _trim() -> None:
+    """Drops the least recently used graphs past CAPACITY (with _lock held)."""
+    while len(_graphs) > CAPACITY:
+        _graphs.popitem(last=False)
+
+
+def _build_static(op: str, device: torch.device, io: DataType,
+                  describe: Callable[[dnngraph.Graph], None]) -> Optional[dnngraph.Graph]:
+    """A static plan of a dynamic kind's graph, built now; None where cuDNN refuses it (any
+    error: the caller keeps or builds the dynamic plan)."""
+    g = dnngraph.Graph(io_data_type=io, compute_data_type=DataType.Float, name=op)
+    started = time.perf_counter()
+    try:
+        describe(g)
+        g.build(handle(device), MODES)
+    except dnngraph.Error:
+        with _lock:
+            _build_seconds[op] += time.perf_counter() - started
+        return None
+    with _lock:
+        _builds[op] += 1
+        _static_plans[op] += 1
+        _build_seconds[op] += time.perf_counter() - started
+    return g
 
 
 def _promote(op: str, key: GraphKey, entry: _Entry, device: torch.device, io: DataType,
@@ -230,31 +262,25 @@ def _promote(op: str, key: GraphKey, entry: _Entry, device: torch.device, io: Da
         with _lock:
             entry.runs = 0
         return entry.graph
-    g = dnngraph.Graph(io_data_type=io, compute_data_type=DataType.Float, name=op)
-    started = time.perf_counter()
-    try:
-        describe(g)
-        g.build(handle(device), MODES)
-    except dnngraph.Error:
-        with _lock:
-            _build_seconds[op] += time.perf_counter() - started
+    static = _build_static(op, device, io, describe)
+    if static is None:
         return entry.graph
     with _lock:
-        _builds[op] += 1
-        _static_plans[op] += 1
-        _build_seconds[op] += time.perf_counter() - started
-        _graphs[key] = _Entry(g, None)
-    return g
+        _graphs[key] = _Entry(static, None)
+    return static
 
 
 def set_static_after(runs: Optional[int]) -> None:
     """After how many runs a shape of a dynamic-shape graph (matmul, NHWC conv2d forward) gets a
     static plan of its own, built once, in place of the dynamic plan (default STATIC_AFTER,
-    16): on the H200 GPT-2-small's matmuls ran about 2x faster through static plans. None keeps
-    the dynamic plans: no build after a shape's first (docs/torch.md)."""
-    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
+    16): on the H200 GPT-2-small's matmuls ran about 2x faster through static plans. 0 builds
+    the static plan alone at a shape's first run (no dynamic plan): what CUDA graphs need, since
+    a replay calls nothing (torch.compile(mode="reduce-overhead") runs each graph once before
+    capturing it, and no plan is built inside a capture). None keeps the dynamic plans: no
+    build after a shape's first (docs/torch.md)."""
+    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 0):
         raise ValueError(f"dnngraph.torch.set_static_after: runs is {runs!r}; it takes a count "
-                         "of runs, at least 1, or None (dynamic plans only)")
+                         "of runs, at least 0, or None (dynamic plans only)")
     with _lock:
         _static_after[0] = runs
 
