@@ -1,0 +1,108 @@
+# scripts/gpu-sanitize's bookkeeping, on the CPU: a bundle of stub programs, a stub
+# compute-sanitizer that runs them and prints an error summary (2 errors for gpu_b_test under
+# racecheck, none at all for gpu_c_test under memcheck), and a stub cuDNN folder. Checks the
+# budget (no pair started once spent), the table and exit codes, that a resumed sweep runs no
+# pair twice, that another cuDNN version runs them again, that bench_* programs are left out and
+# that a pair past its time limit is recorded as a timeout.
+# cmake -DSCRIPT=<scripts/gpu-sanitize> -DWORK_DIR=<dir> -P gpu_sanitize_test.cmake
+file(REMOVE_RECURSE ${WORK_DIR})
+set(bundle ${WORK_DIR}/bundle)
+set(out ${WORK_DIR}/out)
+file(MAKE_DIRECTORY ${bundle} ${WORK_DIR}/cudnn ${out})
+
+function(write_executable path text)
+  file(WRITE ${path}.in "${text}")
+  file(COPY_FILE ${path}.in ${path})
+  file(CHMOD ${path} PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+  file(REMOVE ${path}.in)
+endfunction()
+
+foreach(program gpu_a_test gpu_b_test gpu_c_test bench_x)
+  write_executable(${bundle}/${program} "#!/bin/sh\necho ${program} ran\n")
+endforeach()
+# The stub sanitizer: --tool T ... <program> <args>; counts its runs in runs.txt.
+write_executable(${WORK_DIR}/compute-sanitizer [=[#!/bin/bash
+tool=$2
+for a in "$@"; do case "$a" in */gpu_*|*/bench_*) program=$a ;; esac; done
+name=$(basename "$program")
+echo "$name $tool" >> "$(dirname "$0")/runs.txt"
+[ "$name" = gpu_slow_test ] && sleep 5
+"$program"
+case "$name $tool" in
+  "gpu_b_test racecheck") echo "========= ERROR SUMMARY: 2 errors" ;;
+  "gpu_c_test memcheck") ;;
+  *) echo "========= ERROR SUMMARY: 0 errors" ;;
+esac
+]=])
+
+function(sweep expected_rc output_var)
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -E env DNNGRAPH_BUNDLE=${bundle} DNNGRAPH_CUDNN_LIB=${WORK_DIR}/cudnn
+            COMPUTE_SANITIZER=${WORK_DIR}/compute-sanitizer OUT=${out} ${ARGN} bash ${SCRIPT}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE output ERROR_VARIABLE errors)
+  if(NOT rc EQUAL expected_rc)
+    message(FATAL_ERROR "gpu-sanitize exited ${rc}, expected ${expected_rc}:\n${output}\n${errors}")
+  endif()
+  set(${output_var} "${output}" PARENT_SCOPE)
+endfunction()
+
+function(expect text pattern)
+  if(NOT text MATCHES "${pattern}")
+    message(FATAL_ERROR "expected /${pattern}/ in:\n${text}")
+  endif()
+endfunction()
+
+function(runs expected)
+  set(count 0)
+  if(EXISTS ${WORK_DIR}/runs.txt)
+    file(STRINGS ${WORK_DIR}/runs.txt lines)
+    list(LENGTH lines count)
+  endif()
+  if(NOT count EQUAL expected)
+    message(FATAL_ERROR "the stub sanitizer ran ${count} times, expected ${expected}")
+  endif()
+endfunction()
+
+set(v919 DNNGRAPH_SANITIZE_CUDNN_VERSION=91900 "DNNGRAPH_SANITIZE_TOOLS=memcheck racecheck")
+# A spent budget starts nothing: 6 pairs left.
+sweep(3 output ${v919} DNNGRAPH_SANITIZE_SECONDS=0)
+expect("${output}" "0 pairs, 0 with errors, 6 left")
+runs(0)
+# The whole sweep: gpu_b_test racecheck has 2 errors, gpu_c_test memcheck no summary.
+sweep(1 output ${v919})
+runs(6)
+expect("${output}" "gpu_b_test +racecheck +2 +rc 0")
+expect("${output}" "gpu_c_test +memcheck +none")
+expect("${output}" "gpu_a_test +memcheck +0 +rc 0")
+expect("${output}" "6 pairs, 2 with errors, 0 left")
+if(output MATCHES "bench_x")
+  message(FATAL_ERROR "bench_x was swept:\n${output}")
+endif()
+file(STRINGS ${out}/sanitize.tsv lines)
+list(LENGTH lines count)
+if(NOT count EQUAL 6)
+  message(FATAL_ERROR "sanitize.tsv has ${count} lines, expected 6")
+endif()
+file(READ ${out}/sanitize.log log)
+expect("${log}" "===== gpu_b_test racecheck \\(rc 0, [0-9]+ s, errors 2\\)\ngpu_b_test ran")
+# Resumed from a results file carried elsewhere: nothing runs again.
+file(COPY_FILE ${out}/sanitize.tsv ${WORK_DIR}/carried.tsv)
+file(REMOVE ${out}/sanitize.tsv)
+sweep(1 output ${v919} DNNGRAPH_SANITIZE_RESULTS=${WORK_DIR}/carried.tsv)
+runs(6)
+expect("${output}" "6 pairs, 2 with errors, 0 left")
+# Another cuDNN: its pairs run again (synccheck only), the 9.19 lines stay.
+sweep(0 output DNNGRAPH_SANITIZE_CUDNN_VERSION=92801 DNNGRAPH_SANITIZE_TOOLS=synccheck)
+runs(9)
+expect("${output}" "# cuDNN 92801")
+expect("${output}" "3 pairs, 0 with errors, 0 left")
+# A pair past its limit: recorded as a timeout, not run again.
+write_executable(${bundle}/gpu_slow_test "#!/bin/sh\necho slow\n")
+sweep(1 output DNNGRAPH_SANITIZE_CUDNN_VERSION=92801 DNNGRAPH_SANITIZE_TOOLS=synccheck
+      DNNGRAPH_SANITIZE_PAIR_SECONDS=1)
+expect("${output}" "gpu_slow_test +synccheck +timeout")
+expect("${output}" "4 pairs, 1 with errors, 0 left")
+runs(10)
+# An unknown tool is refused before anything runs.
+sweep(2 output DNNGRAPH_SANITIZE_TOOLS=leakcheck)
+runs(10)
