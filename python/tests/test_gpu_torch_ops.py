@@ -24,6 +24,8 @@ and the graph counts are written to $OUT/torch-ops-report.json (they are printed
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -151,6 +153,55 @@ def test_linear_runs_a_static_plan_after_its_runs_and_stays_exact(cuda, dt):
     print("\n  static plans before", before, "after", after, end="")
     for op in ("linear.forward", "linear.dgrad", "linear.wgrad"):
         assert after.get(op, 0) - before.get(op, 0) == 1, op
+
+
+# One process of the store test: linear + SiLU forward and backward at `rows` rows with the cache
+# store of $DNNGRAPH_CACHE_DIR; prints its errors against float32 (ours and torch's bf16), the
+# kernel caches it loaded, and with "save" what save_caches() wrote.
+STORE_CHILD = r"""
+import json, sys, torch
+import dnngraph.torch as dt
+rows, save = int(sys.argv[1]), sys.argv[2] == "save"
+dt.set_cache_store()
+gen = torch.Generator(device="cuda").manual_seed(rows)
+x = (torch.rand(rows, 64, device="cuda", generator=gen) * 2 - 1).bfloat16().requires_grad_()
+w = (torch.rand(96, 64, device="cuda", generator=gen) * 0.25 - 0.125).bfloat16().requires_grad_()
+b = (torch.rand(96, device="cuda", generator=gen) * 2 - 1).bfloat16().requires_grad_()
+y = dt.linear(x, w, b, activation="silu")
+y.float().sum().backward()
+ref = torch.nn.functional.silu(torch.nn.functional.linear(x.float(), w.float(), b.float()))
+theirs = torch.nn.functional.silu(torch.nn.functional.linear(x, w, b))
+info = dt.cache_info()
+print(json.dumps({"error": (y.float() - ref).abs().max().item(),
+                  "torch_error": (theirs.float() - ref).abs().max().item(),
+                  "scale": ref.abs().max().item(), "grad_nan": bool(x.grad.isnan().any()),
+                  "loaded": info["kernel_caches_loaded"], "caches": info["kernel_caches"],
+                  "saved": dt.save_caches() if save else None}))
+"""
+
+
+def test_kernel_caches_persist_across_processes_through_the_store(cuda, tmp_path):
+    """A process saves its kernel caches to $DNNGRAPH_CACHE_DIR; a new process at another shape
+    loads every one it saved when their topologies are first used, and computes right."""
+    env = {**os.environ, "DNNGRAPH_CACHE_DIR": str(tmp_path)}
+
+    def child(rows, save):
+        done = subprocess.run([sys.executable, "-c", STORE_CHILD, str(rows), save], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        tolerance = 2 * result["torch_error"] + 2 * 2.0**-8 * result["scale"]
+        assert result["error"] <= tolerance and not result["grad_nan"], result
+        return result
+
+    first = child(40, "save")
+    print(f"\n  first process: {first}", end="")
+    assert first["loaded"] == 0 and first["saved"]["errors"] == [], first
+    assert first["saved"]["saved"] >= 1 and first["saved"]["not_from_store"] == 0, first
+    assert len(list(tmp_path.glob("*.json"))) == first["saved"]["saved"]
+    second = child(56, "no")
+    print(f"\n  second process: {second}", end="")
+    assert second["loaded"] == first["saved"]["saved"], (first, second)
 
 
 def test_linear_under_autocast_casts_like_torch(cuda, dt):

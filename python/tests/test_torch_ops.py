@@ -7,6 +7,7 @@ is test_gpu_torch_ops.py)."""
 import collections
 import contextlib
 import types
+from pathlib import Path
 
 import pytest
 
@@ -394,6 +395,97 @@ def test_a_refused_or_captured_static_plan_leaves_the_dynamic_one(builds):
     assert run("matmul") is dynamic  # cuDNN refused the static plan: tried once, then kept
     assert all(run("matmul") is dynamic for _ in range(5))
     assert len(builds["made"]) == 2 and dt.cache_info()["static_plans"] == {}
+
+
+REAL_KERNEL_CACHE = dnngraph.KernelCache
+
+
+@pytest.fixture
+def store(builds, tmp_path):
+    """The builds fixture with a cache store in a fresh folder (detached after the test)."""
+    if dnngraph.cudnn_runtime_version() == 0:
+        pytest.skip(f"no cuDNN to name a store's files: {dnngraph.cudnn_library_source()}")
+    from dnngraph.torch import _store
+
+    builds["folder"] = tmp_path / "store"
+    yield builds
+    _store.set_cache_store(None)
+
+
+def test_kernel_caches_come_from_the_store_and_go_back(store, monkeypatch):
+    from dnngraph.torch import _runtime
+
+    monkeypatch.setattr(dnngraph, "KernelCache", REAL_KERNEL_CACHE)
+    run = store["run"]
+    run("matmul", op="before")  # a cache made before the store: not the store's
+    assert dt.set_cache_store(store["folder"]) == store["folder"]
+    run("matmul")
+    run("matmul", shapes=(7, 32, 16))  # another shape: the same kernel cache
+    loaded = [c for k, c in _runtime._kernel_caches.items() if k[0] == "linear.forward"]
+    assert len(loaded) == 1 and isinstance(loaded[0], REAL_KERNEL_CACHE)
+    # No build used it (the Graph here builds nothing): nothing to write yet.
+    report = dt.save_caches()
+    assert report == {"folder": str(store["folder"]), "saved": 0, "unchanged": 1,
+                      "not_from_store": 1, "errors": []}
+    dt.set_cache_store(None)
+    assert dt.save_caches()["folder"] is None
+
+
+def test_a_stored_cache_is_loaded_at_its_topology_s_first_use(store):
+    from dnngraph.torch import _runtime, _store
+
+    dt.set_cache_store(store["folder"])
+    key = ("linear.forward", ("topology",), (9, 0))
+    path = dnngraph.KernelCacheStore(store["folder"]).load_or_create(
+        _store.topology_name(key), "sm_90").path
+    document = Path(__file__).parents[2] / "tests/fuzz/corpus/kernel_cache_json/matmul.json"
+    path.write_text(document.read_text())
+    assert dt.cache_info()["kernel_caches_loaded"] == 0  # loaded when first used, not before
+    store["run"]("matmul")
+    assert dt.cache_info()["kernel_caches_loaded"] == 1
+    assert isinstance(_runtime._kernel_caches[key], REAL_KERNEL_CACHE)
+    dt.clear_caches()
+    assert dt.cache_info()["kernel_caches_loaded"] == 0
+
+
+def test_a_stored_cache_that_cannot_serve_warns_and_starts_empty(store):
+    from dnngraph.torch import _runtime, _store
+
+    dt.set_cache_store(store["folder"])
+    key = ("linear.forward", ("topology",), (9, 0))
+    path = dnngraph.KernelCacheStore(store["folder"]).load_or_create(
+        _store.topology_name(key), "sm_90").path
+    path.write_text("{ not a kernel cache")
+    with pytest.warns(RuntimeWarning, match="stored kernel cache of linear.forward could not"):
+        store["run"]("matmul")
+    assert len(_runtime._kernel_caches) == 1 and dt.cache_info()["kernel_caches_loaded"] == 0
+    assert list(store["folder"].glob("*.damaged")), "the damaged file was not set aside"
+
+
+def test_store_names_are_file_names_and_the_same_in_every_process():
+    from dnngraph.torch import _store
+
+    keys = [("linear.forward", (BF16, "gelu_tanh", "bias", ""), (9, 0)),
+            ("linear.forward", (BF16, "relu", "bias", ""), (9, 0)),
+            ("conv2d.forward", (torch.float16, (1, 1), "relu"), (9, 0))]
+    names = [_store.topology_name(k) for k in keys]
+    assert len(set(names)) == 3
+    assert names[0] == "linear.forward_" + __import__("hashlib").sha256(
+        repr(keys[0][1]).encode()).hexdigest()[:16]
+    for name in names:
+        assert set(name) <= set("abcdefghijklmnopqrstuvwxyz0123456789._") and "--" not in name
+    assert _store.architecture(keys[0]) == "sm_90"
+
+
+def test_the_default_cache_folder_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("DNNGRAPH_CACHE_DIR", str(tmp_path / "mine"))
+    assert dt.default_cache_folder() == tmp_path / "mine"
+    monkeypatch.delenv("DNNGRAPH_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert dt.default_cache_folder() == tmp_path / "xdg" / "dnngraph"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert dt.default_cache_folder() == tmp_path / ".cache" / "dnngraph"
 
 
 # The operators' I/O types, and the int32 lengths and offsets of packed attention.

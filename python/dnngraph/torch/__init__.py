@@ -16,6 +16,9 @@ registered backward built from dnngraph graphs, and argument checks that name th
 values and the fix before cuDNN is called. Graphs are built once per signature and run on
 torch's current stream with workspaces from torch's caching allocator.
 
+Kernel caches persist across processes with set_cache_store(folder) (default
+$DNNGRAPH_CACHE_DIR, else ~/.cache/dnngraph) and save_caches().
+
 dnngraph.torch.nn has torch's modules (Linear, Conv2d, LayerNorm, RMSNorm, BatchNorm*d) with these
 operators in their forward, and swap(model) to put them into a model in place.
 
@@ -35,7 +38,8 @@ from ._batch_norm import batch_norm
 from ._conv import conv2d
 from ._linear import ACTIVATIONS, linear
 from ._norms import layer_norm, rms_norm
-from ._runtime import cache_info, chosen_variants, clear_caches, set_static_after
+from ._runtime import cache_info, chosen_variants, clear_caches, save_caches, set_static_after
+from ._store import default_cache_folder, set_cache_store
 
 __all__ = [
     "ACTIVATIONS",
@@ -44,10 +48,13 @@ __all__ = [
     "chosen_variants",
     "clear_caches",
     "conv2d",
+    "default_cache_folder",
     "layer_norm",
     "linear",
     "rms_norm",
+    "save_caches",
     "scaled_dot_product_attention",
+    "set_cache_store",
     "set_static_after",
     "varlen_attn",
 ]

@@ -3,7 +3,8 @@ to torch's current stream at each call; workspaces from torch's caching allocato
 cached per signature; one process-wide KernelCache per graph topology and GPU architecture, which
 dynamic-shape graphs build on (a new shape of a known topology binds the cached kernel instead of
 compiling: about 1 ms on the H200 for a matmul, docs/kernel-cache.md); and, per topology, the
-first variant of a graph that cuDNN has an engine for, remembered once chosen."""
+first variant of a graph that cuDNN has an engine for, remembered once chosen. With a cache store
+(_store.set_cache_store) the kernel caches are loaded from disk and saved back (save_caches)."""
 
 import collections
 import contextlib
@@ -24,6 +25,9 @@ except ImportError:  # another torch: every call through the registered operator
 
 import dnngraph
 from dnngraph import DataType, ErrorCode, HeuristicMode
+
+from . import _store
+from ._store import CacheKey
 
 T = TypeVar("T")
 
@@ -74,7 +78,6 @@ class _Entry:
 
 # (op, topology, shapes, dynamic, device); (op, topology, GPU architecture); (op, topology)
 GraphKey = Tuple[str, Hashable, Hashable, bool, torch.device]
-CacheKey = Tuple[str, Hashable, Tuple[int, int]]
 VariantKey = Tuple[str, Hashable]
 
 _lock = threading.Lock()  # guards the tables below (never held while a graph builds)
@@ -197,13 +200,9 @@ def graph(op: str, kind: str, topology: Hashable, shapes: Hashable, device: torc
                 entry = _graphs.setdefault(key, _Entry(static, None))
                 _trim()
             return entry.graph
-    with _lock:
-        if dynamic:
-            cache_key: CacheKey = (op, topology, _capability(device))
-            cache = _kernel_caches.get(cache_key)
-            if cache is None:
-                cache = _kernel_caches[cache_key] = dnngraph.KernelCache()
-            options = {"dynamic_shape": True, "kernel_cache": cache}
+    if dynamic:
+        options = {"dynamic_shape": True, "kernel_cache": _kernel_cache((op, topology,
+                                                                          _capability(device)))}
     # Built without the lock, so that threads running graphs already built never wait for a
     # build; two threads building one key at once both build, and the first one kept wins.
     g = dnngraph.Graph(io_data_type=io, compute_data_type=DataType.Float, name=op, **options)
@@ -225,6 +224,18 @@ def graph(op: str, kind: str, topology: Hashable, shapes: Hashable, device: torc
         entry = _graphs.setdefault(key, _Entry(g, 0 if dynamic else None))
         _trim()
     return entry.graph
+
+
+def _kernel_cache(key: CacheKey) -> dnngraph.KernelCache:
+    """The process's kernel cache of a dynamic topology: made (or loaded from the cache store)
+    at its first use, outside the lock (a load reads a file); the first one kept wins."""
+    with _lock:
+        cache = _kernel_caches.get(key)
+    if cache is not None:
+        return cache
+    made = _store.open_cache(key)
+    with _lock:
+        return _kernel_caches.setdefault(key, made)
 
 
 def _trim() -> None:
@@ -408,17 +419,31 @@ def cache_info() -> "dict[str, Any]":
     those builds took (refused variants' included: what a training step
     pays for new shapes); the kernel caches (one per dynamic topology and GPU architecture) with
     the sum of their entries (size()) and of their revisions (revision(): +1 per insertion,
-    replacement, removal or eviction), over those built."""
+    replacement, removal or eviction), over those built; and how many kernel caches were loaded
+    from the cache store's files (set_cache_store)."""
     with _lock:
         held: "collections.Counter[str]" = collections.Counter(key[0] for key in _graphs)
         caches = list(_kernel_caches.values())
         info = {"graphs": dict(held), "builds": dict(_builds),
                 "static_plans": dict(_static_plans),
-                "build_seconds": sum(_build_seconds.values()), "kernel_caches": len(caches)}
+                "build_seconds": sum(_build_seconds.values()), "kernel_caches": len(caches),
+                "kernel_caches_loaded": _store.loaded()}
     built = [c for c in caches if c.is_built()]
     info["kernel_cache_entries"] = sum(c.size() for c in built)
     info["kernel_cache_revisions"] = sum(c.revision() for c in built)
     return info
+
+
+def save_caches() -> "dict[str, Any]":
+    """Writes the kernel caches that changed to the cache store (set_cache_store), one file per
+    topology and GPU architecture, atomically: a later process that sets the same store starts
+    on them. Returns {"folder", "saved", "unchanged", "not_from_store" (caches made before the
+    store was set), "errors" (messages: below cuDNN 9.27 a cache's document can be taken once,
+    so save once, when its topologies have seen their shapes; docs/kernel-cache.md)}. Without a
+    store: nothing is written ("folder" None)."""
+    with _lock:
+        caches = dict(_kernel_caches)
+    return _store.save(caches)
 
 
 def clear_caches() -> None:
@@ -430,3 +455,4 @@ def clear_caches() -> None:
         _builds.clear()
         _static_plans.clear()
         _build_seconds.clear()
+    _store.forget()
