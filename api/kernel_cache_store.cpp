@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdlib>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -108,6 +110,28 @@ KernelCacheStore::KernelCacheStore(std::filesystem::path folder,
     : folder_(std::move(folder)), lock_patience_(lock_patience) {}
 
 KernelCacheStore::~KernelCacheStore() = default;
+
+Result<std::filesystem::path> KernelCacheStore::default_folder() {
+  const auto variable = [](const char* name) -> std::optional<std::filesystem::path> {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == 0) {
+      return std::nullopt;
+    }
+    return std::filesystem::path(value);
+  };
+  if (auto given = variable("DNNGRAPH_CACHE_DIR")) {
+    return *given;
+  }
+  if (auto xdg = variable("XDG_CACHE_HOME")) {
+    return *xdg / "dnngraph";
+  }
+  if (auto home = variable("HOME")) {
+    return *home / ".cache" / "dnngraph";
+  }
+  return make_error(ErrorCode::InvalidState,
+                    "KernelCacheStore::default_folder: none of DNNGRAPH_CACHE_DIR, "
+                    "XDG_CACHE_HOME and HOME is set: give the store a folder");
+}
 
 Result<std::string> KernelCacheStore::file_name(const KernelCacheKey& key) {
   for (const auto& [what, name] :

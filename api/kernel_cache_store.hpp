@@ -63,6 +63,10 @@ class KernelCacheStore {
   ~KernelCacheStore();
 
   [[nodiscard]] const std::filesystem::path& folder() const noexcept { return folder_; }
+  // The folder a store keeps by default: $DNNGRAPH_CACHE_DIR, else $XDG_CACHE_HOME/dnngraph,
+  // else $HOME/.cache/dnngraph (empty variables count as unset). InvalidState naming the three
+  // variables when none is set.
+  [[nodiscard]] static Result<std::filesystem::path> default_folder();
 
   // "<topology>--cudnn-<9.27.0>--<arch>.json"; InvalidAttribute for a name that cannot be part
   // of a file name.

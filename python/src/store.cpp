@@ -150,6 +150,9 @@ void bind_store(nb::module_& m) {
           },
           "The store's files in the folder (not the damaged ones, temporaries or the lock), by\n"
           "name.")
+      .def_static(
+          "default_folder", [] { return unwrap(S::default_folder()); },
+          "$DNNGRAPH_CACHE_DIR, else $XDG_CACHE_HOME/dnngraph, else ~/.cache/dnngraph.")
       .def_static("key_of", &S::key_of, "file_name"_a,
                   "The key a file name stands for; None for a name the store did not make.")
       .def_prop_ro_static("file_suffix", [](nb::handle) { return std::string(S::file_suffix); })

@@ -10,10 +10,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -76,6 +78,59 @@ int count_temporaries(const fs::path& folder) {
 }
 
 }  // namespace
+
+namespace {
+
+// Sets (or with nullptr unsets) an environment variable for a scope, restoring it after.
+class ScopedVariable {
+ public:
+  ScopedVariable(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) {
+      old_ = old;
+    }
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ScopedVariable(const ScopedVariable&) = delete;
+  ScopedVariable& operator=(const ScopedVariable&) = delete;
+  ScopedVariable(ScopedVariable&&) = delete;
+  ScopedVariable& operator=(ScopedVariable&&) = delete;
+  ~ScopedVariable() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_default_folder_follows_the_environment) {
+  ScopedVariable cache_dir("DNNGRAPH_CACHE_DIR", "/srv/caches/dnngraph");
+  ScopedVariable xdg("XDG_CACHE_HOME", "/home/u/.xdg");
+  ScopedVariable home("HOME", "/home/u");
+  BOOST_TEST(KernelCacheStore::default_folder().value() == fs::path("/srv/caches/dnngraph"));
+  {
+    ScopedVariable empty("DNNGRAPH_CACHE_DIR", "");  // empty counts as unset
+    BOOST_TEST(KernelCacheStore::default_folder().value() == fs::path("/home/u/.xdg/dnngraph"));
+    ScopedVariable no_xdg("XDG_CACHE_HOME", nullptr);
+    BOOST_TEST(KernelCacheStore::default_folder().value() == fs::path("/home/u/.cache/dnngraph"));
+    ScopedVariable no_home("HOME", nullptr);
+    const auto none = KernelCacheStore::default_folder();
+    BOOST_REQUIRE(!none.has_value());
+    BOOST_TEST((none.error().code == dnngraph::ErrorCode::InvalidState));
+    BOOST_TEST(none.error().message.find("DNNGRAPH_CACHE_DIR") != std::string::npos);
+  }
+  BOOST_TEST(KernelCacheStore::default_folder().value() == fs::path("/srv/caches/dnngraph"));
+}
 
 BOOST_AUTO_TEST_CASE(a_file_name_carries_topology_cudnn_version_and_architecture) {
   auto name = KernelCacheStore::file_name({"mlp_fp16", "sm_90", 92700});

@@ -21,12 +21,9 @@ _loaded = [0]  # kernel caches loaded from a stored file (cache_info's kernel_ca
 
 
 def default_cache_folder() -> Path:
-    """$DNNGRAPH_CACHE_DIR, else $XDG_CACHE_HOME/dnngraph, else ~/.cache/dnngraph."""
-    given = os.environ.get("DNNGRAPH_CACHE_DIR")
-    if given:
-        return Path(given)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "dnngraph"
+    """dnngraph.KernelCacheStore.default_folder(): $DNNGRAPH_CACHE_DIR, else
+    $XDG_CACHE_HOME/dnngraph, else ~/.cache/dnngraph."""
+    return Path(dnngraph.KernelCacheStore.default_folder())
 
 
 def set_cache_store(folder: Union[str, "os.PathLike[str]", None] = "") -> Optional[Path]:
