@@ -22,7 +22,7 @@ import dnngraph
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from sdpa_vs_torch import B, D, H, Backward, Forward, cuda_ms
+from sdpa_vs_torch import B, D, H, Backward, Forward, cuda_ms, inputs
 
 FA3_BF16_FORWARD_TFLOPS = 740.0
 
@@ -54,16 +54,8 @@ def one_case(handle, s, causal, iterations):
     label = f"s={s} {'causal' if causal else 'full'}"
     flops_fwd = 4 * B * H * s * s * D / (2 if causal else 1)
     flops_bwd = 2.5 * flops_fwd
-    gen = torch.Generator(device="cuda").manual_seed(s + causal)
-    q, k, v, d_o = ((torch.rand(B, H, s, D, device="cuda", generator=gen) * 2 - 1).bfloat16()
-                    for _ in range(4))
-    o = torch.empty_like(q)
-    stats = torch.empty(B, H, s, 1, dtype=torch.float32, device="cuda")
-    dq, dk, dv = (torch.empty_like(q) for _ in range(3))
-    d_sum = torch.empty(B, H, s, 1, dtype=torch.float32, device="cuda")
+    q, k, v, _, d_o, fwd_pack, bwd_pack = inputs(s, s + causal)
     fwd, bwd = Forward(handle, s, causal), Backward(handle, s, causal)
-    fwd_pack = {1: q, 2: k, 3: v, 4: o, 5: stats}
-    bwd_pack = {1: q, 2: k, 3: v, 4: o, 5: d_o, 6: stats, 10: dq, 11: dk, 12: dv, 13: d_sum}
     fwd.g.execute(handle, fwd_pack, fwd.ws)  # O and Stats for the backward's inputs
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
         qg, kg, vg = (t.detach().clone().requires_grad_() for t in (q, k, v))

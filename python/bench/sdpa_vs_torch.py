@@ -87,23 +87,30 @@ class Backward:
         self.ws = workspace(self.g.get_workspace_size())
 
 
-def one_length(handle, s, causal, reps):
-    label = f"s={s} {'causal' if causal else 'full'}"
-    flops_fwd = 4 * B * H * s * s * D / (2 if causal else 1)
-    flops_bwd = 2.5 * flops_fwd
-    gen = torch.Generator(device="cuda").manual_seed(s)
+def inputs(s, seed):
+    """Q, K, V, O, dO of [B, H, s, D] (bf16, uniform in [-1, 1) from `seed`) and the variant
+    packs of Forward and Backward over them (with Stats, dQ, dK, dV and the D sum)."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
     q, k, v, d_o = ((torch.rand(B, H, s, D, device="cuda", generator=gen) * 2 - 1).bfloat16()
                     for _ in range(4))
     o = torch.empty_like(q)
     stats = torch.empty(B, H, s, 1, dtype=torch.float32, device="cuda")
     dq, dk, dv = (torch.empty_like(q) for _ in range(3))
     d_sum = torch.empty(B, H, s, 1, dtype=torch.float32, device="cuda")
+    fwd_pack = {1: q, 2: k, 3: v, 4: o, 5: stats}
+    bwd_pack = {1: q, 2: k, 3: v, 4: o, 5: d_o, 6: stats, 10: dq, 11: dk, 12: dv, 13: d_sum}
+    return q, k, v, o, d_o, fwd_pack, bwd_pack
+
+
+def one_length(handle, s, causal, reps):
+    label = f"s={s} {'causal' if causal else 'full'}"
+    flops_fwd = 4 * B * H * s * s * D / (2 if causal else 1)
+    flops_bwd = 2.5 * flops_fwd
+    q, k, v, o, d_o, fwd_pack, bwd_pack = inputs(s, s)
 
     # dnngraph: the builds a new length costs a static graph, then the runs.
     fwd = Forward(handle, s, causal)
     bwd = Backward(handle, s, causal)
-    fwd_pack = {1: q, 2: k, 3: v, 4: o, 5: stats}
-    bwd_pack = {1: q, 2: k, 3: v, 4: o, 5: d_o, 6: stats, 10: dq, 11: dk, 12: dv, 13: d_sum}
     ours_fwd = cuda_ms(lambda: fwd.g.execute(handle, fwd_pack, fwd.ws), reps)
     ours_bwd = cuda_ms(lambda: bwd.g.execute(handle, bwd_pack, bwd.ws), reps)
 
