@@ -1,4 +1,4 @@
-// Attributes of the attention nodes (sdpa and sdpa_backward): the scale, the masks and dropout.
+// Attributes of the attention nodes (sdpa, sdpa_backward): the scale, the masks and dropout.
 #pragma once
 
 #include "api/node_attributes_base.hpp"
@@ -20,10 +20,13 @@ namespace dnngraph {
 // actual lengths when a padding mask is set), as in decoding with a KV cache.
 enum class DiagonalAlignment : std::uint8_t { TopLeft, BottomRight };
 
-// What the attention nodes (sdpa and sdpa_backward) share: the scale, the masks and dropout. The
-// backward node takes the forward's settings, so that it recomputes the same probabilities.
 template <class Self>
-class AttentionAttributes : public NodeAttributes<Self> {
+class AttentionAttributes;
+
+// What shapes an attention node's scores: the scale and the masks. Every attention node takes
+// them (sdpa, sdpa_backward, sdpa_fp8).
+template <class Self>
+class AttentionScoreAttributes : public NodeAttributes<Self> {
  public:
   // Multiplies Q K^T; unset, 1 (as cudnn-frontend; torch's default is 1 / sqrt(head dim)).
   Self& set_attn_scale(float scale) {
@@ -52,6 +55,34 @@ class AttentionAttributes : public NodeAttributes<Self> {
     seq_len_kv_ = std::move(seq_len);
     return this->self();
   }
+  [[nodiscard]] std::optional<float> attn_scale() const noexcept { return attn_scale_; }
+  [[nodiscard]] std::optional<DiagonalAlignment> causal() const noexcept { return causal_; }
+  [[nodiscard]] bool padding_mask() const noexcept { return padding_mask_; }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& seq_len_q() const noexcept {
+    return seq_len_q_;
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& seq_len_kv() const noexcept {
+    return seq_len_kv_;
+  }
+
+ private:
+  AttentionScoreAttributes() = default;
+  friend Self;
+  friend class AttentionAttributes<Self>;
+
+  std::optional<float> attn_scale_;
+  std::optional<DiagonalAlignment> causal_;
+  bool padding_mask_ = false;
+  std::shared_ptr<TensorAttributes> seq_len_q_;
+  std::shared_ptr<TensorAttributes> seq_len_kv_;
+};
+
+// What the attention nodes of the BFloat16/Half pattern (sdpa and sdpa_backward) share: the scale
+// and masks, and dropout. The backward node takes the forward's settings, so that it recomputes
+// the same probabilities.
+template <class Self>
+class AttentionAttributes : public AttentionScoreAttributes<Self> {
+ public:
   // Dropout on the attention probabilities: each is kept with probability 1 - probability and
   // then scaled by 1 / (1 - probability), else 0, by a Bernoulli mask [b, h_q, s_q, s_kv] that
   // cuDNN's Philox generator draws from seed and offset (graph inputs of one Int64 or Int32 value
@@ -72,7 +103,6 @@ class AttentionAttributes : public NodeAttributes<Self> {
     dropout_mask_output_ = write;
     return this->self();
   }
-  [[nodiscard]] std::optional<float> attn_scale() const noexcept { return attn_scale_; }
   [[nodiscard]] std::optional<double> dropout_probability() const noexcept {
     return dropout_probability_;
   }
@@ -83,24 +113,11 @@ class AttentionAttributes : public NodeAttributes<Self> {
     return dropout_offset_;
   }
   [[nodiscard]] bool dropout_mask_output() const noexcept { return dropout_mask_output_; }
-  [[nodiscard]] std::optional<DiagonalAlignment> causal() const noexcept { return causal_; }
-  [[nodiscard]] bool padding_mask() const noexcept { return padding_mask_; }
-  [[nodiscard]] const std::shared_ptr<TensorAttributes>& seq_len_q() const noexcept {
-    return seq_len_q_;
-  }
-  [[nodiscard]] const std::shared_ptr<TensorAttributes>& seq_len_kv() const noexcept {
-    return seq_len_kv_;
-  }
 
  private:
   AttentionAttributes() = default;
   friend Self;
 
-  std::optional<float> attn_scale_;
-  std::optional<DiagonalAlignment> causal_;
-  bool padding_mask_ = false;
-  std::shared_ptr<TensorAttributes> seq_len_q_;
-  std::shared_ptr<TensorAttributes> seq_len_kv_;
   std::optional<double> dropout_probability_;
   std::shared_ptr<TensorAttributes> dropout_seed_;
   std::shared_ptr<TensorAttributes> dropout_offset_;

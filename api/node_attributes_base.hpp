@@ -21,6 +21,8 @@ class ConvolutionAttributes;
 template <class Self>
 class NormAttributes;
 template <class Self>
+class AttentionScoreAttributes;
+template <class Self>
 class AttentionAttributes;
 template <class Self>
 class ResampleWindowAttributes;
@@ -53,6 +55,7 @@ class NodeAttributes {
   friend Self;
   friend class ConvolutionAttributes<Self>;
   friend class NormAttributes<Self>;
+  friend class AttentionScoreAttributes<Self>;
   friend class AttentionAttributes<Self>;
   friend class ResampleWindowAttributes<Self>;
   friend class BatchStatisticsAttributes<Self>;
