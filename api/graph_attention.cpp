@@ -105,13 +105,9 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   p.scaled = internal("scaled", p.scale != nullptr);
   p.masks = detail::AttentionMaskPorts::make(
       settings, [&](const char* port) { return Builder::add_internal(*this, name, port); });
-  p.row_max = internal("row_max", true);
-  p.centered = internal("centered", true);
-  p.exps = internal("exps", true);
-  p.row_sum = internal("row_sum", true);
-  p.log_sum = internal("log_sum", true);
-  p.unused_stats = internal("unused_stats", p.stats == nullptr);
-  p.probs = internal("probs", true);
+  p.softmax = detail::SoftmaxPorts::make(p.stats != nullptr, [&](const char* port) {
+    return Builder::add_internal(*this, name, port);
+  });
   p.dropout = Builder::dropout_ports(*this, name, settings);
   p.kept = internal("dropout_kept", p.dropout.mask != nullptr);
   p.dropped = internal("dropped", p.dropout.mask != nullptr);

@@ -267,6 +267,26 @@ const backend::Tensor* AttentionSteps::causal_mask(
   return masked;
 }
 
+const backend::Tensor* AttentionSteps::softmax(const SoftmaxPorts& p, const backend::Tensor* scores,
+                                               const TensorPtr& stats) {
+  const backend::Tensor* row_max = tensor(p.row_max);
+  const backend::Tensor* centered = tensor(p.centered);
+  const backend::Tensor* exps = tensor(p.exps);
+  const backend::Tensor* row_sum = tensor(p.row_sum);
+  const backend::Tensor* log_sum = tensor(p.log_sum);
+  const backend::Tensor* lse = tensor(stats);
+  const backend::Tensor* probs = tensor(p.probs);
+  reduction("row max", CUDNN_REDUCE_TENSOR_MAX, scores, row_max);
+  pointwise("minus max", CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, {scores, row_max, nullptr},
+            centered);
+  pointwise("exp", CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, {centered, nullptr, nullptr}, exps);
+  reduction("row sum", CUDNN_REDUCE_TENSOR_ADD, exps, row_sum);
+  pointwise("log sum", CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, {row_sum, nullptr, nullptr}, log_sum);
+  pointwise("stats", CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, {row_max, log_sum, nullptr}, lse);
+  pointwise("softmax", CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, {exps, row_sum, nullptr}, probs);
+  return probs;
+}
+
 Result<std::vector<LoweredOperation>> AttentionSteps::finish() && {
   if (error_) {
     return std::unexpected(std::move(*error_));

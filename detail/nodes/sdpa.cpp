@@ -29,8 +29,8 @@ std::vector<TensorPtr> SdpaPorts::internals() const {
   std::vector<TensorPtr> list;
   append_present(list, {scores, scaled});
   masks.append_to(list);
-  append_present(list, {row_max, centered, exps, row_sum, log_sum, unused_stats, probs,
-                        dropout.internal_mask(), kept, dropped});
+  softmax.append_to(list);
+  append_present(list, {dropout.internal_mask(), kept, dropped});
   paged.append_internals(list);
   return list;
 }
@@ -38,24 +38,19 @@ std::vector<TensorPtr> SdpaPorts::internals() const {
 void SdpaNode::settle_internals() {
   const auto& q = ports_.q->dim();
   const std::vector<std::int64_t> score_dims{q[0], q[1], q[2], ports_.keys()->dim()[2]};
-  const std::vector<std::int64_t> row_dims{q[0], q[1], q[2], 1};
   const auto settle = [](const TensorPtr& t, const std::vector<std::int64_t>& dims, DataType type) {
     if (t) {
       t->set_dim(dims).set_stride(packed_strides(dims)).set_data_type(type);
     }
   };
-  for (const TensorPtr& t :
-       {ports_.scores, ports_.scaled, ports_.centered, ports_.exps, ports_.kept}) {
+  for (const TensorPtr& t : {ports_.scores, ports_.scaled, ports_.kept}) {
     settle(t, score_dims, DataType::Float);
   }
   ports_.masks.settle(score_dims);
-  for (const TensorPtr& t : {ports_.row_max, ports_.row_sum, ports_.log_sum, ports_.unused_stats}) {
-    settle(t, row_dims, DataType::Float);
-  }
   // The second matmul reads P (with dropout: P * mask / (1 - p)) in the io type (cuDNN's pattern:
   // its A operand is Q's type). check_attention_inputs() made sure Q has one (Half or BFloat16).
   const DataType io = ports_.q->data_type().value_or(DataType::Half);
-  settle(ports_.probs, score_dims, ports_.dropped ? DataType::Float : io);
+  ports_.softmax.settle(score_dims, ports_.dropped ? DataType::Float : io);
   settle(ports_.dropped, score_dims, io);
 }
 
@@ -261,10 +256,8 @@ Result<std::vector<std::vector<std::int64_t>>> SdpaNode::all_output_dims(
   if (ports_.dropout.output_mask()) {
     all.push_back(score_dims);
   }
-  const std::array row_ports{ports_.row_max.get(), ports_.row_sum.get(), ports_.log_sum.get(),
-                             ports_.unused_stats.get()};
   for (const TensorPtr& t : internals()) {
-    all.push_back(std::ranges::find(row_ports, t.get()) != row_ports.end() ? row_dims : score_dims);
+    all.push_back(ports_.softmax.is_row(t.get()) ? row_dims : score_dims);
   }
   return all;
 }
@@ -302,23 +295,9 @@ Result<std::vector<LoweredOperation>> SdpaNode::lower_all(const TensorTable& ten
   if (const auto causal = attributes_.causal()) {
     current = ops.causal_mask(p.masks, *causal, current, seq_q, seq_kv, neg_inf);
   }
-  const backend::Tensor* row_max = ops.tensor(p.row_max);
-  const backend::Tensor* centered = ops.tensor(p.centered);
-  const backend::Tensor* exps = ops.tensor(p.exps);
-  const backend::Tensor* row_sum = ops.tensor(p.row_sum);
-  const backend::Tensor* log_sum = ops.tensor(p.log_sum);
-  const backend::Tensor* stats = ops.tensor(p.stats ? p.stats : p.unused_stats);
-  const backend::Tensor* probs = ops.tensor(p.probs);
   const backend::Tensor* o = ops.tensor(p.o);
-  ops.reduction("row max", CUDNN_REDUCE_TENSOR_MAX, current, row_max);
-  ops.pointwise("minus max", CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, {current, row_max, nullptr},
-                centered);
-  ops.pointwise("exp", CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, {centered, nullptr, nullptr}, exps);
-  ops.reduction("row sum", CUDNN_REDUCE_TENSOR_ADD, exps, row_sum);
-  ops.pointwise("log sum", CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, {row_sum, nullptr, nullptr},
-                log_sum);
-  ops.pointwise("stats", CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, {row_max, log_sum, nullptr}, stats);
-  ops.pointwise("softmax", CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, {exps, row_sum, nullptr}, probs);
+  const backend::Tensor* probs =
+      ops.softmax(p.softmax, current, p.stats ? p.stats : p.softmax.unused_stats);
   // Dropout after the softmax (Stats are the undropped log-sum-exp) and before P V, as
   // cudnn-frontend 1.32's composite node places it: P * mask * (1 / (1 - p)).
   const backend::Tensor* p_for_v = probs;

@@ -23,9 +23,7 @@ struct SdpaPorts {
   // Internal virtual tensors, in lowering order.
   TensorPtr scores, scaled;  // Q K^T, times scale
   AttentionMaskPorts masks;
-  // softmax; unused_stats: inference writes the log-sum-exp to a virtual tensor (cuDNN's
-  // engines match no softmax without it: NoEngine on the H200, cuDNN 9.19 and 9.27)
-  TensorPtr row_max, centered, exps, row_sum, log_sum, unused_stats, probs;
+  SoftmaxPorts softmax;
   // Dropout (null without): the key, 1 / (1 - p) and the mask; then P * mask (Float) and that
   // times 1 / (1 - p) in the io type, what P V reads instead of P.
   DropoutPorts dropout;

@@ -93,6 +93,45 @@ void AttentionMaskPorts::settle(const std::vector<std::int64_t>& score_dims) con
   }
 }
 
+SoftmaxPorts SoftmaxPorts::make(bool stats_output,
+                                const std::function<TensorPtr(const char*)>& internal) {
+  SoftmaxPorts p;
+  p.row_max = internal("row_max");
+  p.centered = internal("centered");
+  p.exps = internal("exps");
+  p.row_sum = internal("row_sum");
+  p.log_sum = internal("log_sum");
+  p.unused_stats = stats_output ? nullptr : internal("unused_stats");
+  p.probs = internal("probs");
+  return p;
+}
+
+void SoftmaxPorts::append_to(std::vector<TensorPtr>& list) const {
+  append_present(list, {row_max, centered, exps, row_sum, log_sum, unused_stats, probs});
+}
+
+void SoftmaxPorts::settle(const std::vector<std::int64_t>& score_dims, DataType probs_type) const {
+  std::vector<std::int64_t> row_dims = score_dims;
+  row_dims.back() = 1;
+  const auto settle = [](const TensorPtr& t, const std::vector<std::int64_t>& dims, DataType type) {
+    if (t) {
+      t->set_dim(dims).set_stride(packed_strides(dims)).set_data_type(type);
+    }
+  };
+  for (const TensorPtr& t : {centered, exps}) {
+    settle(t, score_dims, DataType::Float);
+  }
+  for (const TensorPtr& t : {row_max, row_sum, log_sum, unused_stats}) {
+    settle(t, row_dims, DataType::Float);
+  }
+  settle(probs, score_dims, probs_type);
+}
+
+bool SoftmaxPorts::is_row(const TensorAttributes* t) const {
+  return t != nullptr && (t == row_max.get() || t == row_sum.get() || t == log_sum.get() ||
+                          t == unused_stats.get());
+}
+
 DropoutPorts DropoutPorts::make(const AttentionSettings& settings,
                                 const std::function<TensorPtr(const char*, float)>& scalar,
                                 const std::function<TensorPtr(const char*)>& output,

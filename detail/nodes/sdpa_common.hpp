@@ -28,11 +28,25 @@ struct AttentionSettings {
   TensorPtr seed, offset;
   bool mask_output = false;
 
+  // The scale and the masks (no dropout): what every attention node's attributes have.
+  template <class A>
+  [[nodiscard]] static AttentionSettings of_scores(const AttentionScoreAttributes<A>& a) {
+    AttentionSettings settings;
+    settings.scale = a.attn_scale();
+    settings.causal = a.causal();
+    settings.padding = a.padding_mask();
+    settings.seq_len_q = a.seq_len_q();
+    settings.seq_len_kv = a.seq_len_kv();
+    return settings;
+  }
   template <class A>
   [[nodiscard]] static AttentionSettings of(const AttentionAttributes<A>& a) {
-    return {a.attn_scale(),   a.causal(),         a.padding_mask(),
-            a.seq_len_q(),    a.seq_len_kv(),     a.dropout_probability(),
-            a.dropout_seed(), a.dropout_offset(), a.dropout_mask_output()};
+    AttentionSettings settings = of_scores(a);
+    settings.dropout = a.dropout_probability();
+    settings.seed = a.dropout_seed();
+    settings.offset = a.dropout_offset();
+    settings.mask_output = a.dropout_mask_output();
+    return settings;
   }
   // A probability other than 0 (an invalid one too, which check_attention refuses): the node
   // draws a mask. 0 is no dropout, as in cudnn-frontend (no RNG operation).
@@ -52,6 +66,24 @@ struct AttentionMaskPorts {
   void append_to(std::vector<TensorPtr>& list) const;
   // Indices Int32, comparisons Boolean, masked scores Float, all of the scores' dims.
   void settle(const std::vector<std::int64_t>& score_dims) const;
+};
+
+// The forward softmax's internal virtual tensors: the row max M, S - M, its exp, the row sum Z,
+// log Z, the log-sum-exp M + log Z written to a virtual tensor when the node has no Stats output
+// (cuDNN's engines match no softmax without it: NoEngine on the H200, cuDNN 9.19 and 9.27), and
+// P = exp / Z.
+struct SoftmaxPorts {
+  TensorPtr row_max, centered, exps, row_sum, log_sum, unused_stats, probs;
+
+  // Makes the tensors with internal(port name); unused_stats only without a Stats output.
+  [[nodiscard]] static SoftmaxPorts make(bool stats_output,
+                                         const std::function<TensorPtr(const char*)>& internal);
+  void append_to(std::vector<TensorPtr>& list) const;
+  // Float, packed: S - M and its exp of the scores' dims, the row tensors of [b, h, s_q, 1]; P
+  // of the scores' dims in probs_type.
+  void settle(const std::vector<std::int64_t>& score_dims, DataType probs_type) const;
+  // Whether t is one of the row tensors ([b, h, s_q, 1] whatever the key length).
+  [[nodiscard]] bool is_row(const TensorAttributes* t) const;
 };
 
 // The tensors of dropout; all null without it (AttentionSettings::has_dropout).
@@ -190,6 +222,11 @@ class AttentionSteps {
   const backend::Tensor* causal_mask(const AttentionMaskPorts& p, DiagonalAlignment alignment,
                                      const backend::Tensor* scores, const backend::Tensor* seq_q,
                                      const backend::Tensor* seq_kv, const backend::Tensor* neg_inf);
+
+  // The softmax of `scores` over the keys (REDUCTION MAX, SUB, EXP, REDUCTION ADD, LOG, ADD ->
+  // stats, DIV -> P); `stats` is the node's Stats output, or p.unused_stats. Returns P.
+  const backend::Tensor* softmax(const SoftmaxPorts& p, const backend::Tensor* scores,
+                                 const TensorPtr& stats);
 
   [[nodiscard]] Result<std::vector<LoweredOperation>> finish() &&;
 
