@@ -197,6 +197,12 @@ const backend::Tensor* AttentionSteps::scores(const Scores& s) {
     pointwise("scale", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {current, s.scale, nullptr}, scaled);
     current = scaled;
   }
+  for (const Factor& factor : s.factors) {
+    const backend::Tensor* out = tensor(factor.out);
+    pointwise(factor.step, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, {current, factor.by, nullptr},
+              out);
+    current = out;
+  }
   if (s.padding != nullptr) {
     current = padding_mask(*s.padding, current, s.seq_q, s.seq_kv, s.neg_inf);
   }

@@ -23,15 +23,6 @@
 
 namespace dnngraph::detail {
 
-namespace {
-
-// cuDNN's fused attention engines on Hopper (cudnn-frontend 1.32's support surface for
-// cuDNN 9.19, forward and backward alike): head dims a multiple of 8, at most 256.
-constexpr std::int64_t max_head_dim = 256;
-constexpr std::int64_t head_dim_multiple = 8;
-
-}  // namespace
-
 void append_present(std::vector<TensorPtr>& list, std::initializer_list<TensorPtr> tensors) {
   for (const TensorPtr& t : tensors) {
     if (t) {
@@ -177,7 +168,8 @@ Result<void> DropoutPorts::settle(const std::string& node,
 }
 
 Result<void> check_attention_inputs(const std::string& node, const TensorAttributes& q,
-                                    const TensorAttributes& k, const TensorAttributes& v) {
+                                    const TensorAttributes& k, const TensorAttributes& v,
+                                    const AttentionInputRule& rule) {
   const std::array<std::pair<const char*, gsl::not_null<const TensorAttributes*>>, 3> qkv{
       {{"Q", &q}, {"K", &k}, {"V", &v}}};
   for (const auto& [port, t] : qkv) {
@@ -187,10 +179,10 @@ Result<void> check_attention_inputs(const std::string& node, const TensorAttribu
                                                       "; Q, K and V are rank 4: [b, h, s, d]");
     }
     const auto type = t->data_type();
-    if (!type || (*type != DataType::Half && *type != DataType::BFloat16)) {
+    if (!type || !rule.takes(*type)) {
       return make_error(ErrorCode::UnsupportedDataType, node + ": " + port + " " + t->describe() +
                                                             " has data type " + type_name(*t) +
-                                                            "; attention takes Half or BFloat16");
+                                                            "; " + rule.types);
     }
     if (type != q.data_type()) {
       return make_error(ErrorCode::UnsupportedDataType, node + ": " + port + " " + t->describe() +
@@ -233,10 +225,12 @@ Result<void> check_attention_inputs(const std::string& node, const TensorAttribu
     }
   }
   for (const auto& [port, d] : {std::pair{"Q and K", qd[3]}, std::pair{"V", vd[3]}}) {
-    if (d % head_dim_multiple != 0 || d > max_head_dim) {
+    if (d % rule.head_dim_multiple != 0 || d > rule.max_head_dim) {
       return make_error(ErrorCode::InvalidAttribute,
-                        node + ": the head dim of " + port + " is " + std::to_string(d) +
-                            "; cuDNN's fused attention engines take multiples of 8 up to 256");
+                        node + ": the head dim of " + port + " is " + std::to_string(d) + "; " +
+                            rule.engines + " take multiples of " +
+                            std::to_string(rule.head_dim_multiple) + " up to " +
+                            std::to_string(rule.max_head_dim));
     }
   }
   return {};
@@ -359,13 +353,14 @@ Result<void> check_attention_dropout(const std::string& node, const AttentionSet
 
 Result<void> check_attention(const std::string& node, std::optional<DataType> compute,
                              const AttentionSettings& settings, const TensorAttributes& q,
-                             const TensorAttributes& k, const TensorAttributes& v) {
+                             const TensorAttributes& k, const TensorAttributes& v,
+                             const AttentionInputRule& rule) {
   if (compute && *compute != DataType::Float) {
     return make_error(ErrorCode::UnsupportedDataType, node + ": compute data type " +
                                                           std::string(to_string(*compute)) +
                                                           "; attention accumulates in Float");
   }
-  if (auto ok = check_attention_inputs(node, q, k, v); !ok) {
+  if (auto ok = check_attention_inputs(node, q, k, v, rule); !ok) {
     return ok;
   }
   if (auto ok = check_attention_scores(node, q, k); !ok) {

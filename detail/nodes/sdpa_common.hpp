@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -117,12 +118,26 @@ void append_present(std::vector<TensorPtr>& list, std::initializer_list<TensorPt
 // A tensor's data type for messages ("none" if unset).
 [[nodiscard]] std::string type_name(const TensorAttributes& t);
 
-// Q, K, V of rank 4, Half or BFloat16 of one type, head dim innermost; one batch; K's head dim
-// is Q's, V's length is K's; h_k and h_v divide h_q; head dims multiples of 8 up to 256.
-[[nodiscard]] Result<void> check_attention_inputs(const std::string& node,
-                                                  const TensorAttributes& q,
-                                                  const TensorAttributes& k,
-                                                  const TensorAttributes& v);
+// What an attention pattern's engines take as Q, K and V: the data types and the head dims.
+struct AttentionInputRule {
+  bool (*takes)(DataType);
+  const char* types;  // ends the type error: "attention takes Half or BFloat16"
+  std::int64_t head_dim_multiple;
+  std::int64_t max_head_dim;
+  const char* engines;  // names them in the head dim error: "cuDNN's fused attention engines"
+};
+// sdpa and sdpa_backward: Half or BFloat16; head dims multiples of 8, at most 256 (cuDNN's fused
+// attention engines on Hopper: cudnn-frontend 1.32's support surface for cuDNN 9.19, forward and
+// backward alike).
+inline constexpr AttentionInputRule half_precision_inputs{
+    [](DataType t) { return t == DataType::Half || t == DataType::BFloat16; },
+    "attention takes Half or BFloat16", 8, 256, "cuDNN's fused attention engines"};
+
+// Q, K, V of rank 4, of one type the rule takes, head dim innermost; one batch; K's head dim is
+// Q's, V's length is K's; h_k and h_v divide h_q; head dims the rule's.
+[[nodiscard]] Result<void> check_attention_inputs(
+    const std::string& node, const TensorAttributes& q, const TensorAttributes& k,
+    const TensorAttributes& v, const AttentionInputRule& rule = half_precision_inputs);
 // The scores Q K^T, Float [b, h_q, s_q, s_kv], the nodes' largest internal tensors: their extent
 // in bytes fits in int64, so their packed strides can be computed.
 [[nodiscard]] Result<void> check_attention_scores(const std::string& node,
@@ -140,12 +155,13 @@ void append_present(std::vector<TensorPtr>& list, std::initializer_list<TensorPt
 // mask as an output only with a probability above 0.
 [[nodiscard]] Result<void> check_attention_dropout(const std::string& node,
                                                    const AttentionSettings& settings);
-// The node's compute type, if set, is Float; then check_attention_inputs,
+// The node's compute type, if set, is Float; then check_attention_inputs (with `rule`),
 // check_attention_scores, check_attention_masks and check_attention_dropout.
 [[nodiscard]] Result<void> check_attention(const std::string& node, std::optional<DataType> compute,
                                            const AttentionSettings& settings,
                                            const TensorAttributes& q, const TensorAttributes& k,
-                                           const TensorAttributes& v);
+                                           const TensorAttributes& v,
+                                           const AttentionInputRule& rule = half_precision_inputs);
 
 // A ragged (packed variable-length) tensor among `tensors` (null entries skipped) needs the
 // padding mask: seq_len_q / seq_len_kv say how long each packed batch is.
@@ -192,11 +208,17 @@ class AttentionSteps {
   void keep(backend::Descriptor part);
 
   // S = Q K^T (K^T: K's uid, dims 2/3 swapped; per-batch M and N with lengths), times the scale
-  // where given, then the padding mask where asked: the first steps of forward and backward.
-  // With k_pages, K (then the virtual cache) is first gathered from them. Returns the scores so
-  // far.
+  // where given and each factor, then the padding mask where asked: the first steps of forward and
+  // backward. With k_pages, K (then the virtual cache) is first gathered from them. Returns the
+  // scores so far.
   struct Pages {
     const backend::Tensor *container, *page_table;
+  };
+  // One more factor of the scores, after the scale (FP8's descales): `out` = scores * `by`.
+  struct Factor {
+    const char* step;
+    const backend::Tensor* by;
+    TensorPtr out;
   };
   struct Scores {
     const TensorAttributes& k;
@@ -204,6 +226,9 @@ class AttentionSteps {
     TensorPtr scores, scaled;
     const AttentionMaskPorts* padding;  // null: no padding mask
     std::optional<Pages> k_pages = std::nullopt;
+    // Applied in order before the padding mask. The initializer lets callers leave it out
+    // (-Wmissing-designated-field-initializers).
+    std::span<const Factor> factors = {};  // NOLINT(readability-redundant-member-init)
   };
   const backend::Tensor* scores(const Scores& s);
   // C = A B (per-batch M and K overrides), summed over each group of query heads into `grad`
