@@ -7,7 +7,6 @@
 #include "backend/version.hpp"
 #include "detail/cudnn/version_check.hpp"
 
-#include <array>
 #include <cstddef>
 #include <utility>
 
@@ -15,34 +14,14 @@ namespace dnngraph {
 
 namespace {
 
-// CudnnCapability -> backend::Feature; the two enums list the same capabilities in one order.
-constexpr std::array<backend::Feature, 9> feature_of{
-    backend::Feature::VariantPackOverrides,
-    backend::Feature::OverrideShapeFlag,
-    backend::Feature::WorkspaceSizeWithOverrides,
-    backend::Feature::KernelCacheCounters,
-    backend::Feature::SdpaBackwardAccumulator,
-    backend::Feature::ConcatOperation,
-    backend::Feature::SliceOperation,
-    backend::Feature::AdaptiveLayerNorm,
-    backend::Feature::PagedCacheLoad,
-};
-
-constexpr bool capabilities_agree() {
-  for (std::size_t i = 0; i < feature_of.size(); ++i) {
-    if (static_cast<std::size_t>(feature_of[i]) != i) {
-      return false;
-    }
-  }
-  return true;
+// CudnnCapability is the public face of backend::Feature: the same capabilities in the same
+// order, so a capability's index is its feature's, and its name is the feature table's key
+// (features_test checks both ways). Null past the table's end.
+const backend::FeatureEntry* feature_entry(CudnnCapability capability) noexcept {
+  const auto i = static_cast<std::size_t>(capability);
+  const auto table = backend::features();
+  return i < table.size() ? &table[i] : nullptr;
 }
-static_assert(capabilities_agree(), "api/version.cpp: CudnnCapability out of step with Feature");
-
-constexpr std::array<std::string_view, 9> capability_names{
-    "VariantPackOverrides", "OverrideShapeFlag",       "WorkspaceSizeWithOverrides",
-    "KernelCacheCounters",  "SdpaBackwardAccumulator", "ConcatOperation",
-    "SliceOperation",       "AdaptiveLayerNorm",       "PagedCacheLoad",
-};
 
 }  // namespace
 
@@ -73,18 +52,18 @@ std::int64_t cudnn_compiled_version() noexcept { return backend::compiled_versio
 std::string cudnn_version_string(std::int64_t version) { return backend::version_string(version); }
 
 std::string_view to_string(CudnnCapability capability) noexcept {
-  const auto i = static_cast<std::size_t>(capability);
-  return i < capability_names.size() ? capability_names[i] : unknown_enumerator;
+  const backend::FeatureEntry* e = feature_entry(capability);
+  return e != nullptr ? e->key : unknown_enumerator;
 }
 
 bool cudnn_offers(CudnnCapability capability) {
-  const auto i = static_cast<std::size_t>(capability);
-  return i < feature_of.size() && backend::available(feature_of[i]);
+  const backend::FeatureEntry* e = feature_entry(capability);
+  return e != nullptr && backend::available(e->feature);
 }
 
 std::int64_t cudnn_version_needed(CudnnCapability capability) noexcept {
-  const auto i = static_cast<std::size_t>(capability);
-  return i < feature_of.size() ? backend::entry(feature_of[i]).minimum : 0;
+  const backend::FeatureEntry* e = feature_entry(capability);
+  return e != nullptr ? e->minimum : 0;
 }
 
 namespace detail {

@@ -61,37 +61,40 @@ static_assert(cache_entry_count.id == CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT);
 
 // Versions: the "@since" notes of cuDNN 9.27's cudnn_graph.h, but for the concatenate operation.
 constexpr std::array<FeatureEntry, 9> table{{
-    {Feature::VariantPackOverrides, "execute-time override shapes in the variant pack",
+    {Feature::VariantPackOverrides, "VariantPackOverrides",
+     "execute-time override shapes in the variant pack",
      "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS, _SHAPES, _STRIDES", 91800},
-    {Feature::OverrideShapeFlag, "the operation graph's override-shape flag",
+    {Feature::OverrideShapeFlag, "OverrideShapeFlag", "the operation graph's override-shape flag",
      "CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED", 92100},
     // A function, looked up in the loaded library (backend/library).
-    {Feature::WorkspaceSizeWithOverrides, "the workspace query for override shapes",
-     "cudnnGetExecutionPlanWorkspaceSize", 92300},
-    {Feature::KernelCacheCounters, "the kernel cache's revision and entry count",
+    {Feature::WorkspaceSizeWithOverrides, "WorkspaceSizeWithOverrides",
+     "the workspace query for override shapes", "cudnnGetExecutionPlanWorkspaceSize", 92300},
+    {Feature::KernelCacheCounters, "KernelCacheCounters",
+     "the kernel cache's revision and entry count",
      "CUDNN_ATTR_KERNEL_CACHE_REVISION, CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT", 92700},
     // Not an attribute: the attention backward engines zero a dQ accumulator tensor in memory
     // themselves from 9.6 (before, cudnn-frontend 1.32 memsets it; dnngraph has no CUDA runtime
     // to do that, so below 9.6 the backward writes dQ directly).
-    {Feature::SdpaBackwardAccumulator, "the attention backward's own zeroing of its dQ accumulator",
+    {Feature::SdpaBackwardAccumulator, "SdpaBackwardAccumulator",
+     "the attention backward's own zeroing of its dQ accumulator",
      "a non-virtual Float output of the SDPA backward pattern's dS K "
      "CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR",
      90600},
     // The descriptor and its attributes are "@since cuDNN 9.0.0" in the headers, but
     // cudnn-frontend 1.32's concatenate node compiles it in and runs it from 9.7.0 only
     // ("Concatenate requires cuDNN v9.7.0", node/concatenate.h): dnngraph asks the same.
-    {Feature::ConcatOperation, "the concatenate operation",
+    {Feature::ConcatOperation, "ConcatOperation", "the concatenate operation",
      "CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR", 90700},
-    {Feature::SliceOperation, "the slice operation",
+    {Feature::SliceOperation, "SliceOperation", "the slice operation",
      "CUDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR, CUDNN_ATTR_OPERATION_SLICE_*", 92200},
     // A norm mode, not an attribute: cudnn-frontend 1.32's adalayernorm nodes gate on 9.9.0.
-    {Feature::AdaptiveLayerNorm, "adaptive layer normalization",
+    {Feature::AdaptiveLayerNorm, "AdaptiveLayerNorm", "adaptive layer normalization",
      "CUDNN_ADA_LAYER_NORM of CUDNN_ATTR_OPERATION_NORM_FWD_MODE / _BWD_MODE", 90900},
     // The descriptor and its attributes are "@since cuDNN 9.4.0" in 9.27's cudnn_graph.h, as is the
     // kernel cache dnngraph needs anyway (so every header it compiles with declares them);
     // cudnn-frontend 1.32 (node/paged_cache_load.h) asks for 9.5.0 at compile and run time, and
     // so does dnngraph.
-    {Feature::PagedCacheLoad, "the paged K/V cache load of attention",
+    {Feature::PagedCacheLoad, "PagedCacheLoad", "the paged K/V cache load of attention",
      "CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR", 90500},
 }};
 

@@ -33,6 +33,7 @@ enum class Feature {
 
 struct FeatureEntry {
   Feature feature;
+  std::string_view key;    // the enumerator's name, "OverrideShapeFlag" (CudnnCapability's too)
   std::string_view name;   // for messages: "the operation graph's override-shape flag"
   std::string_view cudnn;  // what cuDNN's docs call it: attribute or function names
   std::int64_t minimum;    // cudnnGetVersion() encoding: 92100 for 9.21.0

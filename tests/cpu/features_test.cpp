@@ -15,11 +15,13 @@
 #include "backend/version.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 
+#include "api/types.hpp"
 #include "api/version.hpp"
 
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace backend = dnngraph::backend;
@@ -77,6 +79,35 @@ BOOST_AUTO_TEST_CASE(a_capability_newer_than_the_headers_is_still_offered_by_a_n
   BOOST_TEST(dnngraph::cudnn_version_needed(dnngraph::CudnnCapability::SliceOperation) == 92200);
   BOOST_TEST(dnngraph::to_string(dnngraph::CudnnCapability::KernelCacheCounters) ==
              "KernelCacheCounters");
+}
+
+BOOST_AUTO_TEST_CASE(every_capability_is_its_feature_under_the_same_name_and_no_other) {
+  // CudnnCapability is the public face of Feature: one enumerator per table row, in its order,
+  // named as the row's key.
+  using dnngraph::CudnnCapability;
+  const std::array<std::pair<CudnnCapability, Feature>, 9> same{{
+      {CudnnCapability::VariantPackOverrides, Feature::VariantPackOverrides},
+      {CudnnCapability::OverrideShapeFlag, Feature::OverrideShapeFlag},
+      {CudnnCapability::WorkspaceSizeWithOverrides, Feature::WorkspaceSizeWithOverrides},
+      {CudnnCapability::KernelCacheCounters, Feature::KernelCacheCounters},
+      {CudnnCapability::SdpaBackwardAccumulator, Feature::SdpaBackwardAccumulator},
+      {CudnnCapability::ConcatOperation, Feature::ConcatOperation},
+      {CudnnCapability::SliceOperation, Feature::SliceOperation},
+      {CudnnCapability::AdaptiveLayerNorm, Feature::AdaptiveLayerNorm},
+      {CudnnCapability::PagedCacheLoad, Feature::PagedCacheLoad},
+  }};
+  BOOST_TEST(same.size() == backend::features().size());
+  for (const auto& [capability, feature] : same) {
+    const auto& e = backend::entry(feature);
+    BOOST_TEST(static_cast<std::size_t>(capability) == static_cast<std::size_t>(feature), e.key);
+    BOOST_TEST(dnngraph::to_string(capability) == e.key);
+    BOOST_TEST(dnngraph::cudnn_version_needed(capability) == e.minimum, e.key);
+    BOOST_TEST(dnngraph::cudnn_offers(capability) == backend::available(feature), e.key);
+  }
+  const auto past_the_end = static_cast<dnngraph::CudnnCapability>(backend::features().size());
+  BOOST_TEST(dnngraph::to_string(past_the_end) == dnngraph::unknown_enumerator);
+  BOOST_TEST(dnngraph::cudnn_version_needed(past_the_end) == 0);
+  BOOST_TEST(!dnngraph::cudnn_offers(past_the_end));
 }
 
 BOOST_AUTO_TEST_CASE(too_old_names_the_capability_the_version_needed_and_the_loaded_library) {
