@@ -52,6 +52,7 @@ enum class CudnnCapability : std::uint8_t {
   SliceOperation,              // the slice node (9.22)
   AdaptiveLayerNorm,           // adalayernorm forward and backward (9.9)
   PagedCacheLoad,              // attention over a paged K/V cache (9.5)
+  Fp8Attention,                // Graph::sdpa_fp8, FP8 attention forward on Hopper (9.1)
 };
 [[nodiscard]] std::string_view to_string(CudnnCapability capability) noexcept;
 // Whether the loaded cuDNN offers it (false where none can be loaded).

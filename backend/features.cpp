@@ -60,7 +60,7 @@ static_assert(cache_entry_count.id == CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT);
 #endif
 
 // Versions: the "@since" notes of cuDNN 9.27's cudnn_graph.h, but for the concatenate operation.
-constexpr std::array<FeatureEntry, 9> table{{
+constexpr std::array<FeatureEntry, 10> table{{
     {Feature::VariantPackOverrides, "VariantPackOverrides",
      "execute-time override shapes in the variant pack",
      "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS, _SHAPES, _STRIDES", 91800},
@@ -96,6 +96,14 @@ constexpr std::array<FeatureEntry, 9> table{{
     // so does dnngraph.
     {Feature::PagedCacheLoad, "PagedCacheLoad", "the paged K/V cache load of attention",
      "CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR", 90500},
+    // Not an attribute: a pattern of ordinary operations on CUDNN_DATA_FP8_E4M3 tensors that the
+    // fused FP8 flash-attention engine matches. cudnn-frontend (node/sdpa_fp8.h in 1.13, its
+    // support surface since) refuses it "starting cudnn 9.1.0" and on 9.10.0, and
+    // TransformerEngine serves its FP8 forward from 9.1.0 too.
+    {Feature::Fp8Attention, "Fp8Attention", "FP8 scaled dot-product attention (forward)",
+     "the SDPA FP8 pattern: CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR on CUDNN_DATA_FP8_E4M3, "
+     "pointwise scales and CUDNN_REDUCE_TENSOR_AMAX",
+     90100},
 }};
 
 struct VersionedEntry {

@@ -29,6 +29,7 @@ enum class Feature {
   SliceOperation,              // the slice operation (9.22)
   AdaptiveLayerNorm,           // the adaptive layer norm mode of the norm operations (9.9)
   PagedCacheLoad,              // K/V read from a paged cache through a page table (9.5)
+  Fp8Attention,                // the FP8 attention forward pattern on Hopper (9.1)
 };
 
 struct FeatureEntry {

@@ -36,7 +36,7 @@ bool contains(const std::string& text, const std::string& part) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_feature_has_a_name_its_cudnn_names_and_a_cudnn_9_minimum) {
-  BOOST_TEST(backend::features().size() == 9U);
+  BOOST_TEST(backend::features().size() == 10U);
   for (const auto& e : backend::features()) {
     BOOST_TEST(&backend::entry(e.feature) == &e);
     BOOST_TEST(!e.name.empty());
@@ -57,6 +57,7 @@ BOOST_AUTO_TEST_CASE(the_versions_each_feature_needs) {
   BOOST_TEST(backend::entry(Feature::SliceOperation).minimum == 92200);
   BOOST_TEST(backend::entry(Feature::AdaptiveLayerNorm).minimum == 90900);
   BOOST_TEST(backend::entry(Feature::PagedCacheLoad).minimum == 90500);
+  BOOST_TEST(backend::entry(Feature::Fp8Attention).minimum == 90100);
 }
 
 BOOST_AUTO_TEST_CASE(available_follows_the_loaded_library_alone) {
@@ -85,7 +86,7 @@ BOOST_AUTO_TEST_CASE(every_capability_is_its_feature_under_the_same_name_and_no_
   // CudnnCapability is the public face of Feature: one enumerator per table row, in its order,
   // named as the row's key.
   using dnngraph::CudnnCapability;
-  const std::array<std::pair<CudnnCapability, Feature>, 9> same{{
+  const std::array<std::pair<CudnnCapability, Feature>, 10> same{{
       {CudnnCapability::VariantPackOverrides, Feature::VariantPackOverrides},
       {CudnnCapability::OverrideShapeFlag, Feature::OverrideShapeFlag},
       {CudnnCapability::WorkspaceSizeWithOverrides, Feature::WorkspaceSizeWithOverrides},
@@ -95,6 +96,7 @@ BOOST_AUTO_TEST_CASE(every_capability_is_its_feature_under_the_same_name_and_no_
       {CudnnCapability::SliceOperation, Feature::SliceOperation},
       {CudnnCapability::AdaptiveLayerNorm, Feature::AdaptiveLayerNorm},
       {CudnnCapability::PagedCacheLoad, Feature::PagedCacheLoad},
+      {CudnnCapability::Fp8Attention, Feature::Fp8Attention},
   }};
   BOOST_TEST(same.size() == backend::features().size());
   for (const auto& [capability, feature] : same) {
