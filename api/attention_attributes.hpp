@@ -178,4 +178,22 @@ class SdpaBackwardAttributes final : public AttentionAttributes<SdpaBackwardAttr
   SdpaBackwardAttributes() = default;  // user-declared: `{}` value-initializes
 };
 
+// FP8 scaled dot-product attention forward (see Graph::sdpa_fp8): the scale and masks (a
+// bottom-right causal mask is refused on Hopper), and Stats for training. No dropout, no paged
+// cache, no packed (ragged) sequences.
+class SdpaFp8Attributes final : public AttentionScoreAttributes<SdpaFp8Attributes> {
+ public:
+  SdpaFp8Attributes() = default;  // user-declared: `{}` value-initializes
+  // Training: also write Stats (Float [b, h_q, s_q, 1], the row-wise log-sum-exp of the masked,
+  // scaled, descaled scores). Inference (false, the default): O and the two amax only.
+  SdpaFp8Attributes& set_generate_stats(bool generate) {
+    generate_stats_ = generate;
+    return *this;
+  }
+  [[nodiscard]] bool generate_stats() const noexcept { return generate_stats_; }
+
+ private:
+  bool generate_stats_ = false;
+};
+
 }  // namespace dnngraph

@@ -281,6 +281,26 @@ class Graph {
                                                         const std::shared_ptr<TensorAttributes>& v,
                                                         SdpaAttributes attributes);
 
+  // FP8 scaled dot-product attention forward (cuDNN >= 9.1 on Hopper): Q [b, h_q, s_q, d], K
+  // [b, h_k, s_kv, d], V [b, h_v, s_kv, d_v] in Fp8E4M3 (head dims multiples of 16 up to 256,
+  // innermost: BHSD or BSHD strides; h_k, h_v dividing h_q), and six per-tensor factors, each one
+  // Float [1, 1, 1, 1] in device memory: P = softmax(attn_scale * descale_q * descale_k Q K^T +
+  // masks), O = scale_o * descale_s * descale_v * (FP8(scale_s * P) V). Returns {O, Stats,
+  // Amax_S, Amax_O}: O [b, h_q, s_q, d_v] in Fp8E4M3 (packed BHSD unless its strides are set),
+  // Stats (Float [b, h_q, s_q, 1]) with set_generate_stats(true) only (else null), Amax_S = max |P|
+  // and Amax_O = max |O / scale_o| (Float [1, 1, 1, 1]) for the next step's scales. Mark them all
+  // set_output(true). Lowered to the pattern cuDNN's fused FP8 flash-attention engine matches
+  // (docs/attention.md, "FP8 attention (forward)").
+  std::array<std::shared_ptr<TensorAttributes>, 4> sdpa_fp8(
+      const std::shared_ptr<TensorAttributes>& q, const std::shared_ptr<TensorAttributes>& k,
+      const std::shared_ptr<TensorAttributes>& v,
+      const std::shared_ptr<TensorAttributes>& descale_q,
+      const std::shared_ptr<TensorAttributes>& descale_k,
+      const std::shared_ptr<TensorAttributes>& descale_v,
+      const std::shared_ptr<TensorAttributes>& descale_s,
+      const std::shared_ptr<TensorAttributes>& scale_s,
+      const std::shared_ptr<TensorAttributes>& scale_o, SdpaFp8Attributes attributes);
+
   // The gradients of sdpa(): from Q, K, V, the forward's O and Stats (set_generate_stats) and
   // dO (O's dims and type), with the forward's scale, masks and dropout in the attributes. Returns
   // {dQ, dK, dV, D}: dQ, dK, dV with Q's, K's, V's dims in Q's type (packed BHSD unless their

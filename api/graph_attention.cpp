@@ -1,5 +1,5 @@
-// dnngraph::Graph's attention builders: sdpa, sdpa_backward and what they share (the optional
-// inputs' checks, the dropout ports, the dropout mask of a node's output).
+// dnngraph::Graph's attention builders: sdpa, sdpa_backward, sdpa_fp8 and what they share (the
+// optional inputs' checks, the dropout ports, the dropout mask of a node's output).
 #include "api/graph.hpp"
 
 #include "backend/features.hpp"
@@ -7,6 +7,7 @@
 #include "detail/graph/node_naming.hpp"
 #include "detail/nodes/sdpa.hpp"
 #include "detail/nodes/sdpa_backward.hpp"
+#include "detail/nodes/sdpa_fp8.hpp"
 
 #include <algorithm>
 #include <array>
@@ -194,6 +195,58 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
     p.dq_accum = internal("dQ_accum");
   }
   nodes_.push_back(std::make_unique<detail::SdpaBackwardNode>(std::move(attributes), p));
+  return outputs;
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_fp8(
+    const std::shared_ptr<TensorAttributes>& q, const std::shared_ptr<TensorAttributes>& k,
+    const std::shared_ptr<TensorAttributes>& v, const std::shared_ptr<TensorAttributes>& descale_q,
+    const std::shared_ptr<TensorAttributes>& descale_k,
+    const std::shared_ptr<TensorAttributes>& descale_v,
+    const std::shared_ptr<TensorAttributes>& descale_s,
+    const std::shared_ptr<TensorAttributes>& scale_s,
+    const std::shared_ptr<TensorAttributes>& scale_o, SdpaFp8Attributes attributes) {
+  invalidate();
+  name_node(attributes, detail::NodeKind::SdpaFp8, nodes_.size());
+  const std::string& name = attributes.name();
+  const std::string node =
+      std::string(detail::name_of(detail::NodeKind::SdpaFp8)) + " '" + name + "'";
+  const auto settings = detail::AttentionSettings::of_scores(attributes);
+  detail::SdpaFp8Ports p;
+  p.q = q;
+  p.k = k;
+  p.v = v;
+  p.descale_q = descale_q;
+  p.descale_k = descale_k;
+  p.descale_v = descale_v;
+  p.descale_s = descale_s;
+  p.scale_s = scale_s;
+  p.scale_o = scale_o;
+  p.seq_len_q = settings.seq_len_q;
+  p.seq_len_kv = settings.seq_len_kv;
+  p.o = Builder::add_output(*this, name, "O");
+  p.stats = attributes.generate_stats() ? Builder::add_output(*this, name, "Stats") : nullptr;
+  p.amax_s = Builder::add_output(*this, name, "Amax_S");
+  p.amax_o = Builder::add_output(*this, name, "Amax_O");
+  const std::array outputs{p.o, p.stats, p.amax_s, p.amax_o};
+  if (!Builder::check_inputs(*this, node,
+                             {{"Q", q.get()},
+                              {"K", k.get()},
+                              {"V", v.get()},
+                              {"descale_q", descale_q.get()},
+                              {"descale_k", descale_k.get()},
+                              {"descale_v", descale_v.get()},
+                              {"descale_s", descale_s.get()},
+                              {"scale_s", scale_s.get()},
+                              {"scale_o", scale_o.get()}}) ||
+      !Builder::check_attention_inputs(*this, node, settings)) {
+    return outputs;
+  }
+  p.make_internals(
+      settings,
+      [&](const char* what, float value) { return node_scalar(*this, name, what, value); },
+      [&](const char* port) { return Builder::add_internal(*this, name, port); });
+  nodes_.push_back(std::make_unique<detail::SdpaFp8Node>(std::move(attributes), p));
   return outputs;
 }
 

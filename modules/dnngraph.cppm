@@ -74,6 +74,7 @@ using dnngraph::RmsnormAttributes;
 using dnngraph::RngAttributes;
 using dnngraph::SdpaAttributes;
 using dnngraph::SdpaBackwardAttributes;
+using dnngraph::SdpaFp8Attributes;
 using dnngraph::set_cudnn_library;
 using dnngraph::set_log_level;
 using dnngraph::set_log_sink;

@@ -61,6 +61,7 @@ enum class NodeKind : std::uint8_t {
   DbnWeight,
   AdaLayerNorm,
   AdaLayerNormBackward,
+  SdpaFp8,
 };
 inline constexpr std::array node_kinds{
     std::pair{NodeKind::Matmul, std::string_view("matmul")},
@@ -90,6 +91,7 @@ inline constexpr std::array node_kinds{
     std::pair{NodeKind::DbnWeight, std::string_view("dbn_weight")},
     std::pair{NodeKind::AdaLayerNorm, std::string_view("adalayernorm")},
     std::pair{NodeKind::AdaLayerNormBackward, std::string_view("adalayernorm_backward")},
+    std::pair{NodeKind::SdpaFp8, std::string_view("sdpa_fp8")},
 };
 
 // The table holds every kind, in the enum's order (name_of indexes it).
@@ -99,7 +101,7 @@ inline constexpr std::array node_kinds{
       return false;
     }
   }
-  return node_kinds.back().first == NodeKind::AdaLayerNormBackward;
+  return node_kinds.back().first == NodeKind::SdpaFp8;
 }
 static_assert(node_kinds_in_order(), "detail/nodes/node.hpp: node_kinds is out of NodeKind order");
 

@@ -528,6 +528,24 @@ inline Graph sdpa_ragged() {
   return g;
 }
 
+// FP8 attention: Q, K, V in Fp8E4M3 (d 64), the six factors Float [1, 1, 1, 1] (uids 20-25), a
+// causal mask and a padding mask, training.
+inline Graph sdpa_fp8() {
+  Graph g = half_graph("sdpa_fp8");
+  g.set_io_data_type(DataType::Fp8E4M3);
+  const Attention in = attention_inputs(g);
+  std::vector<TensorPtr> factors;
+  for (std::int64_t uid = 20; uid < 26; ++uid) {
+    factors.push_back(input(g, "factor", uid, {1, 1, 1, 1}, DataType::Float));
+  }
+  auto a = dnngraph::SdpaFp8Attributes().set_attn_scale(0.125F).set_causal_mask(true);
+  a.set_generate_stats(true);
+  padding_mask(g, a);
+  outputs(g.sdpa_fp8(in.q, in.k, in.v, factors[0], factors[1], factors[2], factors[3], factors[4],
+                     factors[5], a));
+  return g;
+}
+
 inline Graph sdpa_backward(Variant variant) {
   Graph g = half_graph("sdpa backward");
   const Attention in = attention_inputs(g);
@@ -644,6 +662,7 @@ inline const std::vector<NodeCase>& cases() {
       {"for_sdpa_with_dropout", {}, one([] { return sdpa(Variant::Dropout); })},
       {"for_sdpa_over_a_paged_cache", Feature::PagedCacheLoad, one(sdpa_paged)},
       {"for_sdpa_over_ragged_sequences", {}, one(sdpa_ragged)},
+      {"for_sdpa_fp8", Feature::Fp8Attention, one(sdpa_fp8)},
       {"for_sdpa_backward", {}, one([] { return sdpa_backward(Variant::Plain); })},
       {"for_sdpa_backward_with_dropout", {}, one([] { return sdpa_backward(Variant::Dropout); })},
   };
