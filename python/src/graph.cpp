@@ -117,8 +117,9 @@ struct AttentionArgs {
   bool dropout_mask_output;
 };
 
+// The scale and masks every attention node takes (sdpa, sdpa_backward, sdpa_fp8).
 template <class A>
-A& attention_attributes(A& a, const AttentionArgs& args) {
+A& attention_score_attributes(A& a, const AttentionArgs& args) {
   named(a, args.name, args.compute);
   if (args.scale) a.set_attn_scale(*args.scale);
   a.set_padding_mask(args.padding);
@@ -126,6 +127,12 @@ A& attention_attributes(A& a, const AttentionArgs& args) {
   if (args.causal_bottom_right) a.set_causal_mask_bottom_right(true);
   if (args.seq_len_q) a.set_seq_len_q(*args.seq_len_q);
   if (args.seq_len_kv) a.set_seq_len_kv(*args.seq_len_kv);
+  return a;
+}
+
+template <class A>
+A& attention_attributes(A& a, const AttentionArgs& args) {
+  attention_score_attributes(a, args);
   if (args.dropout) {
     a.set_dropout(*args.dropout, args.seed.value_or(nullptr), args.offset.value_or(nullptr));
   }
@@ -668,6 +675,42 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "and V from a paged cache: k and v are then containers [num_blocks, h, block_size,\n"
           "d], each page table holds ceil(max_seq_len_kv / block_size) block indices per\n"
           "batch, and padding_mask=True with seq_len_kv gives each batch's length.")
+      .def(
+          "sdpa_fp8",
+          [](PyGraph& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& descale_q,
+             const Tensor& descale_k, const Tensor& descale_v, const Tensor& descale_s,
+             const Tensor& scale_s, const Tensor& scale_o, std::optional<float> attn_scale,
+             bool generate_stats, bool causal_mask, bool causal_mask_bottom_right,
+             bool padding_mask, const std::optional<Tensor>& seq_len_q,
+             const std::optional<Tensor>& seq_len_kv, std::optional<DataType> compute,
+             const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            SdpaFp8Attributes attributes;
+            attributes.set_generate_stats(generate_stats);
+            const std::optional<Tensor> none;
+            const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
+                                     padding_mask, seq_len_q,   seq_len_kv,
+                                     compute,      name,        std::nullopt,
+                                     none,         none,        false};
+            const auto [o, stats, amax_s, amax_o] =
+                g.graph.sdpa_fp8(q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s,
+                                 scale_o, attention_score_attributes(attributes, args));
+            return std::make_tuple(o, present(stats), amax_s, amax_o);
+          },
+          "q"_a, "k"_a, "v"_a, "descale_q"_a, "descale_k"_a, "descale_v"_a, "descale_s"_a,
+          "scale_s"_a, "scale_o"_a, nb::kw_only(), "attn_scale"_a = nb::none(),
+          "generate_stats"_a = false, "causal_mask"_a = false, "causal_mask_bottom_right"_a = false,
+          "padding_mask"_a = false, "seq_len_q"_a = nb::none(), "seq_len_kv"_a = nb::none(),
+          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "FP8 scaled dot-product attention forward (cuDNN >= 9.1, Hopper): Q, K, V in\n"
+          "Fp8E4M3 ([b, h, s, d], head dims multiples of 16 up to 256, h_k and h_v dividing\n"
+          "h_q) and six per-tensor factors, each Float [1, 1, 1, 1] in device memory:\n"
+          "P = softmax(attn_scale * descale_q * descale_k * Q K^T + masks),\n"
+          "O = scale_o * descale_s * descale_v * (FP8(scale_s * P) V). Returns (O, Stats,\n"
+          "Amax_S, Amax_O): O Fp8E4M3, Stats (Float [b, h_q, s_q, 1]) only with\n"
+          "generate_stats=True, else None, Amax_S = max |P| and Amax_O = max |O / scale_o|\n"
+          "(Float [1, 1, 1, 1]). causal_mask: top-left (bottom-right is refused on Hopper);\n"
+          "padding_mask needs seq_len_q and seq_len_kv (Int32 [b, 1, 1, 1]).")
       .def(
           "sdpa_backward",
           [](PyGraph& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,

@@ -627,6 +627,66 @@ def test_ragged_tensors_lower_and_need_the_padding_mask():
     assert e.code is ErrorCode.InvalidAttribute and "needs the padding mask" in e.message
 
 
+def fp8_attention(b=2, h_q=4, h_k=4, s=128, d=64, **sdpa_options):
+    """An FP8 attention graph: Q, K, V uids 1-3 (Fp8E4M3, packed BHSD), the six factors uids
+    11-16 (Float [1, 1, 1, 1]); O 4, Stats 5, Amax_S 6, Amax_O 7."""
+    g = dnngraph.Graph(io_data_type=DataType.Fp8E4M3, compute_data_type=DataType.Float)
+    q = g.tensor(name="Q", uid=1, dim=[b, h_q, s, d])
+    k = g.tensor(name="K", uid=2, dim=[b, h_k, s, d])
+    v = g.tensor(name="V", uid=3, dim=[b, h_k, s, d])
+    factors = [g.tensor(name=name, uid=11 + i, dim=[1, 1, 1, 1], data_type=DataType.Float)
+               for i, name in enumerate(["descale_q", "descale_k", "descale_v", "descale_s",
+                                         "scale_s", "scale_o"])]
+    o, stats, amax_s, amax_o = g.sdpa_fp8(q, k, v, *factors, name="attn", **sdpa_options)
+    o.set_output(True).set_uid(4)
+    if stats is not None:
+        stats.set_output(True).set_uid(5)
+    amax_s.set_output(True).set_uid(6)
+    amax_o.set_output(True).set_uid(7)
+    return g, o, stats, amax_s, amax_o
+
+
+def test_sdpa_fp8_lowers_to_the_fp8_pattern_with_two_amax():
+    g, o, stats, amax_s, amax_o = fp8_attention(h_k=2, attn_scale=0.125, causal_mask=True,
+                                                generate_stats=True)
+    summary = g.lower()
+    assert summary.all_finalized
+    # Q K^T, scale, descale_q, descale_k; row and column index, compare, select; 7 softmax steps;
+    # amax of P, scale_s; P V, descale_s, descale_v, scale_o, amax of O.
+    assert summary.operation_count == 22
+    assert summary.operations == ["sdpa_fp8 'attn'"]
+    assert (o.dim, o.data_type) == ([2, 4, 128, 64], DataType.Fp8E4M3)
+    assert (stats.dim, stats.data_type) == ([2, 4, 128, 1], DataType.Float)
+    for amax in (amax_s, amax_o):
+        assert (amax.dim, amax.data_type) == ([1, 1, 1, 1], DataType.Float)
+
+
+def test_sdpa_fp8_without_stats_returns_none():
+    g, _, stats, _, _ = fp8_attention()
+    g.validate()
+    assert stats is None
+
+
+def test_sdpa_fp8_refusals_name_the_node_and_values():
+    g, _, _, _, _ = fp8_attention(d=72)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.InvalidAttribute
+    assert "sdpa_fp8 'attn': the head dim of Q and K is 72" in e.message
+
+    g, _, _, _, _ = fp8_attention(causal_mask_bottom_right=True)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.InvalidAttribute and "Blackwell" in e.message
+
+    g, o, _, _, _ = fp8_attention()
+    o.set_data_type(DataType.BFloat16)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.UnsupportedDataType and "writes Fp8E4M3" in e.message
+
+
+def test_sdpa_fp8_is_a_capability_of_cudnn_9_1():
+    assert dnngraph.cudnn_version_needed(dnngraph.CudnnCapability.Fp8Attention) == 90100
+
+
 def test_sdpa_in_float_is_refused():
     g = dnngraph.Graph(io_data_type=DataType.Float)
     q, k, v = (g.tensor(name=n, dim=[1, 1, 16, 64]) for n in "QKV")
