@@ -57,6 +57,7 @@ struct SdpaExpected {
   std::vector<double> o;        // [b, h_q, s_q, d], packed
   std::vector<double> stats;    // [b, h_q, s_q]
   std::vector<bool> row_valid;  // [b, h_q, s_q]: a query row inside its batch's length
+  std::vector<double> p_max;  // [b, h_q, s_q]: the row's largest probability, 1 / sum exp(s - max)
 };
 
 // Softmax(scale Q K^T + masks) V in double. Query head h reads K/V head h / (h_q / h_k).
@@ -65,7 +66,7 @@ inline SdpaExpected sdpa_reference(const SdpaCase& c, const std::vector<float>& 
   const auto n = [](std::int64_t x) { return static_cast<std::size_t>(x); };
   const std::size_t rows = n(c.b * c.h_q * c.s_q);
   SdpaExpected e{std::vector<double>(rows * n(c.d), 0.0), std::vector<double>(rows, 0.0),
-                 std::vector<bool>(rows, false)};
+                 std::vector<bool>(rows, false), std::vector<double>(rows, 0.0)};
   const std::int64_t group = c.h_q / c.h_k;
   std::vector<double> score(n(c.s_kv));
   for (std::int64_t bi = 0; bi < c.b; ++bi) {
@@ -101,6 +102,7 @@ inline SdpaExpected sdpa_reference(const SdpaCase& c, const std::vector<float>& 
         }
         e.row_valid[row] = true;
         e.stats[row] = max + std::log(sum);
+        e.p_max[row] = 1.0 / sum;
         for (std::int64_t j = 0; j < c.s_kv; ++j) {
           const double p = score[n(j)] / sum;
           for (std::int64_t x = 0; x < c.d; ++x) {
