@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -213,15 +215,13 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_fp8(
       std::string(detail::name_of(detail::NodeKind::SdpaFp8)) + " '" + name + "'";
   const auto settings = detail::AttentionSettings::of_scores(attributes);
   detail::SdpaFp8Ports p;
-  p.q = q;
-  p.k = k;
-  p.v = v;
-  p.descale_q = descale_q;
-  p.descale_k = descale_k;
-  p.descale_v = descale_v;
-  p.descale_s = descale_s;
-  p.scale_s = scale_s;
-  p.scale_o = scale_o;
+  const std::array given{q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o};
+  const auto ports = detail::SdpaFp8Ports::named_inputs(p);
+  std::array<Builder::Input, given.size()> inputs{};
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    *ports.at(i).second = given.at(i);
+    inputs.at(i) = {ports.at(i).first, given.at(i).get()};
+  }
   p.seq_len_q = settings.seq_len_q;
   p.seq_len_kv = settings.seq_len_kv;
   p.o = Builder::add_output(*this, name, "O");
@@ -229,16 +229,7 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_fp8(
   p.amax_s = Builder::add_output(*this, name, "Amax_S");
   p.amax_o = Builder::add_output(*this, name, "Amax_O");
   const std::array outputs{p.o, p.stats, p.amax_s, p.amax_o};
-  if (!Builder::check_inputs(*this, node,
-                             {{"Q", q.get()},
-                              {"K", k.get()},
-                              {"V", v.get()},
-                              {"descale_q", descale_q.get()},
-                              {"descale_k", descale_k.get()},
-                              {"descale_v", descale_v.get()},
-                              {"descale_s", descale_s.get()},
-                              {"scale_s", scale_s.get()},
-                              {"scale_o", scale_o.get()}}) ||
+  if (!Builder::check_inputs(*this, node, std::span<const Builder::Input>(inputs)) ||
       !Builder::check_attention_inputs(*this, node, settings)) {
     return outputs;
   }

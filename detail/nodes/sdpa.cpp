@@ -281,17 +281,9 @@ Result<std::vector<LoweredOperation>> SdpaNode::lower_all(const TensorTable& ten
   if (p.paged.present()) {
     k_pages = AttentionSteps::Pages{ops.tensor(p.k), ops.tensor(p.paged.page_table_k)};
   }
-  const backend::Tensor* current =
-      ops.scores({.k = *p.keys(),
-                  .q = q,
-                  .scale = ops.tensor(p.scale),
-                  .seq_q = seq_q,
-                  .seq_kv = seq_kv,
-                  .neg_inf = neg_inf,
-                  .scores = p.scores,
-                  .scaled = p.scaled,
-                  .padding = attributes_.padding_mask() ? &p.masks : nullptr,
-                  .k_pages = k_pages});
+  AttentionSteps::Scores scores = ops.scores_of(p, *p.keys(), q, attributes_.padding_mask());
+  scores.k_pages = k_pages;
+  const backend::Tensor* current = ops.scores(scores);
   if (const auto causal = attributes_.causal()) {
     current = ops.causal_mask(p.masks, *causal, current, seq_q, seq_kv, neg_inf);
   }

@@ -270,15 +270,7 @@ const backend::Tensor* recompute_probabilities(AttentionSteps& ops, const SdpaBa
                                                const SdpaBackwardAttributes& attributes,
                                                const BackwardOperands& in) {
   const backend::Tensor* current =
-      ops.scores({.k = *p.k,
-                  .q = in.q,
-                  .scale = in.scale,
-                  .seq_q = in.seq_q,
-                  .seq_kv = in.seq_kv,
-                  .neg_inf = in.neg_inf,
-                  .scores = p.scores,
-                  .scaled = p.scaled,
-                  .padding = attributes.padding_mask() ? &p.masks : nullptr});
+      ops.scores(ops.scores_of(p, *p.k, in.q, attributes.padding_mask()));
   const backend::Tensor* centered = ops.tensor(p.centered);
   ops.pointwise("minus Stats", CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, {current, in.stats, nullptr},
                 centered);

@@ -253,6 +253,23 @@ class AttentionSteps {
   const backend::Tensor* softmax(const SoftmaxPorts& p, const backend::Tensor* scores,
                                  const TensorPtr& stats);
 
+  // The Scores of a node whose ports name scale, neg_inf, seq_len_q, seq_len_kv, scores, scaled
+  // and masks (every attention node's), looked up here; the padding mask where asked. The caller
+  // adds K's pages or further factors.
+  template <class Ports>
+  [[nodiscard]] Scores scores_of(const Ports& p, const TensorAttributes& k,
+                                 const backend::Tensor* q, bool padding) {
+    return {.k = k,
+            .q = q,
+            .scale = tensor(p.scale),
+            .seq_q = tensor(p.seq_len_q),
+            .seq_kv = tensor(p.seq_len_kv),
+            .neg_inf = tensor(p.neg_inf),
+            .scores = p.scores,
+            .scaled = p.scaled,
+            .padding = padding ? &p.masks : nullptr};
+  }
+
   [[nodiscard]] Result<std::vector<LoweredOperation>> finish() &&;
 
  private:

@@ -118,15 +118,8 @@ Result<void> SdpaFp8Node::check_fp8_form() const {
 }
 
 Result<void> SdpaFp8Node::check_factors() const {
-  const std::array<std::pair<const char*, const TensorPtr*>, 6> factors{{
-      {"descale_q", &ports_.descale_q},
-      {"descale_k", &ports_.descale_k},
-      {"descale_v", &ports_.descale_v},
-      {"descale_s", &ports_.descale_s},
-      {"scale_s", &ports_.scale_s},
-      {"scale_o", &ports_.scale_o},
-  }};
-  for (const auto& [role, port] : factors) {
+  const auto named = SdpaFp8Ports::named_inputs(ports_);
+  for (const auto& [role, port] : std::span(named).last(SdpaFp8Ports::factor_count)) {
     const TensorAttributes& t = **port;
     if (t.dim() != one_value) {
       return make_error(ErrorCode::ShapeMismatch, describe() + ": " + role + " " + t.describe() +
@@ -237,17 +230,10 @@ Result<std::vector<LoweredOperation>> SdpaFp8Node::lower_all(
       {"descale Q", ops.tensor(p.descale_q), p.descaled_q},
       {"descale K", ops.tensor(p.descale_k), p.descaled},
   }};
-  const backend::Tensor* current =
-      ops.scores({.k = *p.k,
-                  .q = ops.tensor(p.q),
-                  .scale = ops.tensor(p.scale),
-                  .seq_q = seq_q,
-                  .seq_kv = seq_kv,
-                  .neg_inf = neg_inf,
-                  .scores = p.scores,
-                  .scaled = p.scaled,
-                  .padding = attributes_.padding_mask() ? &p.masks : nullptr,
-                  .factors = descales});
+  AttentionSteps::Scores scores =
+      ops.scores_of(p, *p.k, ops.tensor(p.q), attributes_.padding_mask());
+  scores.factors = descales;
+  const backend::Tensor* current = ops.scores(scores);
   if (attributes_.causal()) {  // top-left: check_fp8_form refused the other
     current = ops.causal_mask(p.masks, DiagonalAlignment::TopLeft, current, seq_q, seq_kv, neg_inf);
   }

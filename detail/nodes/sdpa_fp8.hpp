@@ -12,9 +12,12 @@
 #include "detail/nodes/node.hpp"
 #include "detail/nodes/sdpa_common.hpp"
 
+#include <array>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace dnngraph::detail {
@@ -35,6 +38,21 @@ struct SdpaFp8Ports {
   SoftmaxPorts softmax;
   TensorPtr probs_fp8, pv, pv_descaled_s, o_float;
 
+  // Q, K, V and the six factors (descale_q, descale_k, descale_v, descale_s, scale_s, scale_o)
+  // with their port names, in Graph::sdpa_fp8's order: pointers into p (const or not).
+  template <class Ports>
+  [[nodiscard]] static auto named_inputs(Ports& p) {
+    return std::array{std::pair{"Q", &p.q},
+                      std::pair{"K", &p.k},
+                      std::pair{"V", &p.v},
+                      std::pair{"descale_q", &p.descale_q},
+                      std::pair{"descale_k", &p.descale_k},
+                      std::pair{"descale_v", &p.descale_v},
+                      std::pair{"descale_s", &p.descale_s},
+                      std::pair{"scale_s", &p.scale_s},
+                      std::pair{"scale_o", &p.scale_o}};
+  }
+  static constexpr std::size_t factor_count = 6;  // the last six of named_inputs
   // Makes the scalars and the internal tensors `settings` asks for, with scalar(what, value) and
   // internal(port).
   void make_internals(const AttentionSettings& settings,
