@@ -6,11 +6,13 @@
 #define BOOST_TEST_MODULE sdpa_fp8
 #include <boost/test/unit_test.hpp>
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/dnngraph.hpp"
@@ -25,13 +27,13 @@ using dnngraph::Graph;
 using dnngraph::LoweringSummary;
 using dnngraph::SdpaFp8Attributes;
 using dnngraph::TensorAttributes;
-using Dims = std::vector<std::int64_t>;
-using Names = std::vector<std::string>;
 using TensorPtr = std::shared_ptr<TensorAttributes>;
-
 using namespace dnngraph::test;
 
 namespace {
+
+using Dims = std::vector<std::int64_t>;
+using Names = std::vector<std::string>;
 
 struct Shape {
   std::int64_t b = 2, h_q = 4, h_k = 4, s_q = 128, s_kv = 256, d = 64, d_v = 64;
@@ -44,21 +46,25 @@ struct Fp8Attention {
   Graph g;
   TensorPtr q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o, seq_q, seq_kv;
   TensorPtr o, stats, amax_s, amax_o;
+  // The factors by name, in sdpa_fp8's order.
+  static constexpr std::array<std::pair<const char*, TensorPtr Fp8Attention::*>, 6> factors{{
+      {"descale_q", &Fp8Attention::descale_q},
+      {"descale_k", &Fp8Attention::descale_k},
+      {"descale_v", &Fp8Attention::descale_v},
+      {"descale_s", &Fp8Attention::descale_s},
+      {"scale_s", &Fp8Attention::scale_s},
+      {"scale_o", &Fp8Attention::scale_o},
+  }};
 
   explicit Fp8Attention(const Shape& s = {}) {
     g.set_io_data_type(DataType::Fp8E4M3).set_compute_data_type(DataType::Float);
     q = g.tensor(tensor("Q", 1, {s.b, s.h_q, s.s_q, s.d}));
     k = g.tensor(tensor("K", 2, {s.b, s.h_k, s.s_kv, s.d}));
     v = g.tensor(tensor("V", 3, {s.b, s.h_k, s.s_kv, s.d_v}));
-    const auto factor = [&](const char* name, std::int64_t uid) {
-      return g.tensor(tensor(name, uid, {1, 1, 1, 1}).set_data_type(DataType::Float));
-    };
-    descale_q = factor("descale_q", 11);
-    descale_k = factor("descale_k", 12);
-    descale_v = factor("descale_v", 13);
-    descale_s = factor("descale_s", 14);
-    scale_s = factor("scale_s", 15);
-    scale_o = factor("scale_o", 16);
+    std::int64_t uid = 11;
+    for (const auto& [name, member] : factors) {
+      this->*member = g.tensor(tensor(name, uid++, {1, 1, 1, 1}).set_data_type(DataType::Float));
+    }
   }
   void add_lengths(std::int64_t b) {
     seq_q = g.tensor(tensor("seq_q", 8, {b, 1, 1, 1}).set_data_type(DataType::Int32));

@@ -115,23 +115,7 @@ Graph make_graph(const BackwardCase& c) {
                             .set_data_type(DataType::Float));
   SdpaBackwardAttributes a;
   a.set_name("attn_bwd").set_attn_scale(static_cast<float>(c.scale()));
-  if (c.causal == DiagonalAlignment::TopLeft) {
-    a.set_causal_mask(true);
-  } else if (c.causal == DiagonalAlignment::BottomRight) {
-    a.set_causal_mask_bottom_right(true);
-  }
-  if (c.padded()) {
-    const auto length = [&](const char* name, std::int64_t uid) {
-      return g.tensor(TensorAttributes()
-                          .set_name(name)
-                          .set_uid(uid)
-                          .set_dim({c.b, 1, 1, 1})
-                          .set_data_type(DataType::Int32));
-    };
-    a.set_padding_mask(true)
-        .set_seq_len_q(length("seq_len_q", uid_len_q))
-        .set_seq_len_kv(length("seq_len_kv", uid_len_kv));
-  }
+  dnngraph::test::set_masks(c, g, a, uid_len_q, uid_len_kv);
   auto [dq, dk, dv, d_sum] = g.sdpa_backward(q, k, v, o, d_o, stats, a);
   dq->set_name("dQ").set_uid(uid_dq).set_output(true);
   dk->set_name("dK").set_uid(uid_dk).set_output(true);

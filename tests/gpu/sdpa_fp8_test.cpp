@@ -147,19 +147,7 @@ Graph make_graph(const Fp8Case& fc) {
   }
   SdpaFp8Attributes a;
   a.set_name("attn").set_attn_scale(c.scale()).set_generate_stats(c.stats);
-  a.set_causal_mask(c.causal.has_value());
-  if (c.padded()) {
-    const auto length = [&](const char* name, std::int64_t uid) {
-      return g.tensor(TensorAttributes()
-                          .set_name(name)
-                          .set_uid(uid)
-                          .set_dim({c.b, 1, 1, 1})
-                          .set_data_type(DataType::Int32));
-    };
-    a.set_padding_mask(true)
-        .set_seq_len_q(length("seq_len_q", uid_len_q))
-        .set_seq_len_kv(length("seq_len_kv", uid_len_kv));
-  }
+  dnngraph::test::set_masks(c, g, a, uid_len_q, uid_len_kv);
   auto [o, stats, amax_s, amax_o] = g.sdpa_fp8(q, k, v, f[0], f[1], f[2], f[3], f[4], f[5], a);
   o->set_name("O").set_uid(uid_o).set_output(true).set_stride(fc.strides(c.q_dims()));
   if (stats) {

@@ -65,23 +65,7 @@ Graph make_graph(const SdpaCase& c, const std::shared_ptr<dnngraph::KernelCache>
   auto v = g.tensor(TensorAttributes().set_name("V").set_uid(uid_v).set_dim(c.kv_dims()));
   SdpaAttributes a;
   a.set_name("attn").set_attn_scale(c.scale()).set_generate_stats(c.stats);
-  if (c.causal == DiagonalAlignment::TopLeft) {
-    a.set_causal_mask(true);
-  } else if (c.causal == DiagonalAlignment::BottomRight) {
-    a.set_causal_mask_bottom_right(true);
-  }
-  if (c.padded()) {
-    const auto length = [&](const char* name, std::int64_t uid) {
-      return g.tensor(TensorAttributes()
-                          .set_name(name)
-                          .set_uid(uid)
-                          .set_dim({c.b, 1, 1, 1})
-                          .set_data_type(DataType::Int32));
-    };
-    a.set_padding_mask(true)
-        .set_seq_len_q(length("seq_len_q", uid_len_q))
-        .set_seq_len_kv(length("seq_len_kv", uid_len_kv));
-  }
+  dnngraph::test::set_masks(c, g, a, uid_len_q, uid_len_kv);
   auto [o, stats] = g.sdpa(q, k, v, a);
   o->set_name("O").set_uid(uid_o).set_output(true);
   if (stats) {
@@ -347,25 +331,9 @@ Graph make_ragged_graph(const SdpaCase& c, bool overrides = false) {
   auto q = input("Q", uid_q, c.q_dims(), q_offsets);
   auto k = input("K", uid_k, c.kv_dims(), kv_offsets);
   auto v = input("V", uid_v, c.kv_dims(), kv_offsets);
-  const auto length = [&](const char* name, std::int64_t uid) {
-    return g.tensor(TensorAttributes()
-                        .set_name(name)
-                        .set_uid(uid)
-                        .set_dim({c.b, 1, 1, 1})
-                        .set_data_type(DataType::Int32));
-  };
   SdpaAttributes a;
-  a.set_name("attn")
-      .set_attn_scale(c.scale())
-      .set_generate_stats(c.stats)
-      .set_padding_mask(true)
-      .set_seq_len_q(length("seq_len_q", uid_len_q))
-      .set_seq_len_kv(length("seq_len_kv", uid_len_kv));
-  if (c.causal == DiagonalAlignment::TopLeft) {
-    a.set_causal_mask(true);
-  } else if (c.causal == DiagonalAlignment::BottomRight) {
-    a.set_causal_mask_bottom_right(true);
-  }
+  a.set_name("attn").set_attn_scale(c.scale()).set_generate_stats(c.stats);
+  dnngraph::test::set_masks(c, g, a, uid_len_q, uid_len_kv);  // every ragged case has lengths
   auto [o, stats] = g.sdpa(q, k, v, a);
   o->set_name("O").set_uid(uid_o).set_output(true).set_stride(token_major(c.q_dims()));
   o->set_ragged_offset(q_offsets);

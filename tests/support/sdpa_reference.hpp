@@ -39,6 +39,31 @@ struct SdpaCase {
   [[nodiscard]] std::vector<std::int64_t> kv_dims() const { return {b, h_k, s_kv, d}; }
 };
 
+// c's masks on the attributes `a` of any attention node: the causal mask of c's alignment, and
+// with per-batch lengths the padding mask, its Int32 [b, 1, 1, 1] length tensors added to g with
+// uids uid_len_q and uid_len_kv. Case: an SdpaCase, or a case with its causal, b and padded().
+template <class Case, class A>
+void set_masks(const Case& c, Graph& g, A& a, std::int64_t uid_len_q, std::int64_t uid_len_kv) {
+  if (c.causal == DiagonalAlignment::TopLeft) {
+    a.set_causal_mask(true);
+  } else if (c.causal == DiagonalAlignment::BottomRight) {
+    a.set_causal_mask_bottom_right(true);
+  }
+  if (!c.padded()) {
+    return;
+  }
+  const auto length = [&](const char* name, std::int64_t uid) {
+    return g.tensor(TensorAttributes()
+                        .set_name(name)
+                        .set_uid(uid)
+                        .set_dim({c.b, 1, 1, 1})
+                        .set_data_type(DataType::Int32));
+  };
+  a.set_padding_mask(true)
+      .set_seq_len_q(length("seq_len_q", uid_len_q))
+      .set_seq_len_kv(length("seq_len_kv", uid_len_kv));
+}
+
 // Tolerances. Inputs are uniform in [-1, 1] and exact in their type; Q K^T and P V accumulate
 // in Float (products of Half/BFloat16 values are exact in Float), so the errors that count are
 // two roundings to the io type: P (each probability to 2^-9 relative in BFloat16, 2^-12 in
