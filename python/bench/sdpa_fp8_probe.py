@@ -6,8 +6,9 @@ BF16 scaled_dot_product_attention (cuDNN backend) on the same values.
    with a float32 reference computed from the dequantized FP8 inputs (torch's math SDPA); the two
    amax outputs next to the reference's max |P| and max |O|.
 2. Throughput: b 4, h 16, d 128, s 4096 and 8192 (--lengths), causal and not: dnngraph FP8
-   forward (inference) and torch BF16 SDPA (cuDNN backend) forward, CUDA events, median of --reps
-   after warm-up; TFLOP/s as torch counts them (4 b h s^2 d, halved when causal).
+   forward (inference) and torch BF16 SDPA (cuDNN backend) forward, CUDA events around --reps
+   calls, the median of 5 such loops after a warm-up loop; TFLOP/s as torch counts them
+   (4 b h s^2 d, halved when causal).
 
 Every result is one JSON line ({"case": ...}); a failure is a line with "error" (the probe never
 stops on one); lines starting with "#" are for people. Run on the GPU machine with the dnngraph
@@ -22,6 +23,9 @@ import time
 import traceback
 
 E4M3_MAX = 448.0
+# sdpa_fp8's six factors in its order, and their uids.
+FACTOR_UIDS = {"descale_q": 11, "descale_k": 12, "descale_v": 13, "descale_s": 14, "scale_s": 15,
+               "scale_o": 16}
 SCALE_S = 256.0  # a power of two: P <= 1 stays below E4M3's 448 after scale_s
 
 
@@ -46,19 +50,21 @@ def power_of_two_scale(amax):
     return 2.0 ** math.floor(math.log2(E4M3_MAX / amax))
 
 
-def cuda_ms(torch, call, reps, warmup=3):
-    for _ in range(warmup):
-        call()
-    times = []
-    for _ in range(reps):
+def cuda_ms(torch, call, reps, rounds=5):
+    """Milliseconds per call: CUDA events around `reps` calls back to back, the median of
+    `rounds` such loops after one warm-up loop (launch gaps amortized, as in training)."""
+    per_call = []
+    for round_index in range(rounds + 1):
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         start.record()
-        call()
+        for _ in range(reps):
+            call()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+        if round_index > 0:
+            per_call.append(start.elapsed_time(end) / reps)
+    return statistics.median(per_call)
 
 
 class Fp8Attention:
@@ -71,9 +77,8 @@ class Fp8Attention:
         q = g.tensor(name="Q", uid=1, dim=[b, h, s, d])
         k = g.tensor(name="K", uid=2, dim=[b, h_k, s, d])
         v = g.tensor(name="V", uid=3, dim=[b, h_k, s, d])
-        factors = [g.tensor(name=n, uid=11 + i, dim=[1, 1, 1, 1], data_type=DataType.Float)
-                   for i, n in enumerate(["descale_q", "descale_k", "descale_v", "descale_s",
-                                          "scale_s", "scale_o"])]
+        factors = [g.tensor(name=name, uid=uid, dim=[1, 1, 1, 1], data_type=DataType.Float)
+                   for name, uid in FACTOR_UIDS.items()]
         o, _, amax_s, amax_o = g.sdpa_fp8(q, k, v, *factors, attn_scale=1 / math.sqrt(d),
                                           causal_mask=causal, name="attn")
         o.set_output(True).set_uid(4)
@@ -111,9 +116,10 @@ def run_fp8(torch, handle, attention, inputs, scale_o):
     o = torch.empty(b, h, s, d, dtype=torch.float8_e4m3fn, device="cuda")
     amax_s = torch.full((1, 1, 1, 1), float("nan"), dtype=torch.float32, device="cuda")
     amax_o = torch.full((1, 1, 1, 1), float("nan"), dtype=torch.float32, device="cuda")
-    pack = {1: q8, 2: k8, 3: v8, 4: o, 6: amax_s, 7: amax_o,
-            11: factor(dq), 12: factor(dk), 13: factor(dv), 14: factor(1 / SCALE_S),
-            15: factor(SCALE_S), 16: factor(scale_o)}
+    values = {"descale_q": dq, "descale_k": dk, "descale_v": dv, "descale_s": 1 / SCALE_S,
+              "scale_s": SCALE_S, "scale_o": scale_o}
+    pack = {1: q8, 2: k8, 3: v8, 4: o, 6: amax_s, 7: amax_o}
+    pack.update({uid: factor(values[name]) for name, uid in FACTOR_UIDS.items()})
     ws = (torch.empty(attention.workspace_size, dtype=torch.uint8, device="cuda")
           if attention.workspace_size else None)
     attention.g.execute(handle, pack, ws)
