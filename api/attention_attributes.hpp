@@ -1,4 +1,5 @@
-// Attributes of the attention nodes (sdpa, sdpa_backward): the scale, the masks and dropout.
+// Attributes of the attention nodes (sdpa, sdpa_backward): the scale, the masks, a bias, a
+// sliding window and dropout.
 #pragma once
 
 #include "api/node_attributes_base.hpp"
@@ -113,11 +114,31 @@ class AttentionAttributes : public AttentionScoreAttributes<Self> {
     return dropout_offset_;
   }
   [[nodiscard]] bool dropout_mask_output() const noexcept { return dropout_mask_output_; }
+  // An additive bias on the scaled scores, before the masks and the softmax: a graph input
+  // [b or 1, h_q or 1, s_q, s_kv] in Q's type, in device memory (dims of 1 broadcast). The
+  // backward node takes the forward's bias; set_dbias_output there writes its gradient.
+  Self& set_bias(std::shared_ptr<TensorAttributes> bias) {
+    bias_ = std::move(bias);
+    return this->self();
+  }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& bias() const noexcept { return bias_; }
+  // A sliding window on top of the causal mask (cudnn-frontend's diagonal band left bound): query
+  // i keeps key j only when i - length < j, so each query sees at most `length` keys, itself
+  // included. Needs set_causal_mask(true) (top-left) and length >= 1.
+  Self& set_sliding_window_length(std::int64_t length) {
+    sliding_window_length_ = length;
+    return this->self();
+  }
+  [[nodiscard]] std::optional<std::int64_t> sliding_window_length() const noexcept {
+    return sliding_window_length_;
+  }
 
  private:
   AttentionAttributes() = default;
   friend Self;
 
+  std::shared_ptr<TensorAttributes> bias_;
+  std::optional<std::int64_t> sliding_window_length_;
   std::optional<double> dropout_probability_;
   std::shared_ptr<TensorAttributes> dropout_seed_;
   std::shared_ptr<TensorAttributes> dropout_offset_;
@@ -176,6 +197,17 @@ class SdpaAttributes final : public AttentionAttributes<SdpaAttributes> {
 class SdpaBackwardAttributes final : public AttentionAttributes<SdpaBackwardAttributes> {
  public:
   SdpaBackwardAttributes() = default;  // user-declared: `{}` value-initializes
+  // Also write dBias, the gradient of the bias (set_bias), as an output: Graph::dbias(dQ) gives
+  // the tensor; mark it set_output(true). cuDNN serves it for a bias of [1, h_q, s_q, s_kv] only
+  // (the sum of dS over the batch); other bias shapes are refused.
+  SdpaBackwardAttributes& set_dbias_output(bool write) {
+    dbias_output_ = write;
+    return *this;
+  }
+  [[nodiscard]] bool dbias_output() const noexcept { return dbias_output_; }
+
+ private:
+  bool dbias_output_ = false;
 };
 
 // FP8 scaled dot-product attention forward (see Graph::sdpa_fp8): the scale and masks (a

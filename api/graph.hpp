@@ -321,6 +321,11 @@ class Graph {
   // or one that writes no mask.
   [[nodiscard]] std::shared_ptr<TensorAttributes> dropout_mask(
       const std::shared_ptr<TensorAttributes>& output) const;
+  // The bias gradient an sdpa_backward node writes (set_bias with set_dbias_output(true)): pass
+  // any of its outputs (dQ). [1, h_q, s_q, s_kv] in Q's type, packed; mark it set_output(true).
+  // Null for another node or one that writes none.
+  [[nodiscard]] std::shared_ptr<TensorAttributes> dbias(
+      const std::shared_ptr<TensorAttributes>& output) const;
 
   // Checks every tensor and node, infers node outputs, assigns uids to tensors without one.
   [[nodiscard]] Result<void> validate();

@@ -1,5 +1,5 @@
 // dnngraph::Graph's attention builders: sdpa, sdpa_backward, sdpa_fp8 and what they share (the
-// optional inputs' checks, the dropout ports, the dropout mask of a node's output).
+// optional inputs' checks, the dropout ports, the dropout mask and dBias of a node's output).
 #include "api/graph.hpp"
 
 #include "backend/features.hpp"
@@ -28,9 +28,10 @@ bool detail::GraphBuilder::check_attention_inputs(Graph& g, const std::string& n
                                                   const detail::AttentionSettings& settings) {
   // Seed and offset are read only with dropout (a probability of 0 draws no mask).
   const bool dropout = settings.has_dropout();
-  const std::array<Input, 4> optional{
+  const std::array<Input, 5> optional{
       {{"seq_len_q", settings.seq_len_q.get()},
        {"seq_len_kv", settings.seq_len_kv.get()},
+       {"bias", settings.bias.get()},
        {"dropout seed", dropout ? settings.seed.get() : nullptr},
        {"dropout offset", dropout ? settings.offset.get() : nullptr}}};
   return std::ranges::all_of(optional, [&](const Input& input) {
@@ -64,6 +65,17 @@ std::shared_ptr<TensorAttributes> Graph::dropout_mask(
   return nullptr;
 }
 
+std::shared_ptr<TensorAttributes> Graph::dbias(
+    const std::shared_ptr<TensorAttributes>& output) const {
+  for (const auto& node : nodes_) {
+    if (std::ranges::find(node->outputs(), output) != node->outputs().end()) {
+      const auto* backward = dynamic_cast<const detail::SdpaBackwardNode*>(node.get());
+      return backward != nullptr ? backward->dbias_output() : nullptr;
+    }
+  }
+  return nullptr;
+}
+
 std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
     const std::shared_ptr<TensorAttributes>& q, const std::shared_ptr<TensorAttributes>& k,
     const std::shared_ptr<TensorAttributes>& v, SdpaAttributes attributes) {
@@ -81,6 +93,7 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   p.v = v;
   p.seq_len_q = attributes.seq_len_q();
   p.seq_len_kv = attributes.seq_len_kv();
+  p.bias = attributes.bias();
   p.o = Builder::add_output(*this, name, "O");
   p.stats = attributes.generate_stats() ? Builder::add_output(*this, name, "Stats") : nullptr;
   if (!Builder::check_inputs(*this, node, {{"Q", q.get()}, {"K", k.get()}, {"V", v.get()}}) ||
@@ -97,6 +110,9 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   if (const auto scale = attributes.attn_scale()) {
     p.scale = scalar("attn_scale", *scale);
   }
+  if (const auto window = settings.window) {
+    p.window = scalar("sliding_window", static_cast<float>(*window));
+  }
   p.paged = detail::PagedCachePorts::make(
       attributes, [&](const char* port) { return Builder::add_internal(*this, name, port); });
   // Only with a mask: cuDNN 9.19 refuses a variant pack with a uid no operation reads
@@ -106,6 +122,7 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   }
   p.scores = internal("scores", true);
   p.scaled = internal("scaled", p.scale != nullptr);
+  p.biased = internal("biased", p.bias != nullptr);
   p.masks = detail::AttentionMaskPorts::make(
       settings, [&](const char* port) { return Builder::add_internal(*this, name, port); });
   p.softmax = detail::SoftmaxPorts::make(p.stats != nullptr, [&](const char* port) {
@@ -139,10 +156,12 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
   p.stats = stats;
   p.seq_len_q = settings.seq_len_q;
   p.seq_len_kv = settings.seq_len_kv;
+  p.bias = settings.bias;
   p.dq = Builder::add_output(*this, name, "dQ");
   p.dk = Builder::add_output(*this, name, "dK");
   p.dv = Builder::add_output(*this, name, "dV");
   p.d_sum = Builder::add_output(*this, name, "D");
+  p.dbias = attributes.dbias_output() ? Builder::add_output(*this, name, "dBias") : nullptr;
   const std::array outputs{p.dq, p.dk, p.dv, p.d_sum};
   if (!Builder::check_inputs(*this, node,
                              {{"Q", q.get()},
@@ -160,6 +179,9 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
   if (const auto scale = attributes.attn_scale()) {
     p.scale = scalar("attn_scale", *scale);
   }
+  if (const auto window = settings.window) {
+    p.window = scalar("sliding_window", static_cast<float>(*window));
+  }
   if (settings.padding || settings.causal) {  // as in sdpa(): only where an operation reads it
     p.neg_inf = scalar("neg_inf", -std::numeric_limits<float>::infinity());
   }
@@ -170,6 +192,7 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
   p.do_o_sum = internal("dO_O_sum");
   p.scores = internal("scores");
   p.scaled = p.scale ? internal("scaled") : nullptr;
+  p.biased = p.bias ? internal("biased") : nullptr;
   p.masks = detail::AttentionMaskPorts::make(settings, internal);
   p.centered = internal("centered");
   p.probs = internal("probs");

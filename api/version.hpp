@@ -53,6 +53,8 @@ enum class CudnnCapability : std::uint8_t {
   AdaptiveLayerNorm,           // adalayernorm forward and backward (9.9)
   PagedCacheLoad,              // attention over a paged K/V cache (9.5)
   Fp8Attention,                // Graph::sdpa_fp8, FP8 attention forward on Hopper (9.1)
+  SdpaBiasGradientAnyLength,   // attention dBias with padding or lengths not multiples of 64 (9.5)
+  SdpaSlidingWindowCombined,   // a sliding window together with a bias or dropout (9.10.2)
 };
 [[nodiscard]] std::string_view to_string(CudnnCapability capability) noexcept;
 // Whether the loaded cuDNN offers it (false where none can be loaded).

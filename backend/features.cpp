@@ -60,7 +60,7 @@ static_assert(cache_entry_count.id == CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT);
 #endif
 
 // Versions: the "@since" notes of cuDNN 9.27's cudnn_graph.h, but for the concatenate operation.
-constexpr std::array<FeatureEntry, 10> table{{
+constexpr std::array<FeatureEntry, 12> table{{
     {Feature::VariantPackOverrides, "VariantPackOverrides",
      "execute-time override shapes in the variant pack",
      "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS, _SHAPES, _STRIDES", 91800},
@@ -104,6 +104,19 @@ constexpr std::array<FeatureEntry, 10> table{{
      "the SDPA FP8 pattern: CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR on CUDNN_DATA_FP8_E4M3, "
      "pointwise scales and CUDNN_REDUCE_TENSOR_AMAX",
      90100},
+    // Not attributes: what the fused attention engines serve. cudnn-frontend (node/
+    // scaled_dot_product_flash_attention.h, the backward's pre-validation) refuses dBias below
+    // 9.5.0 with a padding mask or with s_q or s_kv not a multiple of 64.
+    {Feature::SdpaBiasGradientAnyLength, "SdpaBiasGradientAnyLength",
+     "attention dBias with a padding mask or sequence lengths not multiples of 64",
+     "a REDUCTION ADD of dS to the bias's dims in the SDPA backward pattern", 90500},
+    // cudnn-frontend (node/sdpa_support_surface.h and the backward's pre-validation) serves a
+    // left bound (sliding window) with a bias or dropout from 9.10.2 only.
+    {Feature::SdpaSlidingWindowCombined, "SdpaSlidingWindowCombined",
+     "an attention sliding window together with a bias or dropout",
+     "the diagonal-band left bound (GEN_INDEX, ADD, CMP_GT, BINARY_SELECT) in the SDPA pattern "
+     "with a bias ADD or an RNG",
+     91002},
 }};
 
 struct VersionedEntry {

@@ -30,6 +30,8 @@ enum class Feature {
   AdaptiveLayerNorm,           // the adaptive layer norm mode of the norm operations (9.9)
   PagedCacheLoad,              // K/V read from a paged cache through a page table (9.5)
   Fp8Attention,                // the FP8 attention forward pattern on Hopper (9.1)
+  SdpaBiasGradientAnyLength,   // attention dBias with padding or lengths not multiples of 64 (9.5)
+  SdpaSlidingWindowCombined,   // a sliding window together with a bias or dropout (9.10.2)
 };
 
 struct FeatureEntry {

@@ -203,6 +203,11 @@ const backend::Tensor* AttentionSteps::scores(const Scores& s) {
               out);
     current = out;
   }
+  if (s.bias != nullptr) {
+    const backend::Tensor* biased = tensor(s.biased);
+    pointwise("bias", CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, {current, s.bias, nullptr}, biased);
+    current = biased;
+  }
   if (s.padding != nullptr) {
     current = padding_mask(*s.padding, current, s.seq_q, s.seq_kv, s.neg_inf);
   }
@@ -269,6 +274,29 @@ const backend::Tensor* AttentionSteps::causal_mask(
   }
   pointwise("causal keep", CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, {row, col, nullptr}, keep);
   pointwise("causal select", CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT,
+            {scores, neg_inf, keep}, masked);
+  return masked;
+}
+
+const backend::Tensor* AttentionSteps::sliding_window(const AttentionMaskPorts& p,
+                                                      const backend::Tensor* scores,
+                                                      const backend::Tensor* length,
+                                                      const backend::Tensor* neg_inf) {
+  const backend::Tensor* row = tensor(p.window_row);
+  const backend::Tensor* col = tensor(p.window_col);
+  const backend::Tensor* col_plus = tensor(p.window_col_plus);
+  const backend::Tensor* keep = tensor(p.window_keep);
+  const backend::Tensor* masked = tensor(p.windowed);
+  pointwise("window row index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
+            {scores, nullptr, nullptr}, row, 2);
+  pointwise("window column index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
+            {scores, nullptr, nullptr}, col, 3);
+  // cudnn-frontend's composite diagonal band gives this addition axis 3 and the length's type.
+  pointwise("column + window", CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, {col, length, nullptr},
+            col_plus, 3);
+  pointwise("window keep", CUDNN_POINTWISE_CMP_GT, CUDNN_DATA_BOOLEAN, {col_plus, row, nullptr},
+            keep);
+  pointwise("window select", CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT,
             {scores, neg_inf, keep}, masked);
   return masked;
 }

@@ -13,7 +13,7 @@ namespace dnngraph::detail {
 
 std::vector<TensorPtr> SdpaPorts::inputs() const {
   std::vector<TensorPtr> list;
-  append_present(list, {q, k, v, seq_len_q, seq_len_kv, scale, neg_inf, dropout.seed,
+  append_present(list, {q, k, v, seq_len_q, seq_len_kv, scale, neg_inf, bias, window, dropout.seed,
                         dropout.offset, dropout.scale});
   paged.append_inputs(list);
   return list;
@@ -27,7 +27,7 @@ std::vector<TensorPtr> SdpaPorts::outputs() const {
 
 std::vector<TensorPtr> SdpaPorts::internals() const {
   std::vector<TensorPtr> list;
-  append_present(list, {scores, scaled});
+  append_present(list, {scores, scaled, biased});
   masks.append_to(list);
   softmax.append_to(list);
   append_present(list, {dropout.internal_mask(), kept, dropped});
@@ -43,7 +43,7 @@ void SdpaNode::settle_internals() {
       t->set_dim(dims).set_stride(packed_strides(dims)).set_data_type(type);
     }
   };
-  for (const TensorPtr& t : {ports_.scores, ports_.scaled, ports_.kept}) {
+  for (const TensorPtr& t : {ports_.scores, ports_.scaled, ports_.biased, ports_.kept}) {
     settle(t, score_dims, DataType::Float);
   }
   ports_.masks.settle(score_dims);
@@ -283,9 +283,14 @@ Result<std::vector<LoweredOperation>> SdpaNode::lower_all(const TensorTable& ten
   }
   AttentionSteps::Scores scores = ops.scores_of(p, *p.keys(), q, attributes_.padding_mask());
   scores.k_pages = k_pages;
+  scores.bias = ops.tensor(p.bias);
+  scores.biased = p.biased;
   const backend::Tensor* current = ops.scores(scores);
   if (const auto causal = attributes_.causal()) {
     current = ops.causal_mask(p.masks, *causal, current, seq_q, seq_kv, neg_inf);
+  }
+  if (p.window) {  // the left bound after the right one, as cudnn-frontend orders them
+    current = ops.sliding_window(p.masks, current, ops.tensor(p.window), neg_inf);
   }
   const backend::Tensor* o = ops.tensor(p.o);
   const backend::Tensor* probs =

@@ -18,10 +18,12 @@ struct SdpaPorts {
   TensorPtr q, k, v, seq_len_q, seq_len_kv;
   TensorPtr scale;    // the attention scale, when the attributes set one
   TensorPtr neg_inf;  // -infinity: what a masked score becomes
+  TensorPtr bias;     // the user's additive bias (set_bias)
+  TensorPtr window;   // the sliding window's length, a by-value Float (set_sliding_window_length)
   // Outputs (the dropout mask among them with set_dropout_mask_output).
   TensorPtr o, stats;
   // Internal virtual tensors, in lowering order.
-  TensorPtr scores, scaled;  // Q K^T, times scale
+  TensorPtr scores, scaled, biased;  // Q K^T, times scale, plus the bias
   AttentionMaskPorts masks;
   SoftmaxPorts softmax;
   // Dropout (null without): the key, 1 / (1 - p) and the mask; then P * mask (Float) and that

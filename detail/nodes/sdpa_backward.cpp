@@ -3,6 +3,8 @@
 #include "detail/nodes/sdpa_backward.hpp"
 
 #include "api/layout.hpp"
+#include "backend/features.hpp"
+#include "detail/cudnn/cudnn_error.hpp"
 
 #include <utility>
 
@@ -11,19 +13,19 @@ namespace dnngraph::detail {
 std::vector<TensorPtr> SdpaBackwardPorts::inputs() const {
   std::vector<TensorPtr> list;
   append_present(list, {q, k, v, o, d_o, stats, seq_len_q, seq_len_kv, scale, neg_inf, d_scale,
-                        dropout.seed, dropout.offset, dropout.scale});
+                        bias, window, dropout.seed, dropout.offset, dropout.scale});
   return list;
 }
 
 std::vector<TensorPtr> SdpaBackwardPorts::outputs() const {
   std::vector<TensorPtr> list;
-  append_present(list, {dq, dk, dv, d_sum, dropout.output_mask()});
+  append_present(list, {dq, dk, dv, d_sum, dropout.output_mask(), dbias});
   return list;
 }
 
 std::vector<TensorPtr> SdpaBackwardPorts::internals() const {
   std::vector<TensorPtr> list;
-  append_present(list, {do_o, do_o_sum, scores, scaled});
+  append_present(list, {do_o, do_o_sum, scores, scaled, biased});
   masks.append_to(list);
   append_present(list, {centered, probs, dropout.internal_mask(), probs_kept, probs_dropped,
                         probs_t, dv_heads, dp, dp_kept, dp_centered, ds_unscaled, ds_dropped, ds,
@@ -139,6 +141,49 @@ Result<void> SdpaBackwardNode::settle_gradients(const GraphContext& context) con
                                });
 }
 
+Result<void> SdpaBackwardNode::settle_dbias(const GraphContext& context) const {
+  if (!attributes_.dbias_output()) {
+    return {};
+  }
+  if (!ports_.bias) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      describe() +
+                          ": set_dbias_output(true) asks for the bias's gradient, but no "
+                          "bias is set (set_bias)");
+  }
+  const auto& q = ports_.q->dim();
+  const std::int64_t s_kv = ports_.k->dim()[2];
+  const std::vector<std::int64_t> served{1, q[1], q[2], s_kv};
+  // cudnn-frontend's tests and XLA (openxla/xla#11967) ask cuDNN for dBias of this shape only;
+  // TransformerEngine disables its fused backward for the others.
+  if (ports_.bias->dim() != served) {
+    return make_error(ErrorCode::ShapeMismatch,
+                      describe() + ": dBias of bias " + ports_.bias->describe() + " " +
+                          to_string(ports_.bias->dim()) + ": cuDNN's attention backward serves " +
+                          "dBias only for a bias of [1, h_q, s_q, s_kv] = " + to_string(served));
+  }
+  if ((attributes_.padding_mask() || q[2] % 64 != 0 || s_kv % 64 != 0) &&
+      !backend::available(backend::Feature::SdpaBiasGradientAnyLength)) {
+    return std::unexpected(
+        version_too_old(backend::Feature::SdpaBiasGradientAnyLength, describe() + ": dBias"));
+  }
+  TensorAttributes& dbias = *ports_.dbias;
+  if (!dbias.data_type()) {
+    dbias.set_data_type(ports_.q->data_type().value_or(DataType::Half));  // checked: set
+  }
+  if (auto ok = settle_output(dbias, served, context); !ok) {
+    return ok;
+  }
+  if (dbias.data_type() != ports_.q->data_type() || dbias.stride() != packed_strides(served)) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      describe() + ": dBias " + dbias.describe() + " has data type " +
+                          type_name(dbias) + " and strides " + to_string(dbias.stride()) +
+                          "; dBias takes Q's type (" + type_name(*ports_.q) +
+                          ") and packed strides " + to_string(packed_strides(served)));
+  }
+  return {};
+}
+
 void SdpaBackwardNode::settle_internals() {
   const auto& q = ports_.q->dim();
   const std::int64_t b = q[0], h_q = q[1], s_q = q[2], d = q[3];
@@ -154,9 +199,9 @@ void SdpaBackwardNode::settle_internals() {
   settle(ports_.do_o, {b, h_q, s_q, d_v}, DataType::Float);
   settle(ports_.do_o_sum, {b, h_q, s_q, 1}, DataType::Float);
   for (const TensorPtr& t :
-       {ports_.scores, ports_.scaled, ports_.centered, ports_.probs, ports_.probs_kept,
-        ports_.probs_dropped, ports_.dp, ports_.dp_kept, ports_.dp_centered, ports_.ds_unscaled,
-        ports_.ds_dropped, ports_.ds}) {
+       {ports_.scores, ports_.scaled, ports_.biased, ports_.centered, ports_.probs,
+        ports_.probs_kept, ports_.probs_dropped, ports_.dp, ports_.dp_kept, ports_.dp_centered,
+        ports_.ds_unscaled, ports_.ds_dropped, ports_.ds}) {
     settle(t, score_dims, DataType::Float);
   }
   ports_.masks.settle(score_dims);
@@ -197,6 +242,9 @@ Result<void> SdpaBackwardNode::infer(const GraphContext& context) {
     return ok;
   }
   if (auto ok = settle_gradients(context); !ok) {
+    return ok;
+  }
+  if (auto ok = settle_dbias(context); !ok) {
     return ok;
   }
   if (auto ok = check_ragged_needs_padding(
@@ -269,14 +317,19 @@ const backend::Tensor* lower_d(AttentionSteps& ops, const SdpaBackwardPorts& p,
 const backend::Tensor* recompute_probabilities(AttentionSteps& ops, const SdpaBackwardPorts& p,
                                                const SdpaBackwardAttributes& attributes,
                                                const BackwardOperands& in) {
-  const backend::Tensor* current =
-      ops.scores(ops.scores_of(p, *p.k, in.q, attributes.padding_mask()));
+  AttentionSteps::Scores scores = ops.scores_of(p, *p.k, in.q, attributes.padding_mask());
+  scores.bias = ops.tensor(p.bias);
+  scores.biased = p.biased;
+  const backend::Tensor* current = ops.scores(scores);
   const backend::Tensor* centered = ops.tensor(p.centered);
   ops.pointwise("minus Stats", CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, {current, in.stats, nullptr},
                 centered);
   current = centered;
   if (const auto causal = attributes.causal()) {
     current = ops.causal_mask(p.masks, *causal, current, in.seq_q, in.seq_kv, in.neg_inf);
+  }
+  if (p.window) {  // the left bound after the right one, as cudnn-frontend orders them
+    current = ops.sliding_window(p.masks, current, ops.tensor(p.window), in.neg_inf);
   }
   const backend::Tensor* probs = ops.tensor(p.probs);
   ops.pointwise("P", CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, {current, nullptr, nullptr}, probs);
@@ -331,6 +384,9 @@ const backend::Tensor* lower_ds(AttentionSteps& ops, const SdpaBackwardPorts& p,
     ds = ops.tensor(p.ds_dropped);
     ops.pointwise("dS / (1 - p)", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
                   {ds_unscaled, s.dropout.scale, nullptr}, ds);
+  }
+  if (p.dbias) {  // the gradient of the bias: dS before the attention scale, summed over batches
+    ops.reduction("dBias", CUDNN_REDUCE_TENSOR_ADD, ds, ops.tensor(p.dbias));
   }
   if (in.scale != nullptr) {
     const backend::Tensor* unscaled = ds;

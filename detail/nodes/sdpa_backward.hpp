@@ -5,9 +5,10 @@
 //   M  = rng(k)                                    (first, as the frontend orders it)
 //   D  = rowsum(dO * O) * k                        (k = 1 without dropout; Float [b, h_q, s_q, 1],
 //                                                   in memory)
-//   P  = exp(masks(scale * Q K^T) - Stats)         (the forward's probabilities, recomputed)
+//   P  = exp(masks(scale * Q K^T + bias) - Stats)  (the forward's probabilities, recomputed)
 //   dV = (P * M / k)^T dO                          (P^T in the io type)
 //   dS = (dO V^T * M - D) * P / k * scale
+//   dBias = sum over the batch of dS / scale        (before the scale's MUL, as the frontend)
 //   dK = dS^T Q                                    (dS^T in the io type)
 //   dQ = dS K                                     (in a Float accumulator, then copied)
 // Grouped-query attention: dK and dV are computed per query head ([b, h_q, s_kv, d], io type)
@@ -28,12 +29,14 @@ struct SdpaBackwardPorts {
   TensorPtr neg_inf;  // -infinity: what a masked score becomes (only with a mask)
   // D is rowsum(dO * O) times it: 1, or 1 - p with dropout (the frontend's Dropout_scale_inv).
   TensorPtr d_scale;
+  TensorPtr bias;    // the forward's additive bias (set_bias)
+  TensorPtr window;  // the sliding window's length, a by-value Float (set_sliding_window_length)
   // Outputs. d_sum is D, which cuDNN's engines read from memory (with the dropout mask among the
-  // outputs with set_dropout_mask_output).
-  TensorPtr dq, dk, dv, d_sum;
+  // outputs with set_dropout_mask_output). dbias: the bias's gradient (set_dbias_output).
+  TensorPtr dq, dk, dv, d_sum, dbias;
   // Internal virtual tensors, in lowering order.
-  TensorPtr do_o, do_o_sum;  // dO * O, its row sums
-  TensorPtr scores, scaled;  // Q K^T, times scale
+  TensorPtr do_o, do_o_sum;          // dO * O, its row sums
+  TensorPtr scores, scaled, biased;  // Q K^T, times scale, plus the bias
   AttentionMaskPorts masks;
   TensorPtr centered, probs, probs_t, dv_heads;  // S - Stats, P, P^T, per-query-head dV (GQA)
   TensorPtr dp, dp_centered, ds_unscaled, ds, ds_t, dk_heads;  // dO V^T, - D, * P, * scale
@@ -61,6 +64,8 @@ class SdpaBackwardNode final : public Node {
   [[nodiscard]] NodeKind kind() const noexcept override { return NodeKind::SdpaBackward; }
   // The dropout mask as an output (set_dropout_mask_output); null otherwise.
   [[nodiscard]] TensorPtr dropout_mask_output() const { return ports_.dropout.output_mask(); }
+  // dBias (set_dbias_output); null otherwise.
+  [[nodiscard]] TensorPtr dbias_output() const { return ports_.dbias; }
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
   // As the forward: a dynamic-shape graph of this node is refused at plan choice (known issue
   // sdpa-dynamic-shape, measured on the forward pattern).
@@ -85,6 +90,8 @@ class SdpaBackwardNode final : public Node {
   [[nodiscard]] Result<void> check_forward_tensors() const;
   // dQ, dK, dV (Q's, K's, V's dims, Q's type, head dim innermost), D and the dropout mask.
   [[nodiscard]] Result<void> settle_gradients(const GraphContext& context) const;
+  // dBias: asked only with a bias of [1, h_q, s_q, s_kv]; the bias's dims, Q's type, packed.
+  [[nodiscard]] Result<void> settle_dbias(const GraphContext& context) const;
   void settle_internals();
 
   SdpaBackwardAttributes attributes_;

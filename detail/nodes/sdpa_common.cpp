@@ -1,8 +1,9 @@
-// What the attention nodes share: input, mask and dropout checks, mask and dropout tensors (the
-// step builder is in attention_steps.cpp).
+// What the attention nodes share: input, mask, bias, window and dropout checks, mask and dropout
+// tensors (the step builder is in attention_steps.cpp).
 #include "detail/nodes/sdpa_common.hpp"
 
 #include "api/layout.hpp"
+#include "backend/features.hpp"
 #include "backend/matmul.hpp"
 #include "backend/operation_matmul.hpp"
 #include "backend/operation_paged_cache_load.hpp"
@@ -57,12 +58,19 @@ AttentionMaskPorts AttentionMaskPorts::make(const AttentionSettings& settings,
   p.causal_row_shifted = internal("causal_row_shifted", shifted);
   p.causal_keep = internal("causal_keep", causal);
   p.causal = internal("causal", causal);
+  const bool window = settings.window.has_value();
+  p.window_row = internal("window_row", window);
+  p.window_col = internal("window_col", window);
+  p.window_col_plus = internal("window_col_plus", window);
+  p.window_keep = internal("window_keep", window);
+  p.windowed = internal("windowed", window);
   return p;
 }
 
 void AttentionMaskPorts::append_to(std::vector<TensorPtr>& list) const {
   append_present(list, {pad_row, pad_col, pad_row_in, pad_col_in, pad_keep, padded, causal_row,
-                        causal_col, causal_row_plus, causal_row_shifted, causal_keep, causal});
+                        causal_col, causal_row_plus, causal_row_shifted, causal_keep, causal,
+                        window_row, window_col, window_col_plus, window_keep, windowed});
 }
 
 void AttentionMaskPorts::settle(const std::vector<std::int64_t>& score_dims) const {
@@ -71,15 +79,16 @@ void AttentionMaskPorts::settle(const std::vector<std::int64_t>& score_dims) con
       t->set_dim(score_dims).set_stride(packed_strides(score_dims)).set_data_type(type);
     }
   };
-  for (const TensorPtr& t : {padded, causal}) {
+  // column + window length is Float: the length is a Float scalar, as cudnn-frontend gives it.
+  for (const TensorPtr& t : {padded, causal, window_col_plus, windowed}) {
     settle(t, DataType::Float);
   }
   // row + seq_len_kv - seq_len_q is an index too.
-  for (const TensorPtr& t :
-       {pad_row, pad_col, causal_row, causal_col, causal_row_plus, causal_row_shifted}) {
+  for (const TensorPtr& t : {pad_row, pad_col, causal_row, causal_col, causal_row_plus,
+                             causal_row_shifted, window_row, window_col}) {
     settle(t, DataType::Int32);
   }
-  for (const TensorPtr& t : {pad_row_in, pad_col_in, pad_keep, causal_keep}) {
+  for (const TensorPtr& t : {pad_row_in, pad_col_in, pad_keep, causal_keep, window_keep}) {
     settle(t, DataType::Boolean);
   }
 }
@@ -310,6 +319,72 @@ Result<void> check_attention_masks(const std::string& node, const AttentionSetti
   return {};
 }
 
+Result<void> check_attention_bias(const std::string& node, const AttentionSettings& settings,
+                                  const TensorAttributes& q, const TensorAttributes& k) {
+  if (!settings.bias) {
+    return {};
+  }
+  const TensorAttributes& bias = *settings.bias;
+  const auto& qd = q.dim();
+  const std::string expected = "[" + std::to_string(qd[0]) + " or 1, " + std::to_string(qd[1]) +
+                               " or 1, " + std::to_string(qd[2]) + ", " +
+                               std::to_string(k.dim()[2]) + "] ([b or 1, h_q or 1, s_q, s_kv])";
+  const auto& d = bias.dim();
+  if (d.size() != 4 || (d[0] != qd[0] && d[0] != 1) || (d[1] != qd[1] && d[1] != 1) ||
+      d[2] != qd[2] || d[3] != k.dim()[2]) {
+    return make_error(ErrorCode::ShapeMismatch, node + ": bias " + bias.describe() + " has dims " +
+                                                    to_string(d) + ", expected " + expected);
+  }
+  if (bias.data_type() != q.data_type() || bias.stride()[3] != 1) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node + ": bias " + bias.describe() + " has data type " + type_name(bias) +
+                          " and strides " + to_string(bias.stride()) +
+                          "; the bias takes Q's type (" + type_name(q) +
+                          ") and an innermost key dim (stride 1)");
+  }
+  // cudnn-frontend refuses it for every implementation ("Bottom right causal mask is only
+  // supported with is_bias=False, ...").
+  if (settings.causal == DiagonalAlignment::BottomRight) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node +
+                          ": a bias with a bottom-right causal mask: cuDNN's fused attention "
+                          "does not serve the combination (cudnn-frontend refuses it too)");
+  }
+  return {};
+}
+
+Result<void> check_attention_window(const std::string& node, const AttentionSettings& settings,
+                                    const TensorAttributes& q, const TensorAttributes& k) {
+  if (!settings.window) {
+    return {};
+  }
+  const std::int64_t length = *settings.window;
+  if (length < 1) {
+    return make_error(ErrorCode::InvalidAttribute, node + ": sliding window length " +
+                                                       std::to_string(length) +
+                                                       "; it counts the keys a query sees, >= 1");
+  }
+  if (settings.causal != DiagonalAlignment::TopLeft) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node + ": a sliding window needs the top-left causal mask (set_causal_mask" +
+                          "(true)); " +
+                          (settings.causal ? "the bottom-right alignment is not offered"
+                                           : "no causal mask is set"));
+  }
+  // cudnn-frontend: "Sliding window attention is only supported with max_s_q <= max_s_kv."
+  if (!settings.padding && q.dim()[2] > k.dim()[2]) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node + ": a sliding window without a padding mask needs s_q <= s_kv; s_q " +
+                          std::to_string(q.dim()[2]) + ", s_kv " + std::to_string(k.dim()[2]));
+  }
+  if ((settings.bias || settings.has_dropout()) &&
+      !backend::available(backend::Feature::SdpaSlidingWindowCombined)) {
+    return std::unexpected(version_too_old(backend::Feature::SdpaSlidingWindowCombined,
+                                           node + ": a sliding window with a bias or dropout"));
+  }
+  return {};
+}
+
 Result<void> check_attention_dropout(const std::string& node, const AttentionSettings& settings) {
   if (!settings.has_dropout()) {
     if (settings.mask_output) {
@@ -367,6 +442,12 @@ Result<void> check_attention(const std::string& node, std::optional<DataType> co
     return ok;
   }
   if (auto ok = check_attention_masks(node, settings, q, k); !ok) {
+    return ok;
+  }
+  if (auto ok = check_attention_bias(node, settings, q, k); !ok) {
+    return ok;
+  }
+  if (auto ok = check_attention_window(node, settings, q, k); !ok) {
     return ok;
   }
   return check_attention_dropout(node, settings);

@@ -19,13 +19,15 @@
 
 namespace dnngraph::detail {
 
-// The scale, masks and dropout of an attention node's attributes.
+// The scale, masks, bias, sliding window and dropout of an attention node's attributes.
 struct AttentionSettings {
   std::optional<float> scale;
   std::optional<DiagonalAlignment> causal;
   bool padding = false;
   TensorPtr seq_len_q, seq_len_kv;
-  std::optional<double> dropout;  // the probability as given, 0 included
+  TensorPtr bias;                      // null without
+  std::optional<std::int64_t> window;  // the sliding window's length (the left bound)
+  std::optional<double> dropout;       // the probability as given, 0 included
   TensorPtr seed, offset;
   bool mask_output = false;
 
@@ -43,6 +45,8 @@ struct AttentionSettings {
   template <class A>
   [[nodiscard]] static AttentionSettings of(const AttentionAttributes<A>& a) {
     AttentionSettings settings = of_scores(a);
+    settings.bias = a.bias();
+    settings.window = a.sliding_window_length();
     settings.dropout = a.dropout_probability();
     settings.seed = a.dropout_seed();
     settings.offset = a.dropout_offset();
@@ -60,6 +64,9 @@ struct AttentionSettings {
 struct AttentionMaskPorts {
   TensorPtr pad_row, pad_col, pad_row_in, pad_col_in, pad_keep, padded;
   TensorPtr causal_row, causal_col, causal_row_plus, causal_row_shifted, causal_keep, causal;
+  // The sliding window: row and column indices, column + length (Float), the keep flags, the
+  // masked scores.
+  TensorPtr window_row, window_col, window_col_plus, window_keep, windowed;
 
   // Makes the tensors `settings` needs with make(port name).
   [[nodiscard]] static AttentionMaskPorts make(const AttentionSettings& settings,
@@ -149,6 +156,19 @@ inline constexpr AttentionInputRule half_precision_inputs{
                                                  const AttentionSettings& settings,
                                                  const TensorAttributes& q,
                                                  const TensorAttributes& k);
+// The bias: rank 4, [b or 1, h_q or 1, s_q, s_kv], Q's type, innermost stride 1, and no
+// bottom-right causal mask (cudnn-frontend refuses that combination for every implementation).
+[[nodiscard]] Result<void> check_attention_bias(const std::string& node,
+                                                const AttentionSettings& settings,
+                                                const TensorAttributes& q,
+                                                const TensorAttributes& k);
+// The sliding window: a length >= 1, with a top-left causal mask, s_q <= s_kv without a padding
+// mask, and with a bias or dropout only where the loaded cuDNN serves that
+// (Feature::SdpaSlidingWindowCombined).
+[[nodiscard]] Result<void> check_attention_window(const std::string& node,
+                                                  const AttentionSettings& settings,
+                                                  const TensorAttributes& q,
+                                                  const TensorAttributes& k);
 // Dropout: a probability in [0, 1) (1 keeps nothing; its scale 1 / (1 - p) is infinite); above
 // 0, a seed and an offset of one Int64 or Int32 value each, and no bottom-right causal mask
 // (cudnn-frontend 1.32 refuses that combination: cuDNN's fused attention does not serve it); the
@@ -156,7 +176,8 @@ inline constexpr AttentionInputRule half_precision_inputs{
 [[nodiscard]] Result<void> check_attention_dropout(const std::string& node,
                                                    const AttentionSettings& settings);
 // The node's compute type, if set, is Float; then check_attention_inputs (with `rule`),
-// check_attention_scores, check_attention_masks and check_attention_dropout.
+// check_attention_scores, check_attention_masks, check_attention_bias, check_attention_window
+// and check_attention_dropout.
 [[nodiscard]] Result<void> check_attention(const std::string& node, std::optional<DataType> compute,
                                            const AttentionSettings& settings,
                                            const TensorAttributes& q, const TensorAttributes& k,
@@ -229,6 +250,9 @@ class AttentionSteps {
     // Applied in order before the padding mask. The initializer lets callers leave it out
     // (-Wmissing-designated-field-initializers).
     std::span<const Factor> factors = {};  // NOLINT(readability-redundant-member-init)
+    // The additive bias (null: none), after the factors: biased = scores + bias.
+    const backend::Tensor* bias = nullptr;
+    TensorPtr biased = nullptr;  // NOLINT(readability-redundant-member-init)
   };
   const backend::Tensor* scores(const Scores& s);
   // C = A B (per-batch M and K overrides), summed over each group of query heads into `grad`
@@ -247,6 +271,13 @@ class AttentionSteps {
   const backend::Tensor* causal_mask(const AttentionMaskPorts& p, DiagonalAlignment alignment,
                                      const backend::Tensor* scores, const backend::Tensor* seq_q,
                                      const backend::Tensor* seq_kv, const backend::Tensor* neg_inf);
+
+  // The sliding window on `scores` (cudnn-frontend's diagonal-band left bound, top-left: GEN_INDEX
+  // rows and columns, column + length in Float, CMP_GT with the row, BINARY_SELECT with -inf);
+  // returns the masked scores.
+  const backend::Tensor* sliding_window(const AttentionMaskPorts& p, const backend::Tensor* scores,
+                                        const backend::Tensor* length,
+                                        const backend::Tensor* neg_inf);
 
   // The softmax of `scores` over the keys (REDUCTION MAX, SUB, EXP, REDUCTION ADD, LOG, ADD ->
   // stats, DIV -> P); `stats` is the node's Stats output, or p.unused_stats. Returns P.

@@ -115,6 +115,8 @@ struct AttentionArgs {
   const std::optional<Tensor>& seed;
   const std::optional<Tensor>& offset;
   bool dropout_mask_output;
+  const std::optional<Tensor>& bias;                  // bias=
+  std::optional<std::int64_t> sliding_window_length;  // sliding_window_length=
 };
 
 // The scale and masks every attention node takes (sdpa, sdpa_backward, sdpa_fp8).
@@ -137,6 +139,8 @@ A& attention_attributes(A& a, const AttentionArgs& args) {
     a.set_dropout(*args.dropout, args.seed.value_or(nullptr), args.offset.value_or(nullptr));
   }
   a.set_dropout_mask_output(args.dropout_mask_output);
+  if (args.bias) a.set_bias(*args.bias);
+  if (args.sliding_window_length) a.set_sliding_window_length(*args.sliding_window_length);
   return a;
 }
 
@@ -637,7 +641,8 @@ void def_nodes(nb::class_<PyGraph>& cls) {
              std::optional<double> dropout, const std::optional<Tensor>& seed,
              const std::optional<Tensor>& offset, bool dropout_mask_output,
              const std::optional<Tensor>& page_table_k, const std::optional<Tensor>& page_table_v,
-             std::optional<std::int64_t> max_seq_len_kv, std::optional<DataType> compute,
+             std::optional<std::int64_t> max_seq_len_kv, const std::optional<Tensor>& bias,
+             std::optional<std::int64_t> sliding_window_length, std::optional<DataType> compute,
              const std::optional<std::string>& name) {
             const auto locked = lock(g);
             SdpaAttributes attributes;
@@ -648,10 +653,20 @@ void def_nodes(nb::class_<PyGraph>& cls) {
                                              page_table_v.value_or(nullptr),
                                              max_seq_len_kv.value_or(0));
             }
-            const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
-                                     padding_mask, seq_len_q,   seq_len_kv,
-                                     compute,      name,        dropout,
-                                     seed,         offset,      dropout_mask_output};
+            const AttentionArgs args{attn_scale,
+                                     causal_mask,
+                                     causal_mask_bottom_right,
+                                     padding_mask,
+                                     seq_len_q,
+                                     seq_len_kv,
+                                     compute,
+                                     name,
+                                     dropout,
+                                     seed,
+                                     offset,
+                                     dropout_mask_output,
+                                     bias,
+                                     sliding_window_length};
             const auto [o, stats] = g.graph.sdpa(q, k, v, attention_attributes(attributes, args));
             return std::make_tuple(o, present(stats));
           },
@@ -660,8 +675,9 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "padding_mask"_a = false, "seq_len_q"_a = nb::none(), "seq_len_kv"_a = nb::none(),
           "dropout"_a = nb::none(), "seed"_a = nb::none(), "offset"_a = nb::none(),
           "dropout_mask_output"_a = false, "page_table_k"_a = nb::none(),
-          "page_table_v"_a = nb::none(), "max_seq_len_kv"_a = nb::none(),
-          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "page_table_v"_a = nb::none(), "max_seq_len_kv"_a = nb::none(), "bias"_a = nb::none(),
+          "sliding_window_length"_a = nb::none(), "compute_data_type"_a = nb::none(),
+          "name"_a = nb::none(),
           "Scaled dot-product attention O = softmax(attn_scale * Q K^T + masks) V for Q\n"
           "[b, h_q, s_q, d], K [b, h_k, s_kv, d], V [b, h_v, s_kv, d_v] (Half or BFloat16,\n"
           "h_k and h_v dividing h_q). Returns (O, Stats); Stats (Float [b, h_q, s_q, 1], the\n"
@@ -674,7 +690,10 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "page_table_k=, page_table_v= (Int32 [b, 1, pages, 1]) and max_seq_len_kv= read K\n"
           "and V from a paged cache: k and v are then containers [num_blocks, h, block_size,\n"
           "d], each page table holds ceil(max_seq_len_kv / block_size) block indices per\n"
-          "batch, and padding_mask=True with seq_len_kv gives each batch's length.")
+          "batch, and padding_mask=True with seq_len_kv gives each batch's length.\n"
+          "bias= ([b or 1, h_q or 1, s_q, s_kv] in Q's type) is added to the scaled scores\n"
+          "before the masks; sliding_window_length=W (with causal_mask=True) keeps key j for\n"
+          "query i only when i - W < j.")
       .def(
           "sdpa_fp8",
           [](PyGraph& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& descale_q,
@@ -691,7 +710,8 @@ void def_nodes(nb::class_<PyGraph>& cls) {
             const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
                                      padding_mask, seq_len_q,   seq_len_kv,
                                      compute,      name,        std::nullopt,
-                                     none,         none,        false};
+                                     none,         none,        false,
+                                     none,         std::nullopt};
             const auto [o, stats, amax_s, amax_o] =
                 g.graph.sdpa_fp8(q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s,
                                  scale_o, attention_score_attributes(attributes, args));
@@ -719,13 +739,26 @@ void def_nodes(nb::class_<PyGraph>& cls) {
              const std::optional<Tensor>& seq_len_q, const std::optional<Tensor>& seq_len_kv,
              std::optional<double> dropout, const std::optional<Tensor>& seed,
              const std::optional<Tensor>& offset, bool dropout_mask_output,
-             std::optional<DataType> compute, const std::optional<std::string>& name) {
+             const std::optional<Tensor>& bias, std::optional<std::int64_t> sliding_window_length,
+             bool dbias_output, std::optional<DataType> compute,
+             const std::optional<std::string>& name) {
             const auto locked = lock(g);
             SdpaBackwardAttributes attributes;
-            const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
-                                     padding_mask, seq_len_q,   seq_len_kv,
-                                     compute,      name,        dropout,
-                                     seed,         offset,      dropout_mask_output};
+            attributes.set_dbias_output(dbias_output);
+            const AttentionArgs args{attn_scale,
+                                     causal_mask,
+                                     causal_mask_bottom_right,
+                                     padding_mask,
+                                     seq_len_q,
+                                     seq_len_kv,
+                                     compute,
+                                     name,
+                                     dropout,
+                                     seed,
+                                     offset,
+                                     dropout_mask_output,
+                                     bias,
+                                     sliding_window_length};
             const auto [dq, dk, dv, d] = g.graph.sdpa_backward(
                 q, k, v, o, d_o, stats, attention_attributes(attributes, args));
             return std::make_tuple(dq, dk, dv, d);
@@ -735,12 +768,15 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "causal_mask_bottom_right"_a = false, "padding_mask"_a = false,
           "seq_len_q"_a = nb::none(), "seq_len_kv"_a = nb::none(), "dropout"_a = nb::none(),
           "seed"_a = nb::none(), "offset"_a = nb::none(), "dropout_mask_output"_a = false,
+          "bias"_a = nb::none(), "sliding_window_length"_a = nb::none(), "dbias_output"_a = false,
           "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
           "The gradients of sdpa() from Q, K, V, the forward's O and Stats, and dO, with the\n"
           "forward's scale, masks and dropout (the same dropout, seed and offset draw the\n"
           "forward's mask again). Returns (dQ, dK, dV, D): D = rowsum(dO * O) (with dropout\n"
           "times 1 - dropout; Float [b, h_q, s_q, 1]) is written to memory for cuDNN's\n"
-          "engines; mark all four outputs.")
+          "engines; mark all four outputs. bias= and sliding_window_length= are the forward's;\n"
+          "dbias_output=True also writes the bias's gradient (a bias of [1, h_q, s_q, s_kv]\n"
+          "only): dbias(dQ) gives it.")
       .def(
           "dropout_mask",
           [](PyGraph& g, const Tensor& output) {
@@ -750,7 +786,17 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "output"_a,
           "The dropout mask an sdpa or sdpa_backward node writes (dropout_mask_output=True),\n"
           "from any output of that node (O, dQ): Float [b, h_q, s_q, s_kv], 0 or 1; mark it\n"
-          "set_output(True). None for a node that writes no mask.");
+          "set_output(True). None for a node that writes no mask.")
+      .def(
+          "dbias",
+          [](PyGraph& g, const Tensor& output) {
+            const auto locked = lock(g);
+            return present(g.graph.dbias(output));
+          },
+          "output"_a,
+          "The bias gradient an sdpa_backward node writes (dbias_output=True), from any of its\n"
+          "outputs (dQ): [1, h_q, s_q, s_kv] in Q's type; mark it set_output(True). None for a\n"
+          "node that writes none.");
 }
 
 // The empty handle get_workspace_size() passes when the caller gives none (and no overrides).

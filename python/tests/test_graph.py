@@ -827,3 +827,48 @@ def test_sdpa_backward_checks_the_forward_tensors():
     e = error_of(g.validate)
     assert e.code is ErrorCode.UnsupportedDataType
     assert "sdpa_backward 'bwd': Stats 'Stats' (uid 6) has data type Half" in e.message
+
+
+def test_sdpa_bias_and_sliding_window_lower_as_their_steps():
+    g = dnngraph.Graph(io_data_type=DataType.BFloat16)
+    q = g.tensor(name="Q", uid=1, dim=[2, 4, 64, 64])
+    k, v = (g.tensor(name=n, uid=2 + i, dim=[2, 4, 128, 64]) for i, n in enumerate("KV"))
+    bias = g.tensor(name="bias", uid=8, dim=[1, 4, 64, 128])
+    o, _ = g.sdpa(q, k, v, bias=bias, causal_mask=True, sliding_window_length=16, name="attn")
+    o.set_output(True).set_uid(4)
+    # 9 (softmax, P V) + the bias's ADD + causal 4 + window 5 (indices, column + W, compare,
+    # select).
+    assert g.lower().operation_count == 19
+
+
+def test_sdpa_backward_writes_dbias_for_a_bias_of_one_batch():
+    g = dnngraph.Graph(io_data_type=DataType.Half)
+    q, o, d_o = (g.tensor(name=n, uid=i + 1, dim=[2, 4, 64, 64]) for i, n in enumerate(["Q", "O", "dO"]))
+    k, v = (g.tensor(name=n, uid=4 + i, dim=[2, 4, 128, 64]) for i, n in enumerate("KV"))
+    stats = g.tensor(name="Stats", uid=6, dim=[2, 4, 64, 1], data_type=DataType.Float)
+    bias = g.tensor(name="bias", uid=7, dim=[1, 4, 64, 128])
+    outputs = g.sdpa_backward(q, k, v, o, d_o, stats, bias=bias, dbias_output=True, name="bwd")
+    for uid, t in enumerate(outputs, start=10):
+        t.set_output(True).set_uid(uid)
+    dbias = g.dbias(outputs[0])
+    dbias.set_output(True).set_uid(14)
+    # 15 + the bias's ADD + dBias's reduction (+ the dQ accumulator's copy from cuDNN 9.6).
+    accumulator_copy = 1 if dnngraph.cudnn_offers(dnngraph.CudnnCapability.SdpaBackwardAccumulator) else 0
+    assert g.lower().operation_count == 17 + accumulator_copy
+    assert (dbias.dim, dbias.data_type) == ([1, 4, 64, 128], DataType.Half)
+    assert g.dbias(q) is None
+
+
+def test_sdpa_bias_and_window_refusals_name_the_node_and_values():
+    g = dnngraph.Graph(io_data_type=DataType.BFloat16)
+    q = g.tensor(name="Q", uid=1, dim=[2, 4, 64, 64])
+    k, v = (g.tensor(name=n, uid=2 + i, dim=[2, 4, 128, 64]) for i, n in enumerate("KV"))
+    bias = g.tensor(name="bias", uid=8, dim=[1, 4, 64, 64])
+    g.sdpa(q, k, v, bias=bias, name="attn")[0].set_output(True).set_uid(4)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.ShapeMismatch
+    assert "sdpa 'attn': bias 'bias' (uid 8) has dims [1, 4, 64, 64]" in e.message
+
+    g, _, _ = attention(sliding_window_length=8)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.InvalidAttribute and "no causal mask is set" in e.message

@@ -58,6 +58,8 @@ BOOST_AUTO_TEST_CASE(the_versions_each_feature_needs) {
   BOOST_TEST(backend::entry(Feature::AdaptiveLayerNorm).minimum == 90900);
   BOOST_TEST(backend::entry(Feature::PagedCacheLoad).minimum == 90500);
   BOOST_TEST(backend::entry(Feature::Fp8Attention).minimum == 90100);
+  BOOST_TEST(backend::entry(Feature::SdpaBiasGradientAnyLength).minimum == 90500);
+  BOOST_TEST(backend::entry(Feature::SdpaSlidingWindowCombined).minimum == 91002);
 }
 
 BOOST_AUTO_TEST_CASE(available_follows_the_loaded_library_alone) {
@@ -86,7 +88,7 @@ BOOST_AUTO_TEST_CASE(every_capability_is_its_feature_under_the_same_name_and_no_
   // CudnnCapability is the public face of Feature: one enumerator per table row, in its order,
   // named as the row's key.
   using dnngraph::CudnnCapability;
-  const std::array<std::pair<CudnnCapability, Feature>, 10> same{{
+  const std::array<std::pair<CudnnCapability, Feature>, 12> same{{
       {CudnnCapability::VariantPackOverrides, Feature::VariantPackOverrides},
       {CudnnCapability::OverrideShapeFlag, Feature::OverrideShapeFlag},
       {CudnnCapability::WorkspaceSizeWithOverrides, Feature::WorkspaceSizeWithOverrides},
@@ -97,6 +99,8 @@ BOOST_AUTO_TEST_CASE(every_capability_is_its_feature_under_the_same_name_and_no_
       {CudnnCapability::AdaptiveLayerNorm, Feature::AdaptiveLayerNorm},
       {CudnnCapability::PagedCacheLoad, Feature::PagedCacheLoad},
       {CudnnCapability::Fp8Attention, Feature::Fp8Attention},
+      {CudnnCapability::SdpaBiasGradientAnyLength, Feature::SdpaBiasGradientAnyLength},
+      {CudnnCapability::SdpaSlidingWindowCombined, Feature::SdpaSlidingWindowCombined},
   }};
   BOOST_TEST(same.size() == backend::features().size());
   for (const auto& [capability, feature] : same) {

@@ -3,6 +3,10 @@
 // padding masks from per-batch lengths, grouped- and multi-query attention (dK and dV summed over
 // each group of query heads). O and Stats come from the forward computed here in double (O
 // rounded to the io type, as a forward pass would hand it over); dO is uniform in [-1, 1].
+// Score modifiers: an additive bias ([1, h_q or 1, s_q, s_kv], uniform in [-1, 1]) with its
+// gradient dBias (the batch sum of dS before the attention scale), and a sliding window on the
+// top-left causal mask (query i keeps key j for i - W < j <= i), in the recomputed P and so in
+// every gradient.
 // A graph cuDNN has no engine for is a finding (skipped with the Error), never a pass.
 #include <boost/test/unit_test.hpp>
 
@@ -59,7 +63,9 @@ enum : std::int64_t {
   uid_dq = 10,
   uid_dk,
   uid_dv,
-  uid_d_sum
+  uid_d_sum,
+  uid_bias = 20,
+  uid_dbias
 };
 
 std::size_t n(std::int64_t x) { return static_cast<std::size_t>(x); }
@@ -71,13 +77,24 @@ struct BackwardCase {
   std::optional<DiagonalAlignment> causal;
   std::vector<std::int32_t> len_q, len_kv;  // per batch; empty: no padding mask
   std::uint32_t seed = 1;
+  std::int64_t bias_heads = 0;  // 0: no bias; else [1, bias_heads, s_q, s_kv] (h_q or 1)
+  bool dbias = false;           // write dBias
+  std::optional<std::int64_t> window = std::nullopt;  // sliding window length (top-left causal)
 
   [[nodiscard]] bool padded() const { return !len_q.empty(); }
   [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(d)); }
+  [[nodiscard]] Dims bias_dims() const { return {1, bias_heads, s_q, s_kv}; }
+  // The bias element of query head h, row i, key j.
+  [[nodiscard]] std::size_t bias_at(std::int64_t h, std::int64_t i, std::int64_t j) const {
+    return n(((bias_heads == 1 ? 0 : h) * s_q + i) * s_kv + j);
+  }
   [[nodiscard]] std::int64_t lq(std::int64_t bi) const { return padded() ? len_q[n(bi)] : s_q; }
   [[nodiscard]] std::int64_t lkv(std::int64_t bi) const { return padded() ? len_kv[n(bi)] : s_kv; }
   [[nodiscard]] bool keep(std::int64_t bi, std::int64_t i, std::int64_t j) const {
     if (i >= lq(bi) || j >= lkv(bi)) {
+      return false;
+    }
+    if (window && j <= i - *window) {
       return false;
     }
     if (causal == DiagonalAlignment::TopLeft) {
@@ -91,7 +108,10 @@ struct BackwardCase {
   [[nodiscard]] std::string text() const {
     return name + " (" + std::string(dnngraph::to_string(type)) + ", b " + std::to_string(b) +
            " h_q " + std::to_string(h_q) + " h_k " + std::to_string(h_k) + " s_q " +
-           std::to_string(s_q) + " s_kv " + std::to_string(s_kv) + " d " + std::to_string(d) + ")";
+           std::to_string(s_q) + " s_kv " + std::to_string(s_kv) + " d " + std::to_string(d) +
+           (bias_heads != 0 ? ", bias " + dnngraph::to_string(bias_dims()) : "") +
+           (dbias ? ", dBias" : "") +
+           (window ? ", window " + std::to_string(*window) : std::string()) + ")";
   }
   [[nodiscard]] Dims q_dims() const { return {b, h_q, s_q, d}; }
   [[nodiscard]] Dims kv_dims() const { return {b, h_k, s_kv, d}; }
@@ -116,7 +136,16 @@ Graph make_graph(const BackwardCase& c) {
   SdpaBackwardAttributes a;
   a.set_name("attn_bwd").set_attn_scale(static_cast<float>(c.scale()));
   dnngraph::test::set_masks(c, g, a, uid_len_q, uid_len_kv);
+  if (c.bias_heads != 0) {
+    a.set_bias(input("bias", uid_bias, c.bias_dims())).set_dbias_output(c.dbias);
+  }
+  if (c.window) {
+    a.set_sliding_window_length(*c.window);
+  }
   auto [dq, dk, dv, d_sum] = g.sdpa_backward(q, k, v, o, d_o, stats, a);
+  if (c.dbias) {
+    g.dbias(dq)->set_name("dBias").set_uid(uid_dbias).set_output(true);
+  }
   dq->set_name("dQ").set_uid(uid_dq).set_output(true);
   dk->set_name("dK").set_uid(uid_dk).set_output(true);
   dv->set_name("dV").set_uid(uid_dv).set_output(true);
@@ -130,6 +159,7 @@ Graph make_graph(const BackwardCase& c) {
 struct Reference {
   std::vector<double> o, stats;           // [b, h_q, s_q, d], [b, h_q, s_q]
   std::vector<double> dq, dk, dv, d_sum;  // Q's, K's, V's dims; [b, h_q, s_q]
+  std::vector<double> dbias;              // the bias's dims: sum over the batch of dS / scale
   std::vector<bool> q_row_valid;          // [b, h_q, s_q]: inside seq_len_q, a key kept
   std::vector<bool> kv_row_valid;         // [b, h_k, s_kv]: inside seq_len_kv
 };
@@ -137,8 +167,8 @@ struct Reference {
 // softmax(scale Q K^T + masks) and its log-sum-exp for one query row; false if every key is
 // masked.
 bool probabilities(const BackwardCase& c, const std::vector<float>& q, const std::vector<float>& k,
-                   std::int64_t bi, std::int64_t h, std::int64_t i, std::vector<double>& p,
-                   double& lse) {
+                   const std::vector<float>& bias, std::int64_t bi, std::int64_t h, std::int64_t i,
+                   std::vector<double>& p, double& lse) {
   const std::int64_t hk = h / (c.h_q / c.h_k);
   const std::size_t row = n((bi * c.h_q + h) * c.s_q + i);
   double max = -std::numeric_limits<double>::infinity();
@@ -148,7 +178,8 @@ bool probabilities(const BackwardCase& c, const std::vector<float>& q, const std
       dot += static_cast<double>(q[row * n(c.d) + n(x)]) *
              k[n(((bi * c.h_k + hk) * c.s_kv + j) * c.d + x)];
     }
-    p[n(j)] = c.keep(bi, i, j) ? dot * c.scale() : -std::numeric_limits<double>::infinity();
+    const double added = c.bias_heads != 0 ? bias[c.bias_at(h, i, j)] : 0.0;
+    p[n(j)] = c.keep(bi, i, j) ? dot * c.scale() + added : -std::numeric_limits<double>::infinity();
     max = std::max(max, p[n(j)]);
   }
   if (!std::isfinite(max)) {
@@ -167,7 +198,7 @@ bool probabilities(const BackwardCase& c, const std::vector<float>& q, const std
 }
 
 Reference forward(const BackwardCase& c, const std::vector<float>& q, const std::vector<float>& k,
-                  const std::vector<float>& v) {
+                  const std::vector<float>& v, const std::vector<float>& bias) {
   const std::size_t rows = n(c.b * c.h_q * c.s_q);
   Reference r;
   r.o.assign(rows * n(c.d), 0.0);
@@ -180,7 +211,7 @@ Reference forward(const BackwardCase& c, const std::vector<float>& q, const std:
       for (std::int64_t i = 0; i < c.s_q; ++i) {
         const std::size_t row = n((bi * c.h_q + h) * c.s_q + i);
         double lse = 0;
-        if (!probabilities(c, q, k, bi, h, i, p, lse)) {
+        if (!probabilities(c, q, k, bias, bi, h, i, p, lse)) {
           continue;
         }
         r.q_row_valid[row] = true;
@@ -196,17 +227,18 @@ Reference forward(const BackwardCase& c, const std::vector<float>& q, const std:
   return r;
 }
 
-// dV = P^T dO, dS = P (dO V^T - D) scale, dK = dS^T Q, dQ = dS K, D = rowsum(dO O); o is the O
-// the GPU reads (rounded to the io type).
+// dV = P^T dO, dS = P (dO V^T - D) scale, dK = dS^T Q, dQ = dS K, D = rowsum(dO O), dBias = the
+// batch sum of dS / scale; o is the O the GPU reads (rounded to the io type).
 void backward(const BackwardCase& c, const std::vector<float>& q, const std::vector<float>& k,
-              const std::vector<float>& v, const std::vector<float>& o,
-              const std::vector<float>& d_o, Reference& r) {
+              const std::vector<float>& v, const std::vector<float>& bias,
+              const std::vector<float>& o, const std::vector<float>& d_o, Reference& r) {
   const std::size_t q_count = n(c.b * c.h_q * c.s_q * c.d);
   const std::size_t kv_count = n(c.b * c.h_k * c.s_kv * c.d);
   r.dq.assign(q_count, 0.0);
   r.dk.assign(kv_count, 0.0);
   r.dv.assign(kv_count, 0.0);
   r.d_sum.assign(n(c.b * c.h_q * c.s_q), 0.0);
+  r.dbias.assign(c.bias_heads != 0 ? n(c.bias_heads * c.s_q * c.s_kv) : 0U, 0.0);
   r.kv_row_valid.assign(n(c.b * c.h_k * c.s_kv), false);
   for (std::int64_t bi = 0; bi < c.b; ++bi) {
     for (std::int64_t hk = 0; hk < c.h_k; ++hk) {
@@ -222,7 +254,7 @@ void backward(const BackwardCase& c, const std::vector<float>& q, const std::vec
       for (std::int64_t i = 0; i < c.s_q; ++i) {
         const std::size_t row = n((bi * c.h_q + h) * c.s_q + i);
         double lse = 0;
-        if (!probabilities(c, q, k, bi, h, i, p, lse)) {
+        if (!probabilities(c, q, k, bias, bi, h, i, p, lse)) {
           continue;
         }
         const std::size_t qi = row * n(c.d);
@@ -241,6 +273,9 @@ void backward(const BackwardCase& c, const std::vector<float>& q, const std::vec
             dp += static_cast<double>(d_o[qi + n(x)]) * v[kj + n(x)];
           }
           const double ds = p[n(j)] * (dp - d_sum) * c.scale();
+          if (c.dbias) {
+            r.dbias[c.bias_at(h, i, j)] += p[n(j)] * (dp - d_sum);
+          }
           for (std::int64_t x = 0; x < c.d; ++x) {
             r.dq[qi + n(x)] += ds * k[kj + n(x)];
             r.dk[kj + n(x)] += ds * q[qi + n(x)];
@@ -270,6 +305,7 @@ Tolerance tolerance(DataType type, const std::vector<double>& reference) {
 
 struct Errors {
   dnngraph::test::Comparison dq, dk, dv, d_sum;
+  std::optional<dnngraph::test::Comparison> dbias;
 };
 
 HostTensor encode(DataType type, const std::vector<double>& values) {
@@ -299,9 +335,11 @@ Errors run_and_compare(const BackwardCase& c, const Graph& g, const dnngraph::Ha
   const HostTensor k = dnngraph::test::random_tensor(c.type, count(c.kv_dims()), rng);
   const HostTensor v = dnngraph::test::random_tensor(c.type, count(c.kv_dims()), rng);
   const HostTensor d_o = dnngraph::test::random_tensor(c.type, count(c.q_dims()), rng);
-  Reference r = forward(c, q.values, k.values, v.values);
+  const HostTensor bias = dnngraph::test::random_tensor(
+      c.type, c.bias_heads != 0 ? count(c.bias_dims()) : std::size_t{1}, rng);
+  Reference r = forward(c, q.values, k.values, v.values, bias.values);
   const HostTensor o = encode(c.type, r.o);
-  backward(c, q.values, k.values, v.values, o.values, d_o.values, r);
+  backward(c, q.values, k.values, v.values, bias.values, o.values, d_o.values, r);
   std::vector<float> stats(r.stats.begin(), r.stats.end());
 
   const std::size_t io = static_cast<std::size_t>(dnngraph::size_of(c.type));
@@ -319,7 +357,10 @@ Errors run_and_compare(const BackwardCase& c, const Graph& g, const dnngraph::Ha
   DeviceBuffer dk_dev = require_cuda(DeviceBuffer::allocate(dk_bytes.size()), "dK");
   DeviceBuffer dv_dev = require_cuda(DeviceBuffer::allocate(dv_bytes.size()), "dV");
   DeviceBuffer d_sum_dev = require_cuda(DeviceBuffer::allocate(d_sum.size() * sizeof(float)), "D");
-  for (DeviceBuffer* out : {&dq_dev, &dk_dev, &dv_dev, &d_sum_dev}) {
+  DeviceBuffer bias_dev = upload(bias.bytes, "bias");
+  std::vector<std::byte> dbias_bytes(std::max<std::size_t>(r.dbias.size(), 1) * io);
+  DeviceBuffer dbias_dev = require_cuda(DeviceBuffer::allocate(dbias_bytes.size()), "dBias");
+  for (DeviceBuffer* out : {&dq_dev, &dk_dev, &dv_dev, &d_sum_dev, &dbias_dev}) {
     require_cuda(out->fill_bytes(0xFF), "fill an output with NaN");
   }
   const std::vector<std::int32_t> len_q = c.padded() ? c.len_q : std::vector<std::int32_t>{1};
@@ -345,6 +386,12 @@ Errors run_and_compare(const BackwardCase& c, const Graph& g, const dnngraph::Ha
     pack[uid_len_q] = len_q_dev.get();
     pack[uid_len_kv] = len_kv_dev.get();
   }
+  if (c.bias_heads != 0) {
+    pack[uid_bias] = bias_dev.get();
+  }
+  if (c.dbias) {
+    pack[uid_dbias] = dbias_dev.get();
+  }
   // Twice: the second run starts from the first one's accumulator, which must not add up.
   for (int run = 0; run < 2; ++run) {
     const auto ran = g.execute(handle, pack, workspace.get());
@@ -356,6 +403,7 @@ Errors run_and_compare(const BackwardCase& c, const Graph& g, const dnngraph::Ha
   require_cuda(dk_dev.download(std::span<std::byte>(dk_bytes)), "dK");
   require_cuda(dv_dev.download(std::span<std::byte>(dv_bytes)), "dV");
   require_cuda(d_sum_dev.download(std::span<float>(d_sum)), "D");
+  require_cuda(dbias_dev.download(std::span<std::byte>(dbias_bytes)), "dBias");
 
   const auto d = static_cast<std::size_t>(c.d);
   const auto gradient = [&](const std::vector<std::byte>& bytes, const std::vector<double>& want,
@@ -373,6 +421,11 @@ Errors run_and_compare(const BackwardCase& c, const Graph& g, const dnngraph::Ha
   e.d_sum = dnngraph::test::compare(valid_rows(std::span<const float>(d_sum), r.q_row_valid, 1),
                                     valid_rows(std::span<const double>(r.d_sum), r.q_row_valid, 1),
                                     Tolerance{.abs = 1e-4, .rel = 1e-5});
+  if (c.dbias) {  // the batch sum of dS, rounded once to the io type: dQ's argument holds
+    const std::vector<float> got = dnngraph::test::decode(c.type, dbias_bytes);
+    e.dbias = dnngraph::test::compare(std::span<const float>(got), std::span<const double>(r.dbias),
+                                      tolerance(c.type, r.dbias));
+  }
   return e;
 }
 
@@ -395,6 +448,10 @@ void check_against_reference(const BackwardCase& c) {
   BOOST_CHECK_MESSAGE(e.dk.passed(), c.text() << ": dK " << e.dk.describe());
   BOOST_CHECK_MESSAGE(e.dv.passed(), c.text() << ": dV " << e.dv.describe());
   BOOST_CHECK_MESSAGE(e.d_sum.passed(), c.text() << ": D " << e.d_sum.describe());
+  if (e.dbias) {
+    BOOST_TEST_MESSAGE(c.text() << ": dBias " << e.dbias->describe());
+    BOOST_CHECK_MESSAGE(e.dbias->passed(), c.text() << ": dBias " << e.dbias->describe());
+  }
 }
 
 namespace cases {
@@ -437,6 +494,45 @@ const BackwardCase mqa_bf16{
     "multi-query (4:1 to one head)", bf16, 1, 4, 1, 33, 17, 128, {}, {}, {}, 2106};
 const BackwardCase bottom_right_square_half{
     "causal bottom-right, square", half, 1, 2, 2, 33, 33, 64, bottom_right, {}, {}, 2107};
+// Score modifiers (b 2, h 4, odd lengths).
+BackwardCase with(BackwardCase c, std::int64_t bias_heads, bool dbias,
+                  std::optional<std::int64_t> window) {
+  c.bias_heads = bias_heads;
+  c.dbias = dbias;
+  c.window = window;
+  return c;
+}
+const BackwardCase bias_dbias_half = with({"bias of every head with dBias, causal top-left",
+                                           half,
+                                           2,
+                                           4,
+                                           4,
+                                           97,
+                                           97,
+                                           64,
+                                           top_left,
+                                           {},
+                                           {},
+                                           2111},
+                                          4, true, std::nullopt);
+const BackwardCase broadcast_bias_bf16 =
+    with({"bias shared by the heads", bf16, 2, 4, 4, 64, 129, 128, {}, {}, {}, 2112}, 1, false,
+         std::nullopt);
+const BackwardCase window_half =
+    with({"sliding window", half, 2, 4, 4, 130, 130, 64, top_left, {}, {}, 2113}, 0, false, 32);
+const BackwardCase window_bias_dbias_bf16 = with({"grouped-query, sliding window, bias with dBias",
+                                                  bf16,
+                                                  2,
+                                                  4,
+                                                  2,
+                                                  201,
+                                                  201,
+                                                  128,
+                                                  top_left,
+                                                  {},
+                                                  {},
+                                                  2114},
+                                                 4, true, 48);
 }  // namespace cases
 
 }  // namespace
@@ -450,6 +546,11 @@ DNNGRAPH_REFERENCE_CASE(bfloat16_padding_with_causal_bottom_right_matches_refere
 DNNGRAPH_REFERENCE_CASE(half_grouped_query_causal_matches_reference, cases::gqa_causal_half)
 DNNGRAPH_REFERENCE_CASE(half_grouped_query_batch_2_matches_reference, cases::gqa_batch2_half)
 DNNGRAPH_REFERENCE_CASE(bfloat16_multi_query_head_dim_128_matches_reference, cases::mqa_bf16)
+DNNGRAPH_REFERENCE_CASE(half_bias_with_dbias_matches_reference, cases::bias_dbias_half)
+DNNGRAPH_REFERENCE_CASE(bfloat16_bias_shared_by_heads_matches_reference, cases::broadcast_bias_bf16)
+DNNGRAPH_REFERENCE_CASE(half_sliding_window_matches_reference, cases::window_half)
+DNNGRAPH_REFERENCE_CASE(bfloat16_sliding_window_with_bias_and_dbias_matches_reference,
+                        cases::window_bias_dbias_bf16)
 DNNGRAPH_REFERENCE_CASE(half_causal_bottom_right_square_matches_reference,
                         cases::bottom_right_square_half)
 BOOST_AUTO_TEST_SUITE_END()
