@@ -109,13 +109,13 @@ constexpr std::array<FeatureEntry, 12> table{{
     // 9.5.0 with a padding mask or with s_q or s_kv not a multiple of 64.
     {Feature::SdpaBiasGradientAnyLength, "SdpaBiasGradientAnyLength",
      "attention dBias with a padding mask or sequence lengths not multiples of 64",
-     "a REDUCTION ADD of dS to the bias's dims in the SDPA backward pattern", 90500},
+     "CUDNN_REDUCE_TENSOR_ADD of dS into dBias in the SDPA backward pattern", 90500},
     // cudnn-frontend (node/sdpa_support_surface.h and the backward's pre-validation) serves a
     // left bound (sliding window) with a bias or dropout from 9.10.2 only.
     {Feature::SdpaSlidingWindowCombined, "SdpaSlidingWindowCombined",
      "an attention sliding window together with a bias or dropout",
-     "the diagonal-band left bound (GEN_INDEX, ADD, CMP_GT, BINARY_SELECT) in the SDPA pattern "
-     "with a bias ADD or an RNG",
+     "the diagonal-band left bound (CUDNN_POINTWISE_CMP_GT of column + length and row) in "
+     "the SDPA pattern with a bias ADD or an RNG",
      91002},
 }};
 

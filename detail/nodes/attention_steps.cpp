@@ -224,21 +224,28 @@ void AttentionSteps::gradient(const char* step, const backend::Tensor* a, const 
   }
 }
 
+AttentionSteps::Indices AttentionSteps::indices(const char* mask, const TensorPtr& row_port,
+                                                const TensorPtr& col_port,
+                                                const backend::Tensor* scores) {
+  const Indices found{tensor(row_port), tensor(col_port)};
+  const std::string name(mask);
+  pointwise((name + " row index").c_str(), CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
+            {scores, nullptr, nullptr}, found.row, 2);
+  pointwise((name + " column index").c_str(), CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
+            {scores, nullptr, nullptr}, found.col, 3);
+  return found;
+}
+
 const backend::Tensor* AttentionSteps::padding_mask(const AttentionMaskPorts& p,
                                                     const backend::Tensor* scores,
                                                     const backend::Tensor* seq_q,
                                                     const backend::Tensor* seq_kv,
                                                     const backend::Tensor* neg_inf) {
-  const backend::Tensor* row = tensor(p.pad_row);
-  const backend::Tensor* col = tensor(p.pad_col);
+  const auto [row, col] = indices("padding", p.pad_row, p.pad_col, scores);
   const backend::Tensor* row_in = tensor(p.pad_row_in);
   const backend::Tensor* col_in = tensor(p.pad_col_in);
   const backend::Tensor* keep = tensor(p.pad_keep);
   const backend::Tensor* padded = tensor(p.padded);
-  pointwise("padding row index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
-            {scores, nullptr, nullptr}, row, 2);
-  pointwise("padding column index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
-            {scores, nullptr, nullptr}, col, 3);
   pointwise("row < seq_len_q", CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN, {row, seq_q, nullptr},
             row_in);
   pointwise("column < seq_len_kv", CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN,
@@ -253,14 +260,9 @@ const backend::Tensor* AttentionSteps::padding_mask(const AttentionMaskPorts& p,
 const backend::Tensor* AttentionSteps::causal_mask(
     const AttentionMaskPorts& p, DiagonalAlignment alignment, const backend::Tensor* scores,
     const backend::Tensor* seq_q, const backend::Tensor* seq_kv, const backend::Tensor* neg_inf) {
-  const backend::Tensor* row = tensor(p.causal_row);
-  const backend::Tensor* col = tensor(p.causal_col);
+  auto [row, col] = indices("causal", p.causal_row, p.causal_col, scores);
   const backend::Tensor* keep = tensor(p.causal_keep);
   const backend::Tensor* masked = tensor(p.causal);
-  pointwise("causal row index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
-            {scores, nullptr, nullptr}, row, 2);
-  pointwise("causal column index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
-            {scores, nullptr, nullptr}, col, 3);
   if (alignment == DiagonalAlignment::BottomRight && p.causal_row_plus) {
     // Per-batch actual lengths: row + seq_len_kv - seq_len_q (Int32). Without padding only
     // s_q == s_kv passes the checks, where bottom-right is top-left.
@@ -282,15 +284,10 @@ const backend::Tensor* AttentionSteps::sliding_window(const AttentionMaskPorts& 
                                                       const backend::Tensor* scores,
                                                       const backend::Tensor* length,
                                                       const backend::Tensor* neg_inf) {
-  const backend::Tensor* row = tensor(p.window_row);
-  const backend::Tensor* col = tensor(p.window_col);
+  const auto [row, col] = indices("window", p.window_row, p.window_col, scores);
   const backend::Tensor* col_plus = tensor(p.window_col_plus);
   const backend::Tensor* keep = tensor(p.window_keep);
   const backend::Tensor* masked = tensor(p.windowed);
-  pointwise("window row index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
-            {scores, nullptr, nullptr}, row, 2);
-  pointwise("window column index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32,
-            {scores, nullptr, nullptr}, col, 3);
   // cudnn-frontend's composite diagonal band gives this addition axis 3 and the length's type.
   pointwise("column + window", CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, {col, length, nullptr},
             col_plus, 3);

@@ -304,6 +304,14 @@ class AttentionSteps {
   [[nodiscard]] Result<std::vector<LoweredOperation>> finish() &&;
 
  private:
+  // A mask's Int32 row and column indices of the scores (GEN_INDEX on axes 2 and 3), written to
+  // the tensors of row_port and col_port; the steps are named after `mask`.
+  struct Indices {
+    const backend::Tensor *row, *col;
+  };
+  Indices indices(const char* mask, const TensorPtr& row_port, const TensorPtr& col_port,
+                  const backend::Tensor* scores);
+
   // No earlier failure, and every tensor the step needs was found.
   bool ready(const char* step, std::initializer_list<const backend::Tensor*> needed);
   void fail(const char* step, const backend::Status& status);

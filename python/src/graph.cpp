@@ -115,8 +115,6 @@ struct AttentionArgs {
   const std::optional<Tensor>& seed;
   const std::optional<Tensor>& offset;
   bool dropout_mask_output;
-  const std::optional<Tensor>& bias;                  // bias=
-  std::optional<std::int64_t> sliding_window_length;  // sliding_window_length=
 };
 
 // The scale and masks every attention node takes (sdpa, sdpa_backward, sdpa_fp8).
@@ -139,8 +137,14 @@ A& attention_attributes(A& a, const AttentionArgs& args) {
     a.set_dropout(*args.dropout, args.seed.value_or(nullptr), args.offset.value_or(nullptr));
   }
   a.set_dropout_mask_output(args.dropout_mask_output);
-  if (args.bias) a.set_bias(*args.bias);
-  if (args.sliding_window_length) a.set_sliding_window_length(*args.sliding_window_length);
+  return a;
+}
+
+// bias= and sliding_window_length= of sdpa() and sdpa_backward().
+template <class A>
+A& score_modifiers(A& a, const std::optional<Tensor>& bias, std::optional<std::int64_t> window) {
+  if (bias) a.set_bias(*bias);
+  if (window) a.set_sliding_window_length(*window);
   return a;
 }
 
@@ -646,27 +650,18 @@ void def_nodes(nb::class_<PyGraph>& cls) {
              const std::optional<std::string>& name) {
             const auto locked = lock(g);
             SdpaAttributes attributes;
-            attributes.set_generate_stats(generate_stats);
+            score_modifiers(attributes, bias, sliding_window_length)
+                .set_generate_stats(generate_stats);
             // Any of the three makes the cache paged; validate() names what is missing.
             if (page_table_k || page_table_v || max_seq_len_kv) {
               attributes.set_paged_attention(page_table_k.value_or(nullptr),
                                              page_table_v.value_or(nullptr),
                                              max_seq_len_kv.value_or(0));
             }
-            const AttentionArgs args{attn_scale,
-                                     causal_mask,
-                                     causal_mask_bottom_right,
-                                     padding_mask,
-                                     seq_len_q,
-                                     seq_len_kv,
-                                     compute,
-                                     name,
-                                     dropout,
-                                     seed,
-                                     offset,
-                                     dropout_mask_output,
-                                     bias,
-                                     sliding_window_length};
+            const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
+                                     padding_mask, seq_len_q,   seq_len_kv,
+                                     compute,      name,        dropout,
+                                     seed,         offset,      dropout_mask_output};
             const auto [o, stats] = g.graph.sdpa(q, k, v, attention_attributes(attributes, args));
             return std::make_tuple(o, present(stats));
           },
@@ -710,8 +705,7 @@ void def_nodes(nb::class_<PyGraph>& cls) {
             const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
                                      padding_mask, seq_len_q,   seq_len_kv,
                                      compute,      name,        std::nullopt,
-                                     none,         none,        false,
-                                     none,         std::nullopt};
+                                     none,         none,        false};
             const auto [o, stats, amax_s, amax_o] =
                 g.graph.sdpa_fp8(q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s,
                                  scale_o, attention_score_attributes(attributes, args));
@@ -744,21 +738,11 @@ void def_nodes(nb::class_<PyGraph>& cls) {
              const std::optional<std::string>& name) {
             const auto locked = lock(g);
             SdpaBackwardAttributes attributes;
-            attributes.set_dbias_output(dbias_output);
-            const AttentionArgs args{attn_scale,
-                                     causal_mask,
-                                     causal_mask_bottom_right,
-                                     padding_mask,
-                                     seq_len_q,
-                                     seq_len_kv,
-                                     compute,
-                                     name,
-                                     dropout,
-                                     seed,
-                                     offset,
-                                     dropout_mask_output,
-                                     bias,
-                                     sliding_window_length};
+            score_modifiers(attributes, bias, sliding_window_length).set_dbias_output(dbias_output);
+            const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
+                                     padding_mask, seq_len_q,   seq_len_kv,
+                                     compute,      name,        dropout,
+                                     seed,         offset,      dropout_mask_output};
             const auto [dq, dk, dv, d] = g.graph.sdpa_backward(
                 q, k, v, o, d_o, stats, attention_attributes(attributes, args));
             return std::make_tuple(dq, dk, dv, d);

@@ -36,7 +36,7 @@ bool contains(const std::string& text, const std::string& part) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_feature_has_a_name_its_cudnn_names_and_a_cudnn_9_minimum) {
-  BOOST_TEST(backend::features().size() == 10U);
+  BOOST_TEST(backend::features().size() == 12U);
   for (const auto& e : backend::features()) {
     BOOST_TEST(&backend::entry(e.feature) == &e);
     BOOST_TEST(!e.name.empty());

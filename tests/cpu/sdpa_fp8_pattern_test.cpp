@@ -8,20 +8,17 @@
 #include <boost/test/unit_test.hpp>
 
 #include "api/graph.hpp"
-#include "detail/graph/graph_access.hpp"
 
 #include <boost/json.hpp>
 
-#include <cstdint>
-#include <memory>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
-
+#include "support/cached_operation_graph.hpp"
 #include "support/every_node_graphs.hpp"
 
 namespace json = boost::json;
+using dnngraph::test::data_type_of;
+using dnngraph::test::operations;
+using dnngraph::test::text;
+using dnngraph::test::the_operation;
 
 namespace {
 
@@ -30,50 +27,7 @@ namespace {
 // Amax_O 13), built dynamic-shape on the CPU.
 json::object operation_graph() {
   dnngraph::Graph g = dnngraph::test::every_node::sdpa_fp8();
-  auto cache = std::make_shared<dnngraph::KernelCache>();
-  g.set_dynamic_shape_enabled(true).set_kernel_cache(cache);
-  auto built = dnngraph::detail::GraphAccess::build_kernel_cache(g);
-  BOOST_TEST_REQUIRE(built.has_value(), (built ? "" : built.error().message));
-  auto document = cache->to_json();
-  BOOST_TEST_REQUIRE(document.has_value(), (document ? "" : document.error().message));
-  return json::parse(*document).as_object().at("operationGraph").as_object();
-}
-
-std::string text(const json::value& v) { return std::string(v.as_string()); }
-
-// The operations of `kind` ("POINTWISE", "REDUCTION", "MATMUL") whose `port` reads or writes
-// tensor `uid` (as cuDNN names tensors: the uid in decimal).
-std::vector<json::object> operations(const json::object& graph, std::string_view kind,
-                                     std::string_view port, std::string_view uid) {
-  std::vector<json::object> found;
-  for (const json::value& node : graph.at("nodes").as_array()) {
-    const json::object& op = node.as_object();
-    const bool of_kind =
-        text(op.at("operation")) == "CUDNN_BACKEND_OPERATION_" + std::string(kind) + "_DESCRIPTOR";
-    const auto* value = op.if_contains(port);
-    if (of_kind && value != nullptr && text(*value) == uid) {
-      found.push_back(op);
-    }
-  }
-  return found;
-}
-
-// The single operation of `kind` writing `port` = uid; fails the test when there is not one.
-json::object the_operation(const json::object& graph, std::string_view kind, std::string_view port,
-                           std::string_view uid) {
-  auto found = operations(graph, kind, port, uid);
-  BOOST_TEST_REQUIRE(found.size() == 1U,
-                     kind << " with " << port << " = " << uid << ": " << found.size() << " found");
-  return found.front();
-}
-
-std::string data_type_of(const json::object& graph, std::string_view uid) {
-  for (const json::value& t : graph.at("tensors").as_array()) {
-    if (text(t.as_object().at("name")) == uid) {
-      return text(t.as_object().at("dataType"));
-    }
-  }
-  return "";
+  return dnngraph::test::cached_operation_graph(g);
 }
 
 // Skips a case where the loaded cuDNN lacks FP8 attention, naming the version it needs.

@@ -78,16 +78,12 @@ struct BackwardCase {
   std::vector<std::int32_t> len_q, len_kv;  // per batch; empty: no padding mask
   std::uint32_t seed = 1;
   std::int64_t bias_heads = 0;  // 0: no bias; else [1, bias_heads, s_q, s_kv] (h_q or 1)
-  bool dbias = false;           // write dBias
   std::optional<std::int64_t> window = std::nullopt;  // sliding window length (top-left causal)
 
   [[nodiscard]] bool padded() const { return !len_q.empty(); }
   [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(d)); }
-  [[nodiscard]] Dims bias_dims() const { return {1, bias_heads, s_q, s_kv}; }
-  // The bias element of query head h, row i, key j.
-  [[nodiscard]] std::size_t bias_at(std::int64_t h, std::int64_t i, std::int64_t j) const {
-    return n(((bias_heads == 1 ? 0 : h) * s_q + i) * s_kv + j);
-  }
+  // dBias is asked for wherever cuDNN serves it: a bias of every query head.
+  [[nodiscard]] bool dbias() const { return bias_heads != 0 && bias_heads == h_q; }
   [[nodiscard]] std::int64_t lq(std::int64_t bi) const { return padded() ? len_q[n(bi)] : s_q; }
   [[nodiscard]] std::int64_t lkv(std::int64_t bi) const { return padded() ? len_kv[n(bi)] : s_kv; }
   [[nodiscard]] bool keep(std::int64_t bi, std::int64_t i, std::int64_t j) const {
@@ -109,9 +105,7 @@ struct BackwardCase {
     return name + " (" + std::string(dnngraph::to_string(type)) + ", b " + std::to_string(b) +
            " h_q " + std::to_string(h_q) + " h_k " + std::to_string(h_k) + " s_q " +
            std::to_string(s_q) + " s_kv " + std::to_string(s_kv) + " d " + std::to_string(d) +
-           (bias_heads != 0 ? ", bias " + dnngraph::to_string(bias_dims()) : "") +
-           (dbias ? ", dBias" : "") +
-           (window ? ", window " + std::to_string(*window) : std::string()) + ")";
+           dnngraph::test::modifiers_text(*this) + (dbias() ? ", dBias" : "") + ")";
   }
   [[nodiscard]] Dims q_dims() const { return {b, h_q, s_q, d}; }
   [[nodiscard]] Dims kv_dims() const { return {b, h_k, s_kv, d}; }
@@ -137,13 +131,13 @@ Graph make_graph(const BackwardCase& c) {
   a.set_name("attn_bwd").set_attn_scale(static_cast<float>(c.scale()));
   dnngraph::test::set_masks(c, g, a, uid_len_q, uid_len_kv);
   if (c.bias_heads != 0) {
-    a.set_bias(input("bias", uid_bias, c.bias_dims())).set_dbias_output(c.dbias);
+    a.set_bias(input("bias", uid_bias, dnngraph::test::bias_dims(c))).set_dbias_output(c.dbias());
   }
   if (c.window) {
     a.set_sliding_window_length(*c.window);
   }
   auto [dq, dk, dv, d_sum] = g.sdpa_backward(q, k, v, o, d_o, stats, a);
-  if (c.dbias) {
+  if (c.dbias()) {
     g.dbias(dq)->set_name("dBias").set_uid(uid_dbias).set_output(true);
   }
   dq->set_name("dQ").set_uid(uid_dq).set_output(true);
@@ -178,7 +172,7 @@ bool probabilities(const BackwardCase& c, const std::vector<float>& q, const std
       dot += static_cast<double>(q[row * n(c.d) + n(x)]) *
              k[n(((bi * c.h_k + hk) * c.s_kv + j) * c.d + x)];
     }
-    const double added = c.bias_heads != 0 ? bias[c.bias_at(h, i, j)] : 0.0;
+    const double added = c.bias_heads != 0 ? bias[dnngraph::test::bias_at(c, h, i, j)] : 0.0;
     p[n(j)] = c.keep(bi, i, j) ? dot * c.scale() + added : -std::numeric_limits<double>::infinity();
     max = std::max(max, p[n(j)]);
   }
@@ -273,8 +267,8 @@ void backward(const BackwardCase& c, const std::vector<float>& q, const std::vec
             dp += static_cast<double>(d_o[qi + n(x)]) * v[kj + n(x)];
           }
           const double ds = p[n(j)] * (dp - d_sum) * c.scale();
-          if (c.dbias) {
-            r.dbias[c.bias_at(h, i, j)] += p[n(j)] * (dp - d_sum);
+          if (c.dbias()) {
+            r.dbias[dnngraph::test::bias_at(c, h, i, j)] += p[n(j)] * (dp - d_sum);
           }
           for (std::int64_t x = 0; x < c.d; ++x) {
             r.dq[qi + n(x)] += ds * k[kj + n(x)];
@@ -336,7 +330,7 @@ Errors run_and_compare(const BackwardCase& c, const Graph& g, const dnngraph::Ha
   const HostTensor v = dnngraph::test::random_tensor(c.type, count(c.kv_dims()), rng);
   const HostTensor d_o = dnngraph::test::random_tensor(c.type, count(c.q_dims()), rng);
   const HostTensor bias = dnngraph::test::random_tensor(
-      c.type, c.bias_heads != 0 ? count(c.bias_dims()) : std::size_t{1}, rng);
+      c.type, c.bias_heads != 0 ? count(dnngraph::test::bias_dims(c)) : std::size_t{1}, rng);
   Reference r = forward(c, q.values, k.values, v.values, bias.values);
   const HostTensor o = encode(c.type, r.o);
   backward(c, q.values, k.values, v.values, bias.values, o.values, d_o.values, r);
@@ -389,7 +383,7 @@ Errors run_and_compare(const BackwardCase& c, const Graph& g, const dnngraph::Ha
   if (c.bias_heads != 0) {
     pack[uid_bias] = bias_dev.get();
   }
-  if (c.dbias) {
+  if (c.dbias()) {
     pack[uid_dbias] = dbias_dev.get();
   }
   // Twice: the second run starts from the first one's accumulator, which must not add up.
@@ -421,7 +415,7 @@ Errors run_and_compare(const BackwardCase& c, const Graph& g, const dnngraph::Ha
   e.d_sum = dnngraph::test::compare(valid_rows(std::span<const float>(d_sum), r.q_row_valid, 1),
                                     valid_rows(std::span<const double>(r.d_sum), r.q_row_valid, 1),
                                     Tolerance{.abs = 1e-4, .rel = 1e-5});
-  if (c.dbias) {  // the batch sum of dS, rounded once to the io type: dQ's argument holds
+  if (c.dbias()) {  // the batch sum of dS, rounded once to the io type: dQ's argument holds
     const std::vector<float> got = dnngraph::test::decode(c.type, dbias_bytes);
     e.dbias = dnngraph::test::compare(std::span<const float>(got), std::span<const double>(r.dbias),
                                       tolerance(c.type, r.dbias));
@@ -494,45 +488,31 @@ const BackwardCase mqa_bf16{
     "multi-query (4:1 to one head)", bf16, 1, 4, 1, 33, 17, 128, {}, {}, {}, 2106};
 const BackwardCase bottom_right_square_half{
     "causal bottom-right, square", half, 1, 2, 2, 33, 33, 64, bottom_right, {}, {}, 2107};
-// Score modifiers (b 2, h 4, odd lengths).
-BackwardCase with(BackwardCase c, std::int64_t bias_heads, bool dbias,
-                  std::optional<std::int64_t> window) {
-  c.bias_heads = bias_heads;
-  c.dbias = dbias;
-  c.window = window;
-  return c;
-}
-const BackwardCase bias_dbias_half = with({"bias of every head with dBias, causal top-left",
-                                           half,
-                                           2,
-                                           4,
-                                           4,
-                                           97,
-                                           97,
-                                           64,
-                                           top_left,
-                                           {},
-                                           {},
-                                           2111},
-                                          4, true, std::nullopt);
-const BackwardCase broadcast_bias_bf16 =
-    with({"bias shared by the heads", bf16, 2, 4, 4, 64, 129, 128, {}, {}, {}, 2112}, 1, false,
-         std::nullopt);
-const BackwardCase window_half =
-    with({"sliding window", half, 2, 4, 4, 130, 130, 64, top_left, {}, {}, 2113}, 0, false, 32);
-const BackwardCase window_bias_dbias_bf16 = with({"grouped-query, sliding window, bias with dBias",
-                                                  bf16,
-                                                  2,
-                                                  4,
-                                                  2,
-                                                  201,
-                                                  201,
-                                                  128,
-                                                  top_left,
-                                                  {},
-                                                  {},
-                                                  2114},
-                                                 4, true, 48);
+// Score modifiers (b 2, h 4, odd lengths); dBias with every bias of all query heads.
+using dnngraph::test::with_modifiers;
+const BackwardCase bias_dbias_half = with_modifiers(
+    BackwardCase{
+        "bias of every head, causal top-left", half, 2, 4, 4, 97, 97, 64, top_left, {}, {}, 2111},
+    4, std::nullopt);
+const BackwardCase broadcast_bias_bf16 = with_modifiers(
+    BackwardCase{"bias shared by the heads", bf16, 2, 4, 4, 64, 129, 128, {}, {}, {}, 2112}, 1,
+    std::nullopt);
+const BackwardCase window_half = with_modifiers(
+    BackwardCase{"sliding window", half, 2, 4, 4, 130, 130, 64, top_left, {}, {}, 2113}, 0, 32);
+const BackwardCase window_bias_dbias_bf16 =
+    with_modifiers(BackwardCase{"grouped-query, sliding window and bias",
+                                bf16,
+                                2,
+                                4,
+                                2,
+                                201,
+                                201,
+                                128,
+                                top_left,
+                                {},
+                                {},
+                                2114},
+                   4, 48);
 }  // namespace cases
 
 }  // namespace

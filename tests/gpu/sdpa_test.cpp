@@ -52,7 +52,7 @@ using dnngraph::test::valid_rows;
 using Dims = std::vector<std::int64_t>;
 
 constexpr std::int64_t uid_q = 1, uid_k = 2, uid_v = 3, uid_o = 4, uid_stats = 5, uid_len_q = 6,
-                       uid_len_kv = 7;
+                       uid_len_kv = 7, uid_bias = 20;
 
 Graph make_graph(const SdpaCase& c, const std::shared_ptr<dnngraph::KernelCache>& cache = {}) {
   Graph g;
@@ -66,6 +66,13 @@ Graph make_graph(const SdpaCase& c, const std::shared_ptr<dnngraph::KernelCache>
   SdpaAttributes a;
   a.set_name("attn").set_attn_scale(c.scale()).set_generate_stats(c.stats);
   dnngraph::test::set_masks(c, g, a, uid_len_q, uid_len_kv);
+  if (c.bias_heads != 0) {
+    a.set_bias(g.tensor(TensorAttributes().set_name("bias").set_uid(uid_bias).set_dim(
+        dnngraph::test::bias_dims(c))));
+  }
+  if (c.window) {
+    a.set_sliding_window_length(*c.window);
+  }
   auto [o, stats] = g.sdpa(q, k, v, a);
   o->set_name("O").set_uid(uid_o).set_output(true);
   if (stats) {
@@ -90,8 +97,12 @@ Errors run_and_compare(const SdpaCase& c, const Graph& g, const dnngraph::Handle
   const HostTensor q = dnngraph::test::random_tensor(c.type, count(c.q_dims()), rng);
   const HostTensor k = dnngraph::test::random_tensor(c.type, count(c.kv_dims()), rng);
   const HostTensor v = dnngraph::test::random_tensor(c.type, count(c.kv_dims()), rng);
+  // Drawn only for a case with a bias, so the other cases keep their inputs.
+  const HostTensor bias = c.bias_heads != 0 ? dnngraph::test::random_tensor(
+                                                  c.type, count(dnngraph::test::bias_dims(c)), rng)
+                                            : HostTensor{};
   const dnngraph::test::SdpaExpected e =
-      dnngraph::test::sdpa_reference(c, q.values, k.values, v.values);
+      dnngraph::test::sdpa_reference(c, q.values, k.values, v.values, bias.values);
   const std::size_t rows = e.row_valid.size();
   std::vector<std::byte> o_bytes(e.o.size() * static_cast<std::size_t>(dnngraph::size_of(c.type)));
   const std::int64_t stats_row = overrides ? (c.s_q + 3) / 4 * 4 : c.s_q;
@@ -142,6 +153,11 @@ Errors run_and_compare(const SdpaCase& c, const Graph& g, const dnngraph::Handle
   if (c.padded()) {
     pack[uid_len_q] = len_q_dev.get();
     pack[uid_len_kv] = len_kv_dev.get();
+  }
+  DeviceBuffer bias_dev;
+  if (c.bias_heads != 0) {
+    bias_dev = require_cuda(DeviceBuffer::copy_of(bias.bytes), "bias");
+    pack[uid_bias] = bias_dev.get();
   }
   const auto ran = overrides ? g.execute(handle, pack, workspace.get(), uids, shapes, strides)
                              : g.execute(handle, pack, workspace.get());
@@ -274,9 +290,77 @@ const SdpaCase mqa_half_d128{"multi-query (4:1 to one head), inference",
                              {},
                              {},
                              1311};
+// Score modifiers (b 2, h 4): a bias uniform in [-1, 1] of every head or shared by them, a
+// sliding window on the top-left causal mask, and both, at odd lengths.
+using dnngraph::test::with_modifiers;
+const SdpaCase bias_half = with_modifiers(SdpaCase{"bias of every head, causal top-left, training",
+                                                   half,
+                                                   2,
+                                                   4,
+                                                   4,
+                                                   97,
+                                                   97,
+                                                   64,
+                                                   top_left,
+                                                   true,
+                                                   {},
+                                                   {},
+                                                   3101},
+                                          4, std::nullopt);
+const SdpaCase shared_bias_bf16 = with_modifiers(SdpaCase{"bias shared by the heads, inference",
+                                                          bf16,
+                                                          2,
+                                                          4,
+                                                          4,
+                                                          64,
+                                                          300,
+                                                          128,
+                                                          {},
+                                                          false,
+                                                          {},
+                                                          {},
+                                                          3102},
+                                                 1, std::nullopt);
+const SdpaCase window_bf16 = with_modifiers(SdpaCase{"sliding window, causal top-left, training",
+                                                     bf16,
+                                                     2,
+                                                     4,
+                                                     4,
+                                                     257,
+                                                     257,
+                                                     64,
+                                                     top_left,
+                                                     true,
+                                                     {},
+                                                     {},
+                                                     3103},
+                                            0, 64);
+const SdpaCase window_bias_half =
+    with_modifiers(SdpaCase{"grouped-query (2:1), sliding window and bias, training",
+                            half,
+                            2,
+                            4,
+                            2,
+                            131,
+                            200,
+                            128,
+                            top_left,
+                            true,
+                            {},
+                            {},
+                            3104},
+                   4, 17);
 }  // namespace cases
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(sdpa_score_modifiers)
+DNNGRAPH_REFERENCE_CASE(half_bias_of_every_head_matches_reference, cases::bias_half)
+DNNGRAPH_REFERENCE_CASE(bfloat16_bias_shared_by_heads_matches_reference, cases::shared_bias_bf16)
+DNNGRAPH_REFERENCE_CASE(bfloat16_sliding_window_matches_reference, cases::window_bf16)
+DNNGRAPH_REFERENCE_CASE(half_grouped_query_sliding_window_and_bias_matches_reference,
+                        cases::window_bias_half)
+BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(sdpa_forward)
 DNNGRAPH_REFERENCE_CASE(bfloat16_head_dim_64_without_mask_matches_reference, cases::plain_bf16_d64)

@@ -1,5 +1,6 @@
 // The CPU reference of attention (sdpa) in double that the GPU tests share: a case (types,
-// shapes, masks, per-batch lengths), softmax(scale Q K^T + masks) V with its log-sum-exp, the
+// shapes, masks, per-batch lengths, a bias, a sliding window), softmax(scale Q K^T + bias +
+// masks) V with its log-sum-exp, the
 // rows that have a defined output, the tolerances argued for them, and the packing of
 // variable-length batches token after token (THD). Include after
 // support/dnngraph.hpp.
@@ -19,6 +20,30 @@
 
 namespace dnngraph::test {
 
+// The score modifiers of a case (SdpaCase, the backward test's case): a bias of bias_heads heads
+// (0: none) and a sliding window.
+template <class Case>
+[[nodiscard]] Case with_modifiers(Case c, std::int64_t bias_heads,
+                                  std::optional<std::int64_t> window) {
+  c.bias_heads = bias_heads;
+  c.window = window;
+  return c;
+}
+template <class Case>
+[[nodiscard]] std::vector<std::int64_t> bias_dims(const Case& c) {
+  return {1, c.bias_heads, c.s_q, c.s_kv};
+}
+// The bias element of query head h, row i, key j.
+template <class Case>
+[[nodiscard]] std::size_t bias_at(const Case& c, std::int64_t h, std::int64_t i, std::int64_t j) {
+  return static_cast<std::size_t>(((c.bias_heads == 1 ? 0 : h) * c.s_q + i) * c.s_kv + j);
+}
+template <class Case>
+[[nodiscard]] std::string modifiers_text(const Case& c) {
+  return (c.bias_heads != 0 ? ", bias " + dnngraph::to_string(bias_dims(c)) : std::string()) +
+         (c.window ? ", window " + std::to_string(*c.window) : std::string());
+}
+
 struct SdpaCase {
   std::string name;
   DataType type;
@@ -27,13 +52,16 @@ struct SdpaCase {
   bool stats = false;
   std::vector<std::int32_t> len_q, len_kv;  // per batch; empty: no padding mask
   std::uint32_t seed = 1;
+  std::int64_t bias_heads = 0;  // 0: no bias; else a bias [1, bias_heads, s_q, s_kv] (h_q or 1)
+  std::optional<std::int64_t> window = std::nullopt;  // sliding window length (top-left causal)
 
   [[nodiscard]] bool padded() const { return !len_q.empty(); }
   [[nodiscard]] float scale() const { return 1.0F / std::sqrt(static_cast<float>(d)); }
   [[nodiscard]] std::string text() const {
     return name + " (" + std::string(dnngraph::to_string(type)) + ", b " + std::to_string(b) +
            " h_q " + std::to_string(h_q) + " h_k " + std::to_string(h_k) + " s_q " +
-           std::to_string(s_q) + " s_kv " + std::to_string(s_kv) + " d " + std::to_string(d) + ")";
+           std::to_string(s_q) + " s_kv " + std::to_string(s_kv) + " d " + std::to_string(d) +
+           modifiers_text(*this) + ")";
   }
   [[nodiscard]] std::vector<std::int64_t> q_dims() const { return {b, h_q, s_q, d}; }
   [[nodiscard]] std::vector<std::int64_t> kv_dims() const { return {b, h_k, s_kv, d}; }
@@ -85,9 +113,11 @@ struct SdpaExpected {
   std::vector<double> p_max;  // [b, h_q, s_q]: the row's largest probability, 1 / sum exp(s - max)
 };
 
-// Softmax(scale Q K^T + masks) V in double. Query head h reads K/V head h / (h_q / h_k).
+// Softmax(scale Q K^T + bias + masks) V in double. Query head h reads K/V head h / (h_q / h_k);
+// `bias` holds c.bias_dims() values where c has a bias.
 inline SdpaExpected sdpa_reference(const SdpaCase& c, const std::vector<float>& q,
-                                   const std::vector<float>& k, const std::vector<float>& v) {
+                                   const std::vector<float>& k, const std::vector<float>& v,
+                                   std::span<const float> bias = {}) {
   const auto n = [](std::int64_t x) { return static_cast<std::size_t>(x); };
   const std::size_t rows = n(c.b * c.h_q * c.s_q);
   SdpaExpected e{std::vector<double>(rows * n(c.d), 0.0), std::vector<double>(rows, 0.0),
@@ -109,12 +139,16 @@ inline SdpaExpected sdpa_reference(const SdpaCase& c, const std::vector<float>& 
           } else if (c.causal == DiagonalAlignment::BottomRight) {
             keep = keep && j <= i + lkv - lq;
           }
+          if (c.window) {  // the left bound: i - W < j
+            keep = keep && j > i - *c.window;
+          }
           double dot = 0;
           for (std::int64_t x = 0; x < c.d; ++x) {
             dot += static_cast<double>(q[row * n(c.d) + n(x)]) *
                    k[n(((bi * c.h_k + hk) * c.s_kv + j) * c.d + x)];
           }
-          score[n(j)] = keep ? dot * c.scale() : -std::numeric_limits<double>::infinity();
+          const double added = c.bias_heads != 0 ? bias[bias_at(c, h, i, j)] : 0.0;
+          score[n(j)] = keep ? dot * c.scale() + added : -std::numeric_limits<double>::infinity();
           max = std::max(max, score[n(j)]);
         }
         if (!std::isfinite(max)) {
