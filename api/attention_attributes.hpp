@@ -1,5 +1,5 @@
 // Attributes of the attention nodes (sdpa, sdpa_backward): the scale, the masks, a bias, a
-// sliding window and dropout.
+// sliding window, ALiBi and dropout.
 #pragma once
 
 #include "api/node_attributes_base.hpp"
@@ -23,6 +23,11 @@ enum class DiagonalAlignment : std::uint8_t { TopLeft, BottomRight };
 
 template <class Self>
 class AttentionAttributes;
+
+// The standard ALiBi slopes of `heads` query heads (cudnn-frontend's get_alibi_slope): with n the
+// largest power of two <= heads, 2^(-8 (h + 1) / n) for head h < n, then 2^(-4 (2 k + 1) / n) for
+// the k-th of the remaining heads. What set_alibi_slopes' tensor holds.
+[[nodiscard]] std::vector<float> alibi_slopes(std::int64_t heads);
 
 // What shapes an attention node's scores: the scale and the masks. Every attention node takes
 // them (sdpa, sdpa_backward, sdpa_fp8).
@@ -132,6 +137,21 @@ class AttentionAttributes : public AttentionScoreAttributes<Self> {
   [[nodiscard]] std::optional<std::int64_t> sliding_window_length() const noexcept {
     return sliding_window_length_;
   }
+  // ALiBi: adds slope_h * (j - i) to the score of query head h, row i, key j, after the bias;
+  // needs the top-left causal mask. cuDNN's pattern reads the per-head slopes from device memory:
+  // set_alibi_slopes takes them as a graph input, Float [1, h_q, 1, 1] holding alibi_slopes(h_q).
+  Self& set_alibi_mask(bool alibi) {
+    alibi_mask_ = alibi;
+    return this->self();
+  }
+  Self& set_alibi_slopes(std::shared_ptr<TensorAttributes> slopes) {
+    alibi_slopes_ = std::move(slopes);
+    return this->self();
+  }
+  [[nodiscard]] bool alibi_mask() const noexcept { return alibi_mask_; }
+  [[nodiscard]] const std::shared_ptr<TensorAttributes>& alibi_slopes() const noexcept {
+    return alibi_slopes_;
+  }
 
  private:
   AttentionAttributes() = default;
@@ -139,6 +159,8 @@ class AttentionAttributes : public AttentionScoreAttributes<Self> {
 
   std::shared_ptr<TensorAttributes> bias_;
   std::optional<std::int64_t> sliding_window_length_;
+  bool alibi_mask_ = false;
+  std::shared_ptr<TensorAttributes> alibi_slopes_;
   std::optional<double> dropout_probability_;
   std::shared_ptr<TensorAttributes> dropout_seed_;
   std::shared_ptr<TensorAttributes> dropout_offset_;

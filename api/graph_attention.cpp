@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -24,14 +25,33 @@ using Builder = detail::GraphBuilder;
 using detail::name_node;
 using detail::node_scalar;
 
+namespace {
+
+// The by-value scalars the masks read, on the ports p of sdpa or sdpa_backward: -inf only with a
+// mask (cuDNN 9.19 refuses a variant pack with a uid no operation reads:
+// CUDNN_STATUS_BAD_PARAM_NULL_POINTER at execute, measured on the H200), and the sliding
+// window's length (a Float, as cudnn-frontend gives it).
+template <class Ports, class Scalar>
+void add_mask_scalars(Ports& p, const detail::AttentionSettings& settings, const Scalar& scalar) {
+  if (settings.padding || settings.causal) {
+    p.neg_inf = scalar("neg_inf", -std::numeric_limits<float>::infinity());
+  }
+  if (settings.window) {
+    p.window = scalar("sliding_window", static_cast<float>(*settings.window));
+  }
+}
+
+}  // namespace
+
 bool detail::GraphBuilder::check_attention_inputs(Graph& g, const std::string& node,
                                                   const detail::AttentionSettings& settings) {
   // Seed and offset are read only with dropout (a probability of 0 draws no mask).
   const bool dropout = settings.has_dropout();
-  const std::array<Input, 5> optional{
+  const std::array<Input, 6> optional{
       {{"seq_len_q", settings.seq_len_q.get()},
        {"seq_len_kv", settings.seq_len_kv.get()},
        {"bias", settings.bias.get()},
+       {"ALiBi slopes", settings.alibi_slopes.get()},
        {"dropout seed", dropout ? settings.seed.get() : nullptr},
        {"dropout offset", dropout ? settings.offset.get() : nullptr}}};
   return std::ranges::all_of(optional, [&](const Input& input) {
@@ -65,6 +85,27 @@ std::shared_ptr<TensorAttributes> Graph::dropout_mask(
   return nullptr;
 }
 
+std::vector<float> alibi_slopes(std::int64_t heads) {
+  std::vector<float> slopes;
+  if (heads < 1) {
+    return slopes;
+  }
+  std::int64_t n = 1;  // the largest power of two <= heads
+  while (n * 2 <= heads) {
+    n *= 2;
+  }
+  const auto slope = [&](double exponent) {
+    return static_cast<float>(std::exp2(exponent / static_cast<double>(n)));
+  };
+  for (std::int64_t h = 0; h < n; ++h) {
+    slopes.push_back(slope(-8.0 * static_cast<double>(h + 1)));
+  }
+  for (std::int64_t k = 0; k < heads - n; ++k) {
+    slopes.push_back(slope(-4.0 * static_cast<double>((2 * k) + 1)));
+  }
+  return slopes;
+}
+
 std::shared_ptr<TensorAttributes> Graph::dbias(
     const std::shared_ptr<TensorAttributes>& output) const {
   for (const auto& node : nodes_) {
@@ -94,6 +135,7 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   p.seq_len_q = attributes.seq_len_q();
   p.seq_len_kv = attributes.seq_len_kv();
   p.bias = attributes.bias();
+  p.alibi_slopes = settings.alibi ? settings.alibi_slopes : nullptr;
   p.o = Builder::add_output(*this, name, "O");
   p.stats = attributes.generate_stats() ? Builder::add_output(*this, name, "Stats") : nullptr;
   if (!Builder::check_inputs(*this, node, {{"Q", q.get()}, {"K", k.get()}, {"V", v.get()}}) ||
@@ -110,16 +152,9 @@ std::array<std::shared_ptr<TensorAttributes>, 2> Graph::sdpa(
   if (const auto scale = attributes.attn_scale()) {
     p.scale = scalar("attn_scale", *scale);
   }
-  if (const auto window = settings.window) {
-    p.window = scalar("sliding_window", static_cast<float>(*window));
-  }
   p.paged = detail::PagedCachePorts::make(
       attributes, [&](const char* port) { return Builder::add_internal(*this, name, port); });
-  // Only with a mask: cuDNN 9.19 refuses a variant pack with a uid no operation reads
-  // (CUDNN_STATUS_BAD_PARAM_NULL_POINTER at execute, measured on the H200).
-  if (settings.padding || settings.causal) {
-    p.neg_inf = scalar("neg_inf", -std::numeric_limits<float>::infinity());
-  }
+  add_mask_scalars(p, settings, scalar);
   p.scores = internal("scores", true);
   p.scaled = internal("scaled", p.scale != nullptr);
   p.biased = internal("biased", p.bias != nullptr);
@@ -157,6 +192,7 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
   p.seq_len_q = settings.seq_len_q;
   p.seq_len_kv = settings.seq_len_kv;
   p.bias = settings.bias;
+  p.alibi_slopes = settings.alibi ? settings.alibi_slopes : nullptr;
   p.dq = Builder::add_output(*this, name, "dQ");
   p.dk = Builder::add_output(*this, name, "dK");
   p.dv = Builder::add_output(*this, name, "dV");
@@ -179,12 +215,7 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
   if (const auto scale = attributes.attn_scale()) {
     p.scale = scalar("attn_scale", *scale);
   }
-  if (const auto window = settings.window) {
-    p.window = scalar("sliding_window", static_cast<float>(*window));
-  }
-  if (settings.padding || settings.causal) {  // as in sdpa(): only where an operation reads it
-    p.neg_inf = scalar("neg_inf", -std::numeric_limits<float>::infinity());
-  }
+  add_mask_scalars(p, settings, scalar);
   // D's factor: 1 - p, the keep probability (cudnn-frontend's Dropout_scale_inv), or 1.
   p.d_scale = settings.has_dropout() ? scalar("dropout_keep", static_cast<float>(settings.keep()))
                                      : scalar("one", 1.0F);

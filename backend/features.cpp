@@ -104,19 +104,16 @@ constexpr std::array<FeatureEntry, 12> table{{
      "the SDPA FP8 pattern: CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR on CUDNN_DATA_FP8_E4M3, "
      "pointwise scales and CUDNN_REDUCE_TENSOR_AMAX",
      90100},
-    // Not attributes: what the fused attention engines serve. cudnn-frontend (node/
-    // scaled_dot_product_flash_attention.h, the backward's pre-validation) refuses dBias below
-    // 9.5.0 with a padding mask or with s_q or s_kv not a multiple of 64.
+    // Not attributes: what the fused attention engines serve, as cudnn-frontend gates them
+    // (node/sdpa_support_surface.h; the backward's pre-validation in
+    // node/scaled_dot_product_flash_attention.h): dBias with a padding mask or lengths not
+    // multiples of 64 from 9.5.0, a left bound (sliding window) with a bias or dropout from 9.10.2.
     {Feature::SdpaBiasGradientAnyLength, "SdpaBiasGradientAnyLength",
      "attention dBias with a padding mask or sequence lengths not multiples of 64",
      "CUDNN_REDUCE_TENSOR_ADD of dS into dBias in the SDPA backward pattern", 90500},
-    // cudnn-frontend (node/sdpa_support_surface.h and the backward's pre-validation) serves a
-    // left bound (sliding window) with a bias or dropout from 9.10.2 only.
     {Feature::SdpaSlidingWindowCombined, "SdpaSlidingWindowCombined",
      "an attention sliding window together with a bias or dropout",
-     "the diagonal-band left bound (CUDNN_POINTWISE_CMP_GT of column + length and row) in "
-     "the SDPA pattern with a bias ADD or an RNG",
-     91002},
+     "CUDNN_POINTWISE_CMP_GT of column + length with the row, with a bias or an RNG", 91002},
 }};
 
 struct VersionedEntry {

@@ -9,6 +9,7 @@ export module dnngraph;
 export namespace dnngraph {
 using dnngraph::AdaLayernormAttributes;
 using dnngraph::add_cudnn_search_candidate;
+using dnngraph::alibi_slopes;
 using dnngraph::arity;
 using dnngraph::AutotuneOptions;
 using dnngraph::AutotuneReport;

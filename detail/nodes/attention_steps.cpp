@@ -208,6 +208,9 @@ const backend::Tensor* AttentionSteps::scores(const Scores& s) {
     pointwise("bias", CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, {current, s.bias, nullptr}, biased);
     current = biased;
   }
+  if (s.alibi_slopes != nullptr && s.alibi_ports != nullptr) {
+    current = alibi(*s.alibi_ports, current, s.alibi_slopes);
+  }
   if (s.padding != nullptr) {
     current = padding_mask(*s.padding, current, s.seq_q, s.seq_kv, s.neg_inf);
   }
@@ -236,6 +239,20 @@ AttentionSteps::Indices AttentionSteps::indices(const char* mask, const TensorPt
   return found;
 }
 
+const backend::Tensor* AttentionSteps::keep_where(
+    const char* mask, cudnnPointwiseMode_t compare, std::array<const backend::Tensor*, 2> operands,
+    std::array<TensorPtr, 2> keep_and_masked,
+    std::array<const backend::Tensor*, 2> scores_neg_inf) {
+  const backend::Tensor* keep = tensor(keep_and_masked[0]);
+  const backend::Tensor* masked = tensor(keep_and_masked[1]);
+  const std::string name(mask);
+  pointwise((name + " keep").c_str(), compare, CUDNN_DATA_BOOLEAN,
+            {operands[0], operands[1], nullptr}, keep);
+  pointwise((name + " select").c_str(), CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT,
+            {scores_neg_inf[0], scores_neg_inf[1], keep}, masked);
+  return masked;
+}
+
 const backend::Tensor* AttentionSteps::padding_mask(const AttentionMaskPorts& p,
                                                     const backend::Tensor* scores,
                                                     const backend::Tensor* seq_q,
@@ -244,25 +261,18 @@ const backend::Tensor* AttentionSteps::padding_mask(const AttentionMaskPorts& p,
   const auto [row, col] = indices("padding", p.pad_row, p.pad_col, scores);
   const backend::Tensor* row_in = tensor(p.pad_row_in);
   const backend::Tensor* col_in = tensor(p.pad_col_in);
-  const backend::Tensor* keep = tensor(p.pad_keep);
-  const backend::Tensor* padded = tensor(p.padded);
   pointwise("row < seq_len_q", CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN, {row, seq_q, nullptr},
             row_in);
   pointwise("column < seq_len_kv", CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN,
             {col, seq_kv, nullptr}, col_in);
-  pointwise("padding keep", CUDNN_POINTWISE_LOGICAL_AND, CUDNN_DATA_BOOLEAN,
-            {row_in, col_in, nullptr}, keep);
-  pointwise("padding select", CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT,
-            {scores, neg_inf, keep}, padded);
-  return padded;
+  return keep_where("padding", CUDNN_POINTWISE_LOGICAL_AND, {row_in, col_in},
+                    {p.pad_keep, p.padded}, {scores, neg_inf});
 }
 
 const backend::Tensor* AttentionSteps::causal_mask(
     const AttentionMaskPorts& p, DiagonalAlignment alignment, const backend::Tensor* scores,
     const backend::Tensor* seq_q, const backend::Tensor* seq_kv, const backend::Tensor* neg_inf) {
   auto [row, col] = indices("causal", p.causal_row, p.causal_col, scores);
-  const backend::Tensor* keep = tensor(p.causal_keep);
-  const backend::Tensor* masked = tensor(p.causal);
   if (alignment == DiagonalAlignment::BottomRight && p.causal_row_plus) {
     // Per-batch actual lengths: row + seq_len_kv - seq_len_q (Int32). Without padding only
     // s_q == s_kv passes the checks, where bottom-right is top-left.
@@ -274,10 +284,22 @@ const backend::Tensor* AttentionSteps::causal_mask(
               {plus, seq_q, nullptr}, shifted);
     row = shifted;
   }
-  pointwise("causal keep", CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, {row, col, nullptr}, keep);
-  pointwise("causal select", CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT,
-            {scores, neg_inf, keep}, masked);
-  return masked;
+  return keep_where("causal", CUDNN_POINTWISE_CMP_GE, {row, col}, {p.causal_keep, p.causal},
+                    {scores, neg_inf});
+}
+
+const backend::Tensor* AttentionSteps::alibi(const AttentionMaskPorts& p,
+                                             const backend::Tensor* scores,
+                                             const backend::Tensor* slopes) {
+  const auto [row, col] = indices("alibi", p.alibi_row, p.alibi_col, scores);
+  const backend::Tensor* distance = tensor(p.alibi_distance);
+  const backend::Tensor* bias = tensor(p.alibi_bias);
+  const backend::Tensor* added = tensor(p.alibi_added);
+  pointwise("column - row", CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32, {col, row, nullptr}, distance);
+  pointwise("(column - row) * slope", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT,
+            {distance, slopes, nullptr}, bias);
+  pointwise("plus ALiBi", CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, {scores, bias, nullptr}, added);
+  return added;
 }
 
 const backend::Tensor* AttentionSteps::sliding_window(const AttentionMaskPorts& p,
@@ -286,16 +308,11 @@ const backend::Tensor* AttentionSteps::sliding_window(const AttentionMaskPorts& 
                                                       const backend::Tensor* neg_inf) {
   const auto [row, col] = indices("window", p.window_row, p.window_col, scores);
   const backend::Tensor* col_plus = tensor(p.window_col_plus);
-  const backend::Tensor* keep = tensor(p.window_keep);
-  const backend::Tensor* masked = tensor(p.windowed);
   // cudnn-frontend's composite diagonal band gives this addition axis 3 and the length's type.
   pointwise("column + window", CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, {col, length, nullptr},
             col_plus, 3);
-  pointwise("window keep", CUDNN_POINTWISE_CMP_GT, CUDNN_DATA_BOOLEAN, {col_plus, row, nullptr},
-            keep);
-  pointwise("window select", CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT,
-            {scores, neg_inf, keep}, masked);
-  return masked;
+  return keep_where("window", CUDNN_POINTWISE_CMP_GT, {col_plus, row}, {p.window_keep, p.windowed},
+                    {scores, neg_inf});
 }
 
 const backend::Tensor* AttentionSteps::softmax(const SoftmaxPorts& p, const backend::Tensor* scores,

@@ -13,8 +13,8 @@ namespace dnngraph::detail {
 
 std::vector<TensorPtr> SdpaPorts::inputs() const {
   std::vector<TensorPtr> list;
-  append_present(list, {q, k, v, seq_len_q, seq_len_kv, scale, neg_inf, bias, window, dropout.seed,
-                        dropout.offset, dropout.scale});
+  append_present(list, {q, k, v, seq_len_q, seq_len_kv, scale, neg_inf, bias, alibi_slopes, window,
+                        dropout.seed, dropout.offset, dropout.scale});
   paged.append_inputs(list);
   return list;
 }
@@ -285,6 +285,8 @@ Result<std::vector<LoweredOperation>> SdpaNode::lower_all(const TensorTable& ten
   scores.k_pages = k_pages;
   scores.bias = ops.tensor(p.bias);
   scores.biased = p.biased;
+  scores.alibi_slopes = ops.tensor(p.alibi_slopes);
+  scores.alibi_ports = &p.masks;
   const backend::Tensor* current = ops.scores(scores);
   if (const auto causal = attributes_.causal()) {
     current = ops.causal_mask(p.masks, *causal, current, seq_q, seq_kv, neg_inf);

@@ -16,10 +16,11 @@ namespace dnngraph::detail {
 struct SdpaPorts {
   // Inputs: the user's, then by-value scalars Graph::sdpa makes.
   TensorPtr q, k, v, seq_len_q, seq_len_kv;
-  TensorPtr scale;    // the attention scale, when the attributes set one
-  TensorPtr neg_inf;  // -infinity: what a masked score becomes
-  TensorPtr bias;     // the user's additive bias (set_bias)
-  TensorPtr window;   // the sliding window's length, a by-value Float (set_sliding_window_length)
+  TensorPtr scale;         // the attention scale, when the attributes set one
+  TensorPtr neg_inf;       // -infinity: what a masked score becomes
+  TensorPtr bias;          // the user's additive bias (set_bias)
+  TensorPtr alibi_slopes;  // ALiBi's per-head slopes (set_alibi_slopes)
+  TensorPtr window;  // the sliding window's length, a by-value Float (set_sliding_window_length)
   // Outputs (the dropout mask among them with set_dropout_mask_output).
   TensorPtr o, stats;
   // Internal virtual tensors, in lowering order.

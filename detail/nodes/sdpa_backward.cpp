@@ -13,7 +13,7 @@ namespace dnngraph::detail {
 std::vector<TensorPtr> SdpaBackwardPorts::inputs() const {
   std::vector<TensorPtr> list;
   append_present(list, {q, k, v, o, d_o, stats, seq_len_q, seq_len_kv, scale, neg_inf, d_scale,
-                        bias, window, dropout.seed, dropout.offset, dropout.scale});
+                        bias, alibi_slopes, window, dropout.seed, dropout.offset, dropout.scale});
   return list;
 }
 
@@ -320,6 +320,8 @@ const backend::Tensor* recompute_probabilities(AttentionSteps& ops, const SdpaBa
   AttentionSteps::Scores scores = ops.scores_of(p, *p.k, in.q, attributes.padding_mask());
   scores.bias = ops.tensor(p.bias);
   scores.biased = p.biased;
+  scores.alibi_slopes = ops.tensor(p.alibi_slopes);
+  scores.alibi_ports = &p.masks;
   const backend::Tensor* current = ops.scores(scores);
   const backend::Tensor* centered = ops.tensor(p.centered);
   ops.pointwise("minus Stats", CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, {current, in.stats, nullptr},

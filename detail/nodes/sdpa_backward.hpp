@@ -29,7 +29,8 @@ struct SdpaBackwardPorts {
   TensorPtr neg_inf;  // -infinity: what a masked score becomes (only with a mask)
   // D is rowsum(dO * O) times it: 1, or 1 - p with dropout (the frontend's Dropout_scale_inv).
   TensorPtr d_scale;
-  TensorPtr bias;    // the forward's additive bias (set_bias)
+  TensorPtr bias;          // the forward's additive bias (set_bias)
+  TensorPtr alibi_slopes;  // ALiBi's per-head slopes (set_alibi_slopes)
   TensorPtr window;  // the sliding window's length, a by-value Float (set_sliding_window_length)
   // Outputs. d_sum is D, which cuDNN's engines read from memory (with the dropout mask among the
   // outputs with set_dropout_mask_output). dbias: the bias's gradient (set_dbias_output).

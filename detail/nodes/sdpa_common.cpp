@@ -64,13 +64,20 @@ AttentionMaskPorts AttentionMaskPorts::make(const AttentionSettings& settings,
   p.window_col_plus = internal("window_col_plus", window);
   p.window_keep = internal("window_keep", window);
   p.windowed = internal("windowed", window);
+  p.alibi_row = internal("alibi_row", settings.alibi);
+  p.alibi_col = internal("alibi_col", settings.alibi);
+  p.alibi_distance = internal("alibi_distance", settings.alibi);
+  p.alibi_bias = internal("alibi_bias", settings.alibi);
+  p.alibi_added = internal("alibi_added", settings.alibi);
   return p;
 }
 
 void AttentionMaskPorts::append_to(std::vector<TensorPtr>& list) const {
-  append_present(list, {pad_row, pad_col, pad_row_in, pad_col_in, pad_keep, padded, causal_row,
-                        causal_col, causal_row_plus, causal_row_shifted, causal_keep, causal,
-                        window_row, window_col, window_col_plus, window_keep, windowed});
+  append_present(list, {pad_row,     pad_col,    pad_row_in, pad_col_in,      pad_keep,
+                        padded,      causal_row, causal_col, causal_row_plus, causal_row_shifted,
+                        causal_keep, causal,     window_row, window_col,      window_col_plus,
+                        window_keep, windowed,   alibi_row,  alibi_col,       alibi_distance,
+                        alibi_bias,  alibi_added});
 }
 
 void AttentionMaskPorts::settle(const std::vector<std::int64_t>& score_dims) const {
@@ -80,12 +87,13 @@ void AttentionMaskPorts::settle(const std::vector<std::int64_t>& score_dims) con
     }
   };
   // column + window length is Float: the length is a Float scalar, as cudnn-frontend gives it.
-  for (const TensorPtr& t : {padded, causal, window_col_plus, windowed}) {
+  for (const TensorPtr& t : {padded, causal, window_col_plus, windowed, alibi_bias, alibi_added}) {
     settle(t, DataType::Float);
   }
   // row + seq_len_kv - seq_len_q is an index too.
-  for (const TensorPtr& t : {pad_row, pad_col, causal_row, causal_col, causal_row_plus,
-                             causal_row_shifted, window_row, window_col}) {
+  for (const TensorPtr& t :
+       {pad_row, pad_col, causal_row, causal_col, causal_row_plus, causal_row_shifted, window_row,
+        window_col, alibi_row, alibi_col, alibi_distance}) {
     settle(t, DataType::Int32);
   }
   for (const TensorPtr& t : {pad_row_in, pad_col_in, pad_keep, causal_keep, window_keep}) {
@@ -319,6 +327,10 @@ Result<void> check_attention_masks(const std::string& node, const AttentionSetti
   return {};
 }
 
+namespace {
+
+// The bias: rank 4, [b or 1, h_q or 1, s_q, s_kv], Q's type, innermost stride 1, and no
+// bottom-right causal mask (cudnn-frontend refuses that combination for every implementation).
 Result<void> check_attention_bias(const std::string& node, const AttentionSettings& settings,
                                   const TensorAttributes& q, const TensorAttributes& k) {
   if (!settings.bias) {
@@ -353,9 +365,49 @@ Result<void> check_attention_bias(const std::string& node, const AttentionSettin
   return {};
 }
 
+// ALiBi: the slopes, Float [1, h_q, 1, 1] packed, and the top-left causal mask (cudnn-frontend:
+// "When alibi mask is used, diagonal_band_right_bound needs to be set to 0", and bottom-right
+// refused with ALiBi).
+Result<void> check_attention_alibi(const std::string& node, const AttentionSettings& settings,
+                                   std::int64_t h_q) {
+  if (!settings.alibi) {
+    if (settings.alibi_slopes) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        node + ": ALiBi slopes are set, but set_alibi_mask(true) is not");
+    }
+    return {};
+  }
+  if (!settings.alibi_slopes) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node + ": ALiBi needs its slopes: set_alibi_slopes(t), t Float [1, " +
+                          std::to_string(h_q) + ", 1, 1] in device memory holding alibi_slopes(" +
+                          std::to_string(h_q) + ")");
+  }
+  const TensorAttributes& slopes = *settings.alibi_slopes;
+  const std::vector<std::int64_t> dims{1, h_q, 1, 1};
+  if (slopes.dim() != dims || slopes.data_type() != DataType::Float ||
+      slopes.stride() != packed_strides(dims)) {
+    return make_error(ErrorCode::ShapeMismatch,
+                      node + ": ALiBi slopes " + slopes.describe() + " are " + type_name(slopes) +
+                          " " + to_string(slopes.dim()) + " strides " + to_string(slopes.stride()) +
+                          "; expected Float " + to_string(dims) +
+                          " packed (one slope per query head)");
+  }
+  if (settings.causal != DiagonalAlignment::TopLeft) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node + ": ALiBi needs the top-left causal mask (set_causal_mask(true)); " +
+                          "cuDNN's fused attention serves it with no other (cudnn-frontend refuses "
+                          "the others too)");
+  }
+  return {};
+}
+
+// The sliding window: a length >= 1, with a top-left causal mask, s_q <= s_kv without a padding
+// mask, and with a bias or dropout only where the loaded cuDNN serves that
+// (Feature::SdpaSlidingWindowCombined).
 Result<void> check_attention_window(const std::string& node, const AttentionSettings& settings,
-                                    const TensorAttributes& q, const TensorAttributes& k) {
-  if (!settings.window) {
+                                    std::int64_t s_q, std::int64_t s_kv) {
+  if (!settings.window) {  // nothing to check
     return {};
   }
   const std::int64_t length = *settings.window;
@@ -372,10 +424,10 @@ Result<void> check_attention_window(const std::string& node, const AttentionSett
                                            : "no causal mask is set"));
   }
   // cudnn-frontend: "Sliding window attention is only supported with max_s_q <= max_s_kv."
-  if (!settings.padding && q.dim()[2] > k.dim()[2]) {
+  if (!settings.padding && s_q > s_kv) {
     return make_error(ErrorCode::InvalidAttribute,
                       node + ": a sliding window without a padding mask needs s_q <= s_kv; s_q " +
-                          std::to_string(q.dim()[2]) + ", s_kv " + std::to_string(k.dim()[2]));
+                          std::to_string(s_q) + ", s_kv " + std::to_string(s_kv));
   }
   if ((settings.bias || settings.has_dropout()) &&
       !backend::available(backend::Feature::SdpaSlidingWindowCombined)) {
@@ -384,6 +436,8 @@ Result<void> check_attention_window(const std::string& node, const AttentionSett
   }
   return {};
 }
+
+}  // namespace
 
 Result<void> check_attention_dropout(const std::string& node, const AttentionSettings& settings) {
   if (!settings.has_dropout()) {
@@ -447,7 +501,10 @@ Result<void> check_attention(const std::string& node, std::optional<DataType> co
   if (auto ok = check_attention_bias(node, settings, q, k); !ok) {
     return ok;
   }
-  if (auto ok = check_attention_window(node, settings, q, k); !ok) {
+  if (auto ok = check_attention_window(node, settings, q.dim()[2], k.dim()[2]); !ok) {
+    return ok;
+  }
+  if (auto ok = check_attention_alibi(node, settings, q.dim()[1]); !ok) {
     return ok;
   }
   return check_attention_dropout(node, settings);

@@ -27,7 +27,9 @@ struct AttentionSettings {
   TensorPtr seq_len_q, seq_len_kv;
   TensorPtr bias;                      // null without
   std::optional<std::int64_t> window;  // the sliding window's length (the left bound)
-  std::optional<double> dropout;       // the probability as given, 0 included
+  bool alibi = false;
+  TensorPtr alibi_slopes;         // Float [1, h_q, 1, 1]
+  std::optional<double> dropout;  // the probability as given, 0 included
   TensorPtr seed, offset;
   bool mask_output = false;
 
@@ -47,6 +49,8 @@ struct AttentionSettings {
     AttentionSettings settings = of_scores(a);
     settings.bias = a.bias();
     settings.window = a.sliding_window_length();
+    settings.alibi = a.alibi_mask();
+    settings.alibi_slopes = a.alibi_slopes();
     settings.dropout = a.dropout_probability();
     settings.seed = a.dropout_seed();
     settings.offset = a.dropout_offset();
@@ -67,6 +71,8 @@ struct AttentionMaskPorts {
   // The sliding window: row and column indices, column + length (Float), the keep flags, the
   // masked scores.
   TensorPtr window_row, window_col, window_col_plus, window_keep, windowed;
+  // ALiBi: row and column indices, column - row (Int32), times the slopes, the scores plus that.
+  TensorPtr alibi_row, alibi_col, alibi_distance, alibi_bias, alibi_added;
 
   // Makes the tensors `settings` needs with make(port name).
   [[nodiscard]] static AttentionMaskPorts make(const AttentionSettings& settings,
@@ -156,19 +162,6 @@ inline constexpr AttentionInputRule half_precision_inputs{
                                                  const AttentionSettings& settings,
                                                  const TensorAttributes& q,
                                                  const TensorAttributes& k);
-// The bias: rank 4, [b or 1, h_q or 1, s_q, s_kv], Q's type, innermost stride 1, and no
-// bottom-right causal mask (cudnn-frontend refuses that combination for every implementation).
-[[nodiscard]] Result<void> check_attention_bias(const std::string& node,
-                                                const AttentionSettings& settings,
-                                                const TensorAttributes& q,
-                                                const TensorAttributes& k);
-// The sliding window: a length >= 1, with a top-left causal mask, s_q <= s_kv without a padding
-// mask, and with a bias or dropout only where the loaded cuDNN serves that
-// (Feature::SdpaSlidingWindowCombined).
-[[nodiscard]] Result<void> check_attention_window(const std::string& node,
-                                                  const AttentionSettings& settings,
-                                                  const TensorAttributes& q,
-                                                  const TensorAttributes& k);
 // Dropout: a probability in [0, 1) (1 keeps nothing; its scale 1 / (1 - p) is infinite); above
 // 0, a seed and an offset of one Int64 or Int32 value each, and no bottom-right causal mask
 // (cudnn-frontend 1.32 refuses that combination: cuDNN's fused attention does not serve it); the
@@ -176,8 +169,8 @@ inline constexpr AttentionInputRule half_precision_inputs{
 [[nodiscard]] Result<void> check_attention_dropout(const std::string& node,
                                                    const AttentionSettings& settings);
 // The node's compute type, if set, is Float; then check_attention_inputs (with `rule`),
-// check_attention_scores, check_attention_masks, check_attention_bias, check_attention_window
-// and check_attention_dropout.
+// check_attention_scores, check_attention_masks, the bias's and sliding window's checks and
+// check_attention_dropout.
 [[nodiscard]] Result<void> check_attention(const std::string& node, std::optional<DataType> compute,
                                            const AttentionSettings& settings,
                                            const TensorAttributes& q, const TensorAttributes& k,
@@ -253,6 +246,9 @@ class AttentionSteps {
     // The additive bias (null: none), after the factors: biased = scores + bias.
     const backend::Tensor* bias = nullptr;
     TensorPtr biased = nullptr;  // NOLINT(readability-redundant-member-init)
+    // ALiBi after the bias (null slopes: none), its tensors in alibi_ports.
+    const backend::Tensor* alibi_slopes = nullptr;
+    const AttentionMaskPorts* alibi_ports = nullptr;
   };
   const backend::Tensor* scores(const Scores& s);
   // C = A B (per-batch M and K overrides), summed over each group of query heads into `grad`
@@ -271,6 +267,11 @@ class AttentionSteps {
   const backend::Tensor* causal_mask(const AttentionMaskPorts& p, DiagonalAlignment alignment,
                                      const backend::Tensor* scores, const backend::Tensor* seq_q,
                                      const backend::Tensor* seq_kv, const backend::Tensor* neg_inf);
+
+  // ALiBi on `scores` (cudnn-frontend's alibi_mask: GEN_INDEX rows and columns, SUB column - row
+  // in Int32, MUL by the [1, h_q, 1, 1] slopes, ADD to the scores); returns the new scores.
+  const backend::Tensor* alibi(const AttentionMaskPorts& p, const backend::Tensor* scores,
+                               const backend::Tensor* slopes);
 
   // The sliding window on `scores` (cudnn-frontend's diagonal-band left bound, top-left: GEN_INDEX
   // rows and columns, column + length in Float, CMP_GT with the row, BINARY_SELECT with -inf);
@@ -311,6 +312,12 @@ class AttentionSteps {
   };
   Indices indices(const char* mask, const TensorPtr& row_port, const TensorPtr& col_port,
                   const backend::Tensor* scores);
+  // keep = operands[0] `compare` operands[1] (Boolean), then the scores where keep and -inf
+  // elsewhere (BINARY_SELECT), written to the tensors of keep_and_masked; returns the masked.
+  const backend::Tensor* keep_where(const char* mask, cudnnPointwiseMode_t compare,
+                                    std::array<const backend::Tensor*, 2> operands,
+                                    std::array<TensorPtr, 2> keep_and_masked,
+                                    std::array<const backend::Tensor*, 2> scores_neg_inf);
 
   // No earlier failure, and every tensor the step needs was found.
   bool ready(const char* step, std::initializer_list<const backend::Tensor*> needed);

@@ -140,11 +140,21 @@ A& attention_attributes(A& a, const AttentionArgs& args) {
   return a;
 }
 
-// bias= and sliding_window_length= of sdpa() and sdpa_backward().
+// A further output of an attention node, found from another of its outputs (dropout_mask, dbias).
+template <auto Find>
+std::optional<Tensor> output_of_node(PyGraph& g, const Tensor& output) {
+  const auto locked = lock(g);
+  return present((g.graph.*Find)(output));
+}
+
+// bias=, sliding_window_length= and alibi_slopes= (which turns ALiBi on) of sdpa() and
+// sdpa_backward().
 template <class A>
-A& score_modifiers(A& a, const std::optional<Tensor>& bias, std::optional<std::int64_t> window) {
+A& score_modifiers(A& a, const std::optional<Tensor>& bias, std::optional<std::int64_t> window,
+                   const std::optional<Tensor>& alibi_slopes) {
   if (bias) a.set_bias(*bias);
   if (window) a.set_sliding_window_length(*window);
+  if (alibi_slopes) a.set_alibi_mask(true).set_alibi_slopes(*alibi_slopes);
   return a;
 }
 
@@ -646,11 +656,12 @@ void def_nodes(nb::class_<PyGraph>& cls) {
              const std::optional<Tensor>& offset, bool dropout_mask_output,
              const std::optional<Tensor>& page_table_k, const std::optional<Tensor>& page_table_v,
              std::optional<std::int64_t> max_seq_len_kv, const std::optional<Tensor>& bias,
-             std::optional<std::int64_t> sliding_window_length, std::optional<DataType> compute,
+             std::optional<std::int64_t> sliding_window_length,
+             const std::optional<Tensor>& alibi_slopes, std::optional<DataType> compute,
              const std::optional<std::string>& name) {
             const auto locked = lock(g);
             SdpaAttributes attributes;
-            score_modifiers(attributes, bias, sliding_window_length)
+            score_modifiers(attributes, bias, sliding_window_length, alibi_slopes)
                 .set_generate_stats(generate_stats);
             // Any of the three makes the cache paged; validate() names what is missing.
             if (page_table_k || page_table_v || max_seq_len_kv) {
@@ -671,8 +682,8 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "dropout"_a = nb::none(), "seed"_a = nb::none(), "offset"_a = nb::none(),
           "dropout_mask_output"_a = false, "page_table_k"_a = nb::none(),
           "page_table_v"_a = nb::none(), "max_seq_len_kv"_a = nb::none(), "bias"_a = nb::none(),
-          "sliding_window_length"_a = nb::none(), "compute_data_type"_a = nb::none(),
-          "name"_a = nb::none(),
+          "sliding_window_length"_a = nb::none(), "alibi_slopes"_a = nb::none(),
+          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
           "Scaled dot-product attention O = softmax(attn_scale * Q K^T + masks) V for Q\n"
           "[b, h_q, s_q, d], K [b, h_k, s_kv, d], V [b, h_v, s_kv, d_v] (Half or BFloat16,\n"
           "h_k and h_v dividing h_q). Returns (O, Stats); Stats (Float [b, h_q, s_q, 1], the\n"
@@ -688,7 +699,8 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "batch, and padding_mask=True with seq_len_kv gives each batch's length.\n"
           "bias= ([b or 1, h_q or 1, s_q, s_kv] in Q's type) is added to the scaled scores\n"
           "before the masks; sliding_window_length=W (with causal_mask=True) keeps key j for\n"
-          "query i only when i - W < j.")
+          "query i only when i - W < j; alibi_slopes= (Float [1, h_q, 1, 1] holding\n"
+          "alibi_slopes(h_q), with causal_mask=True) adds slope_h * (j - i).")
       .def(
           "sdpa_fp8",
           [](PyGraph& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& descale_q,
@@ -734,11 +746,12 @@ void def_nodes(nb::class_<PyGraph>& cls) {
              std::optional<double> dropout, const std::optional<Tensor>& seed,
              const std::optional<Tensor>& offset, bool dropout_mask_output,
              const std::optional<Tensor>& bias, std::optional<std::int64_t> sliding_window_length,
-             bool dbias_output, std::optional<DataType> compute,
-             const std::optional<std::string>& name) {
+             const std::optional<Tensor>& alibi_slopes, bool dbias_output,
+             std::optional<DataType> compute, const std::optional<std::string>& name) {
             const auto locked = lock(g);
             SdpaBackwardAttributes attributes;
-            score_modifiers(attributes, bias, sliding_window_length).set_dbias_output(dbias_output);
+            score_modifiers(attributes, bias, sliding_window_length, alibi_slopes)
+                .set_dbias_output(dbias_output);
             const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
                                      padding_mask, seq_len_q,   seq_len_kv,
                                      compute,      name,        dropout,
@@ -752,35 +765,25 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "causal_mask_bottom_right"_a = false, "padding_mask"_a = false,
           "seq_len_q"_a = nb::none(), "seq_len_kv"_a = nb::none(), "dropout"_a = nb::none(),
           "seed"_a = nb::none(), "offset"_a = nb::none(), "dropout_mask_output"_a = false,
-          "bias"_a = nb::none(), "sliding_window_length"_a = nb::none(), "dbias_output"_a = false,
+          "bias"_a = nb::none(), "sliding_window_length"_a = nb::none(),
+          "alibi_slopes"_a = nb::none(), "dbias_output"_a = false,
           "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
           "The gradients of sdpa() from Q, K, V, the forward's O and Stats, and dO, with the\n"
           "forward's scale, masks and dropout (the same dropout, seed and offset draw the\n"
           "forward's mask again). Returns (dQ, dK, dV, D): D = rowsum(dO * O) (with dropout\n"
           "times 1 - dropout; Float [b, h_q, s_q, 1]) is written to memory for cuDNN's\n"
-          "engines; mark all four outputs. bias= and sliding_window_length= are the forward's;\n"
+          "engines; mark all four outputs. bias=, sliding_window_length=, alibi_slopes= are the\n"
+          "forward's;\n"
           "dbias_output=True also writes the bias's gradient (a bias of [1, h_q, s_q, s_kv]\n"
           "only): dbias(dQ) gives it.")
-      .def(
-          "dropout_mask",
-          [](PyGraph& g, const Tensor& output) {
-            const auto locked = lock(g);
-            return present(g.graph.dropout_mask(output));
-          },
-          "output"_a,
-          "The dropout mask an sdpa or sdpa_backward node writes (dropout_mask_output=True),\n"
-          "from any output of that node (O, dQ): Float [b, h_q, s_q, s_kv], 0 or 1; mark it\n"
-          "set_output(True). None for a node that writes no mask.")
-      .def(
-          "dbias",
-          [](PyGraph& g, const Tensor& output) {
-            const auto locked = lock(g);
-            return present(g.graph.dbias(output));
-          },
-          "output"_a,
-          "The bias gradient an sdpa_backward node writes (dbias_output=True), from any of its\n"
-          "outputs (dQ): [1, h_q, s_q, s_kv] in Q's type; mark it set_output(True). None for a\n"
-          "node that writes none.");
+      .def("dropout_mask", &output_of_node<&Graph::dropout_mask>, "output"_a,
+           "The dropout mask an sdpa or sdpa_backward node writes (dropout_mask_output=True),\n"
+           "from any output of that node (O, dQ): Float [b, h_q, s_q, s_kv], 0 or 1; mark it\n"
+           "set_output(True). None for a node that writes no mask.")
+      .def("dbias", &output_of_node<&Graph::dbias>, "output"_a,
+           "The bias gradient an sdpa_backward node writes (dbias_output=True), from any of its\n"
+           "outputs (dQ): [1, h_q, s_q, s_kv] in Q's type; mark it set_output(True). None for a\n"
+           "node that writes none.");
 }
 
 // The empty handle get_workspace_size() passes when the caller gives none (and no overrides).

@@ -260,6 +260,9 @@ void bind_runtime(nb::module_& m) {
   m.def("cudnn_version_string", &cudnn_version_string, "version"_a, "91900 -> \"9.19.0\".");
   m.def("size_of", &size_of, "data_type"_a, "Bytes per element (fp8 types: 1).");
   m.def("arity", &arity, "mode"_a, "Number of inputs a pointwise mode takes: 1, 2 or 3.");
+  m.def("alibi_slopes", &alibi_slopes, "heads"_a,
+        "The standard ALiBi slopes of `heads` query heads (what sdpa's alibi_slopes= tensor,\n"
+        "Float [1, heads, 1, 1] in device memory, holds).");
 }
 
 }  // namespace dnngraph::python

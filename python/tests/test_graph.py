@@ -865,10 +865,21 @@ def test_sdpa_bias_and_window_refusals_name_the_node_and_values():
     k, v = (g.tensor(name=n, uid=2 + i, dim=[2, 4, 128, 64]) for i, n in enumerate("KV"))
     bias = g.tensor(name="bias", uid=8, dim=[1, 4, 64, 64])
     g.sdpa(q, k, v, bias=bias, name="attn")[0].set_output(True).set_uid(4)
-    e = error_of(g.validate)
-    assert e.code is ErrorCode.ShapeMismatch
-    assert "sdpa 'attn': bias 'bias' (uid 8) has dims [1, 4, 64, 64]" in e.message
+    refusals = [(g, ErrorCode.ShapeMismatch, "bias 'bias' (uid 8) has dims [1, 4, 64, 64]"),
+                (attention(sliding_window_length=8)[0], ErrorCode.InvalidAttribute,
+                 "no causal mask is set")]
+    for graph, code, text in refusals:
+        e = error_of(graph.validate)
+        assert (e.code, text in e.message, e.message.startswith("sdpa 'attn'")) == (code, True, True)
 
-    g, _, _ = attention(sliding_window_length=8)
-    e = error_of(g.validate)
-    assert e.code is ErrorCode.InvalidAttribute and "no causal mask is set" in e.message
+
+def test_sdpa_alibi_reads_the_callers_slopes():
+    assert dnngraph.alibi_slopes(4) == [0.25, 0.0625, 0.015625, 0.00390625]
+    g = dnngraph.Graph(io_data_type=DataType.BFloat16)
+    q = g.tensor(name="Q", uid=1, dim=[2, 4, 64, 64])
+    k, v = (g.tensor(name=n, uid=2 + i, dim=[2, 4, 128, 64]) for i, n in enumerate("KV"))
+    slopes = g.tensor(name="slopes", uid=9, dim=[1, 4, 1, 1], data_type=DataType.Float)
+    o, _ = g.sdpa(q, k, v, causal_mask=True, alibi_slopes=slopes, name="attn")
+    o.set_output(True).set_uid(4)
+    # 9 + ALiBi (indices, column - row, times slope, add) 5 + causal 4.
+    assert g.lower().operation_count == 18

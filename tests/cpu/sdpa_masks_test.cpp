@@ -1,5 +1,6 @@
 // The attention score modifiers without a GPU: an additive bias (sdpa and sdpa_backward, with its
-// gradient dBias from the backward) and a sliding window on top of the causal mask. Each lowers to
+// gradient dBias from the backward), ALiBi, and a sliding window on top of the causal mask; the
+// standard ALiBi slopes. Each lowers to
 // the steps cudnn-frontend's composite pattern has (the bias an ADD after the scale, dBias a
 // REDUCTION ADD of dS before the scale, the window GEN_INDEX x2, ADD, CMP_GT, BINARY_SELECT after
 // the causal mask), graphs without them lower as before, and every refusal names the node, the
@@ -8,11 +9,11 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/dnngraph.hpp"
@@ -20,19 +21,11 @@
 #include "support/graph_checks.hpp"
 #include "support/printing.hpp"
 
-using dnngraph::DataType;
-using dnngraph::Error;
-using dnngraph::ErrorCode;
-using dnngraph::Graph;
-using dnngraph::LoweringSummary;
-using dnngraph::SdpaAttributes;
-using dnngraph::SdpaBackwardAttributes;
-using dnngraph::TensorAttributes;
+using namespace dnngraph;
+using namespace dnngraph::test;
 using Dims = std::vector<std::int64_t>;
 using TensorPtr = std::shared_ptr<TensorAttributes>;
 using Names = std::vector<std::string>;
-
-using namespace dnngraph::test;
 
 namespace {
 
@@ -127,9 +120,9 @@ BOOST_AUTO_TEST_CASE(a_bias_of_another_key_length_is_refused_naming_the_dims) {
   in.forward(SdpaAttributes().set_bias(in.bias));
   const Error e = validate_error(in.g);
   BOOST_TEST((e.code == ErrorCode::ShapeMismatch));
-  BOOST_TEST(says(e, "bias 'bias' (uid 8)"));
-  BOOST_TEST(says(e, "[1, 4, 64, 64]"));
-  BOOST_TEST(says(e, "expected [2 or 1, 4 or 1, 64, 128]"));
+  BOOST_TEST(says(e,
+                  "bias 'bias' (uid 8) has dims [1, 4, 64, 64], expected [2 or 1, 4 or 1, 64, "
+                  "128]"));
 }
 
 BOOST_AUTO_TEST_CASE(a_bias_of_rank_three_is_refused) {
@@ -211,6 +204,87 @@ BOOST_AUTO_TEST_CASE(dbias_in_float_is_refused) {
   const Error e = validate_error(in.g);
   BOOST_TEST((e.code == ErrorCode::InvalidAttribute));
   BOOST_TEST(says(e, "dBias takes Q's type (BFloat16)"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(alibi)
+
+// Slopes Float [1, h, 1, 1] (uid 9) on in's graph.
+TensorPtr slopes(Inputs& in, std::int64_t heads = 4, DataType type = DataType::Float) {
+  return in.g.tensor(tensor("slopes", 9, {1, heads, 1, 1}).set_data_type(type));
+}
+
+BOOST_AUTO_TEST_CASE(the_slopes_of_a_power_of_two_of_heads_halve_geometrically) {
+  // 8 heads: 2^-1, 2^-2, ..., 2^-8 (ratio 2^(-8/8)).
+  const std::vector<float> s = alibi_slopes(8);
+  BOOST_TEST_REQUIRE(s.size() == 8U);
+  for (std::size_t h = 0; h < s.size(); ++h) {
+    BOOST_TEST(s[h] == std::ldexp(1.0F, -static_cast<int>(h + 1)));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(other_head_counts_interleave_the_next_power_of_two) {
+  // 12 heads: the 8 of 8 heads, then 2^(-1/2), 2^(-3/2), 2^(-5/2), 2^(-7/2) (the odd slopes of 16).
+  const std::vector<float> s = alibi_slopes(12);
+  BOOST_TEST_REQUIRE(s.size() == 12U);
+  BOOST_TEST(s[7] == 1.0F / 256);
+  for (std::size_t k = 0; k < 4; ++k) {
+    const double expected = std::pow(2.0, -0.5 - static_cast<double>(k));
+    BOOST_TEST(s[8 + k] == static_cast<float>(expected));
+  }
+  BOOST_TEST(alibi_slopes(1) == (std::vector<float>{1.0F / 256}));
+  BOOST_TEST(alibi_slopes(0).empty());
+}
+
+BOOST_AUTO_TEST_CASE(alibi_adds_five_steps_after_the_bias) {
+  Inputs in({1, 4, 64, 128});
+  in.forward(SdpaAttributes()
+                 .set_bias(in.bias)
+                 .set_causal_mask(true)
+                 .set_alibi_mask(true)
+                 .set_alibi_slopes(slopes(in)));
+  const LoweringSummary s = require_lowered(in.g);
+  BOOST_TEST(s.all_finalized);
+  // 9 + bias 1 + ALiBi (indices, column - row, times slope, add) 5 + causal 4.
+  BOOST_TEST(s.operation_count == 9U + 1U + 5U + 4U);
+}
+
+BOOST_AUTO_TEST_CASE(the_backward_adds_alibi_too) {
+  Inputs in;
+  in.backward(SdpaBackwardAttributes().set_causal_mask(true).set_alibi_mask(true).set_alibi_slopes(
+      slopes(in)));
+  BOOST_TEST(require_lowered(in.g).operation_count == 15U + 5U + 4U + accumulator_copy());
+}
+
+BOOST_AUTO_TEST_CASE(alibi_without_its_slopes_names_the_helper) {
+  Inputs in;
+  in.forward(SdpaAttributes().set_causal_mask(true).set_alibi_mask(true));
+  BOOST_TEST(says(validate_error(in.g), "holding alibi_slopes(4)"));
+}
+
+BOOST_AUTO_TEST_CASE(alibi_without_the_top_left_causal_mask_is_refused) {
+  Inputs in;
+  in.forward(SdpaAttributes().set_alibi_mask(true).set_alibi_slopes(slopes(in)));
+  BOOST_TEST(says(validate_error(in.g), "ALiBi needs the top-left causal mask"));
+}
+
+BOOST_AUTO_TEST_CASE(slopes_of_other_heads_or_type_are_refused) {
+  for (const auto& [heads, type] : {std::pair{std::int64_t{1}, DataType::Float},
+                                    std::pair{std::int64_t{4}, DataType::BFloat16}}) {
+    Inputs in;
+    in.forward(SdpaAttributes().set_causal_mask(true).set_alibi_mask(true).set_alibi_slopes(
+        slopes(in, heads, type)));
+    const Error e = validate_error(in.g);
+    BOOST_TEST((e.code == ErrorCode::ShapeMismatch));
+    BOOST_TEST(says(e, "expected Float [1, 4, 1, 1] packed"));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(slopes_without_the_alibi_mask_are_refused) {
+  Inputs in;
+  in.forward(SdpaAttributes().set_causal_mask(true).set_alibi_slopes(slopes(in)));
+  BOOST_TEST(says(validate_error(in.g), "set_alibi_mask(true) is not"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

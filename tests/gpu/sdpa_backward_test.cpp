@@ -65,7 +65,8 @@ enum : std::int64_t {
   uid_dv,
   uid_d_sum,
   uid_bias = 20,
-  uid_dbias
+  uid_dbias,
+  uid_slopes
 };
 
 std::size_t n(std::int64_t x) { return static_cast<std::size_t>(x); }
@@ -79,6 +80,7 @@ struct BackwardCase {
   std::uint32_t seed = 1;
   std::int64_t bias_heads = 0;  // 0: no bias; else [1, bias_heads, s_q, s_kv] (h_q or 1)
   std::optional<std::int64_t> window = std::nullopt;  // sliding window length (top-left causal)
+  bool alibi = false;                                 // ALiBi with the standard slopes
 
   [[nodiscard]] bool padded() const { return !len_q.empty(); }
   [[nodiscard]] double scale() const { return 1.0 / std::sqrt(static_cast<double>(d)); }
@@ -136,6 +138,11 @@ Graph make_graph(const BackwardCase& c) {
   if (c.window) {
     a.set_sliding_window_length(*c.window);
   }
+  if (c.alibi) {
+    auto slopes = input("slopes", uid_slopes, {1, c.h_q, 1, 1});
+    slopes->set_data_type(DataType::Float);
+    a.set_alibi_mask(true).set_alibi_slopes(slopes);
+  }
   auto [dq, dk, dv, d_sum] = g.sdpa_backward(q, k, v, o, d_o, stats, a);
   if (c.dbias()) {
     g.dbias(dq)->set_name("dBias").set_uid(uid_dbias).set_output(true);
@@ -165,6 +172,7 @@ bool probabilities(const BackwardCase& c, const std::vector<float>& q, const std
                    std::vector<double>& p, double& lse) {
   const std::int64_t hk = h / (c.h_q / c.h_k);
   const std::size_t row = n((bi * c.h_q + h) * c.s_q + i);
+  const std::vector<float> slopes = dnngraph::alibi_slopes(c.h_q);
   double max = -std::numeric_limits<double>::infinity();
   for (std::int64_t j = 0; j < c.s_kv; ++j) {
     double dot = 0;
@@ -172,7 +180,8 @@ bool probabilities(const BackwardCase& c, const std::vector<float>& q, const std
       dot += static_cast<double>(q[row * n(c.d) + n(x)]) *
              k[n(((bi * c.h_k + hk) * c.s_kv + j) * c.d + x)];
     }
-    const double added = c.bias_heads != 0 ? bias[dnngraph::test::bias_at(c, h, i, j)] : 0.0;
+    const double added = (c.bias_heads != 0 ? bias[dnngraph::test::bias_at(c, h, i, j)] : 0.0) +
+                         dnngraph::test::alibi_term(c, slopes, h, i, j);
     p[n(j)] = c.keep(bi, i, j) ? dot * c.scale() + added : -std::numeric_limits<double>::infinity();
     max = std::max(max, p[n(j)]);
   }
@@ -386,6 +395,12 @@ Errors run_and_compare(const BackwardCase& c, const Graph& g, const dnngraph::Ha
   if (c.dbias()) {
     pack[uid_dbias] = dbias_dev.get();
   }
+  const std::vector<float> slopes = dnngraph::alibi_slopes(c.h_q);
+  DeviceBuffer slopes_dev =
+      require_cuda(DeviceBuffer::copy_of(std::span<const float>(slopes)), "ALiBi slopes");
+  if (c.alibi) {
+    pack[uid_slopes] = slopes_dev.get();
+  }
   // Twice: the second run starts from the first one's accumulator, which must not add up.
   for (int run = 0; run < 2; ++run) {
     const auto ran = g.execute(handle, pack, workspace.get());
@@ -513,6 +528,13 @@ const BackwardCase window_bias_dbias_bf16 =
                                 {},
                                 2114},
                    4, 48);
+const BackwardCase alibi_half = with_modifiers(
+    BackwardCase{"ALiBi, causal top-left", half, 2, 4, 4, 150, 150, 64, top_left, {}, {}, 2115}, 0,
+    std::nullopt, true);
+const BackwardCase alibi_bias_window_bf16 = with_modifiers(
+    BackwardCase{
+        "ALiBi, bias and sliding window", bf16, 2, 4, 4, 96, 160, 128, top_left, {}, {}, 2116},
+    4, 40, true);
 }  // namespace cases
 
 }  // namespace
@@ -526,11 +548,12 @@ DNNGRAPH_REFERENCE_CASE(bfloat16_padding_with_causal_bottom_right_matches_refere
 DNNGRAPH_REFERENCE_CASE(half_grouped_query_causal_matches_reference, cases::gqa_causal_half)
 DNNGRAPH_REFERENCE_CASE(half_grouped_query_batch_2_matches_reference, cases::gqa_batch2_half)
 DNNGRAPH_REFERENCE_CASE(bfloat16_multi_query_head_dim_128_matches_reference, cases::mqa_bf16)
-DNNGRAPH_REFERENCE_CASE(half_bias_with_dbias_matches_reference, cases::bias_dbias_half)
-DNNGRAPH_REFERENCE_CASE(bfloat16_bias_shared_by_heads_matches_reference, cases::broadcast_bias_bf16)
-DNNGRAPH_REFERENCE_CASE(half_sliding_window_matches_reference, cases::window_half)
-DNNGRAPH_REFERENCE_CASE(bfloat16_sliding_window_with_bias_and_dbias_matches_reference,
-                        cases::window_bias_dbias_bf16)
 DNNGRAPH_REFERENCE_CASE(half_causal_bottom_right_square_matches_reference,
                         cases::bottom_right_square_half)
+DNNGRAPH_REFERENCE_CASE(half_bias_and_dbias_match_reference, cases::bias_dbias_half)
+DNNGRAPH_REFERENCE_CASE(bfloat16_shared_bias_matches_reference, cases::broadcast_bias_bf16)
+DNNGRAPH_REFERENCE_CASE(half_sliding_window_matches_reference, cases::window_half)
+DNNGRAPH_REFERENCE_CASE(bfloat16_window_bias_dbias_match_reference, cases::window_bias_dbias_bf16)
+DNNGRAPH_REFERENCE_CASE(half_alibi_matches_reference, cases::alibi_half)
+DNNGRAPH_REFERENCE_CASE(bfloat16_alibi_bias_window_match_reference, cases::alibi_bias_window_bf16)
 BOOST_AUTO_TEST_SUITE_END()

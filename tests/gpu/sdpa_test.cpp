@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -52,7 +53,7 @@ using dnngraph::test::valid_rows;
 using Dims = std::vector<std::int64_t>;
 
 constexpr std::int64_t uid_q = 1, uid_k = 2, uid_v = 3, uid_o = 4, uid_stats = 5, uid_len_q = 6,
-                       uid_len_kv = 7, uid_bias = 20;
+                       uid_len_kv = 7, uid_bias = 20, uid_slopes = 21;
 
 Graph make_graph(const SdpaCase& c, const std::shared_ptr<dnngraph::KernelCache>& cache = {}) {
   Graph g;
@@ -72,6 +73,13 @@ Graph make_graph(const SdpaCase& c, const std::shared_ptr<dnngraph::KernelCache>
   }
   if (c.window) {
     a.set_sliding_window_length(*c.window);
+  }
+  if (c.alibi) {
+    a.set_alibi_mask(true).set_alibi_slopes(g.tensor(TensorAttributes()
+                                                         .set_name("slopes")
+                                                         .set_uid(uid_slopes)
+                                                         .set_dim({1, c.h_q, 1, 1})
+                                                         .set_data_type(DataType::Float)));
   }
   auto [o, stats] = g.sdpa(q, k, v, a);
   o->set_name("O").set_uid(uid_o).set_output(true);
@@ -158,6 +166,12 @@ Errors run_and_compare(const SdpaCase& c, const Graph& g, const dnngraph::Handle
   if (c.bias_heads != 0) {
     bias_dev = require_cuda(DeviceBuffer::copy_of(bias.bytes), "bias");
     pack[uid_bias] = bias_dev.get();
+  }
+  DeviceBuffer slopes_dev;
+  if (c.alibi) {
+    const std::vector<float> slopes = dnngraph::alibi_slopes(c.h_q);
+    slopes_dev = require_cuda(DeviceBuffer::copy_of(std::span<const float>(slopes)), "slopes");
+    pack[uid_slopes] = slopes_dev.get();
   }
   const auto ran = overrides ? g.execute(handle, pack, workspace.get(), uids, shapes, strides)
                              : g.execute(handle, pack, workspace.get());
@@ -292,75 +306,30 @@ const SdpaCase mqa_half_d128{"multi-query (4:1 to one head), inference",
                              1311};
 // Score modifiers (b 2, h 4): a bias uniform in [-1, 1] of every head or shared by them, a
 // sliding window on the top-left causal mask, and both, at odd lengths.
-using dnngraph::test::with_modifiers;
-const SdpaCase bias_half = with_modifiers(SdpaCase{"bias of every head, causal top-left, training",
-                                                   half,
-                                                   2,
-                                                   4,
-                                                   4,
-                                                   97,
-                                                   97,
-                                                   64,
-                                                   top_left,
-                                                   true,
-                                                   {},
-                                                   {},
-                                                   3101},
-                                          4, std::nullopt);
-const SdpaCase shared_bias_bf16 = with_modifiers(SdpaCase{"bias shared by the heads, inference",
-                                                          bf16,
-                                                          2,
-                                                          4,
-                                                          4,
-                                                          64,
-                                                          300,
-                                                          128,
-                                                          {},
-                                                          false,
-                                                          {},
-                                                          {},
-                                                          3102},
-                                                 1, std::nullopt);
-const SdpaCase window_bf16 = with_modifiers(SdpaCase{"sliding window, causal top-left, training",
-                                                     bf16,
-                                                     2,
-                                                     4,
-                                                     4,
-                                                     257,
-                                                     257,
-                                                     64,
-                                                     top_left,
-                                                     true,
-                                                     {},
-                                                     {},
-                                                     3103},
-                                            0, 64);
+// b 2, h_q 4, training, a causal top-left mask unless `causal` is false.
+SdpaCase modified(const char* name, DataType type, std::array<std::int64_t, 4> h_k_s_q_s_kv_d,
+                  std::int64_t bias_heads, std::optional<std::int64_t> window, std::uint32_t seed,
+                  bool causal = true, bool alibi = false) {
+  const auto [h_k, s_q, s_kv, d] = h_k_s_q_s_kv_d;
+  SdpaCase c{name, type, 2, 4, h_k, s_q, s_kv, d, std::nullopt, true, {}, {}, seed};
+  if (causal) {
+    c.causal = top_left;
+  }
+  return dnngraph::test::with_modifiers(c, bias_heads, window, alibi);
+}
+const SdpaCase bias_half =
+    modified("bias of every head, causal top-left", half, {4, 97, 97, 64}, 4, {}, 3101);
+const SdpaCase shared_bias_bf16 =
+    modified("bias shared by the heads", bf16, {4, 64, 300, 128}, 1, {}, 3102, false);
+const SdpaCase window_bf16 = modified("sliding window", bf16, {4, 257, 257, 64}, 0, 64, 3103);
+const SdpaCase alibi_half = modified("ALiBi", half, {4, 150, 150, 64}, 0, {}, 3105, true, true);
+const SdpaCase alibi_bias_window_bf16 = modified("grouped-query (2:1), ALiBi, bias and window",
+                                                 bf16, {2, 96, 160, 128}, 4, 40, 3106, true, true);
 const SdpaCase window_bias_half =
-    with_modifiers(SdpaCase{"grouped-query (2:1), sliding window and bias, training",
-                            half,
-                            2,
-                            4,
-                            2,
-                            131,
-                            200,
-                            128,
-                            top_left,
-                            true,
-                            {},
-                            {},
-                            3104},
-                   4, 17);
+    modified("grouped-query (2:1), sliding window and bias", half, {2, 131, 200, 128}, 4, 17, 3104);
 }  // namespace cases
 
 }  // namespace
-
-BOOST_AUTO_TEST_SUITE(sdpa_score_modifiers)
-DNNGRAPH_REFERENCE_CASE(half_bias_of_every_head_matches_reference, cases::bias_half)
-DNNGRAPH_REFERENCE_CASE(bfloat16_bias_shared_by_heads_matches_reference, cases::shared_bias_bf16)
-DNNGRAPH_REFERENCE_CASE(bfloat16_sliding_window_matches_reference, cases::window_bf16)
-DNNGRAPH_REFERENCE_CASE(half_grouped_query_sliding_window_and_bias_matches_reference,
-                        cases::window_bias_half)
-BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(sdpa_forward)
 DNNGRAPH_REFERENCE_CASE(bfloat16_head_dim_64_without_mask_matches_reference, cases::plain_bf16_d64)
@@ -381,6 +350,12 @@ DNNGRAPH_REFERENCE_CASE(half_padding_with_causal_bottom_right_matches_reference,
 DNNGRAPH_REFERENCE_CASE(bfloat16_grouped_query_causal_training_matches_reference,
                         cases::gqa_causal_bf16)
 DNNGRAPH_REFERENCE_CASE(half_multi_query_head_dim_128_matches_reference, cases::mqa_half_d128)
+DNNGRAPH_REFERENCE_CASE(half_bias_matches_reference, cases::bias_half)
+DNNGRAPH_REFERENCE_CASE(bfloat16_shared_bias_matches_reference, cases::shared_bias_bf16)
+DNNGRAPH_REFERENCE_CASE(bfloat16_sliding_window_matches_reference, cases::window_bf16)
+DNNGRAPH_REFERENCE_CASE(half_window_and_bias_matches_reference, cases::window_bias_half)
+DNNGRAPH_REFERENCE_CASE(half_alibi_matches_reference, cases::alibi_half)
+DNNGRAPH_REFERENCE_CASE(bfloat16_alibi_bias_window_match_reference, cases::alibi_bias_window_bf16)
 BOOST_AUTO_TEST_SUITE_END()
 
 namespace {

@@ -21,13 +21,23 @@
 namespace dnngraph::test {
 
 // The score modifiers of a case (SdpaCase, the backward test's case): a bias of bias_heads heads
-// (0: none) and a sliding window.
+// (0: none), a sliding window, ALiBi.
 template <class Case>
 [[nodiscard]] Case with_modifiers(Case c, std::int64_t bias_heads,
-                                  std::optional<std::int64_t> window) {
+                                  std::optional<std::int64_t> window, bool alibi = false) {
   c.bias_heads = bias_heads;
   c.window = window;
+  c.alibi = alibi;
   return c;
+}
+// What ALiBi adds to the score of query head h, row i, key j: slope_h (j - i), slopes the
+// library's alibi_slopes(h_q) (tests/cpu/sdpa_masks_test.cpp checks their formula).
+template <class Case>
+[[nodiscard]] double alibi_term(const Case& c, const std::vector<float>& slopes, std::int64_t h,
+                                std::int64_t i, std::int64_t j) {
+  return c.alibi
+             ? static_cast<double>(slopes[static_cast<std::size_t>(h)]) * static_cast<double>(j - i)
+             : 0.0;
 }
 template <class Case>
 [[nodiscard]] std::vector<std::int64_t> bias_dims(const Case& c) {
@@ -41,7 +51,8 @@ template <class Case>
 template <class Case>
 [[nodiscard]] std::string modifiers_text(const Case& c) {
   return (c.bias_heads != 0 ? ", bias " + dnngraph::to_string(bias_dims(c)) : std::string()) +
-         (c.window ? ", window " + std::to_string(*c.window) : std::string());
+         (c.window ? ", window " + std::to_string(*c.window) : std::string()) +
+         (c.alibi ? ", ALiBi" : "");
 }
 
 struct SdpaCase {
@@ -54,6 +65,7 @@ struct SdpaCase {
   std::uint32_t seed = 1;
   std::int64_t bias_heads = 0;  // 0: no bias; else a bias [1, bias_heads, s_q, s_kv] (h_q or 1)
   std::optional<std::int64_t> window = std::nullopt;  // sliding window length (top-left causal)
+  bool alibi = false;                                 // ALiBi with the standard slopes
 
   [[nodiscard]] bool padded() const { return !len_q.empty(); }
   [[nodiscard]] float scale() const { return 1.0F / std::sqrt(static_cast<float>(d)); }
@@ -123,6 +135,7 @@ inline SdpaExpected sdpa_reference(const SdpaCase& c, const std::vector<float>& 
   SdpaExpected e{std::vector<double>(rows * n(c.d), 0.0), std::vector<double>(rows, 0.0),
                  std::vector<bool>(rows, false), std::vector<double>(rows, 0.0)};
   const std::int64_t group = c.h_q / c.h_k;
+  const std::vector<float> slopes = alibi_slopes(c.h_q);
   std::vector<double> score(n(c.s_kv));
   for (std::int64_t bi = 0; bi < c.b; ++bi) {
     const std::int64_t lq = c.padded() ? c.len_q[n(bi)] : c.s_q;
@@ -147,7 +160,8 @@ inline SdpaExpected sdpa_reference(const SdpaCase& c, const std::vector<float>& 
             dot += static_cast<double>(q[row * n(c.d) + n(x)]) *
                    k[n(((bi * c.h_k + hk) * c.s_kv + j) * c.d + x)];
           }
-          const double added = c.bias_heads != 0 ? bias[bias_at(c, h, i, j)] : 0.0;
+          const double added = (c.bias_heads != 0 ? bias[bias_at(c, h, i, j)] : 0.0) +
+                               alibi_term(c, slopes, h, i, j);
           score[n(j)] = keep ? dot * c.scale() + added : -std::numeric_limits<double>::infinity();
           max = std::max(max, score[n(j)]);
         }
