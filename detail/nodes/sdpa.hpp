@@ -1,8 +1,8 @@
-// Scaled dot-product attention node: O = dropout(softmax(scale * Q K^T + masks)) V, lowered to
-// the composite pattern cuDNN's fused flash-attention engines match (matmul, pointwise masks,
-// softmax as reductions and pointwise steps, the dropout mask from an rng operation, matmul), the
-// one route that serves causal masks and dynamic shapes on cuDNN 9.19 (see /docs/attention.md and
-// the facts there).
+// Scaled dot-product attention node: O = dropout(softmax(scale * Q K^T + bias + ALiBi + masks)) V,
+// lowered to the composite pattern cuDNN's fused flash-attention engines match (matmul, pointwise
+// masks, softmax as reductions and pointwise steps, the dropout mask from an rng operation,
+// matmul), the one route that serves causal masks and dynamic shapes on cuDNN 9.19 (see
+// /docs/attention.md and the facts there).
 #pragma once
 
 #include "api/node_attributes.hpp"

@@ -5,7 +5,7 @@
 //   M  = rng(k)                                    (first, as the frontend orders it)
 //   D  = rowsum(dO * O) * k                        (k = 1 without dropout; Float [b, h_q, s_q, 1],
 //                                                   in memory)
-//   P  = exp(masks(scale * Q K^T + bias) - Stats)  (the forward's probabilities, recomputed)
+//   P  = exp(masks(scale * Q K^T + bias + ALiBi) - Stats)  (the forward's P, recomputed)
 //   dV = (P * M / k)^T dO                          (P^T in the io type)
 //   dS = (dO V^T * M - D) * P / k * scale
 //   dBias = sum over the batch of dS / scale        (before the scale's MUL, as the frontend)

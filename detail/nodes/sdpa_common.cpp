@@ -1,5 +1,5 @@
-// What the attention nodes share: input, mask, bias, window and dropout checks, mask and dropout
-// tensors (the step builder is in attention_steps.cpp).
+// What the attention nodes share: input, mask, bias, window, ALiBi and dropout checks, mask and
+// dropout tensors (the step builder is in attention_steps.cpp).
 #include "detail/nodes/sdpa_common.hpp"
 
 #include "api/layout.hpp"

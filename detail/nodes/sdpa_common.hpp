@@ -19,7 +19,7 @@
 
 namespace dnngraph::detail {
 
-// The scale, masks, bias, sliding window and dropout of an attention node's attributes.
+// The scale, masks, bias, sliding window, ALiBi and dropout of an attention node's attributes.
 struct AttentionSettings {
   std::optional<float> scale;
   std::optional<DiagonalAlignment> causal;
@@ -169,8 +169,8 @@ inline constexpr AttentionInputRule half_precision_inputs{
 [[nodiscard]] Result<void> check_attention_dropout(const std::string& node,
                                                    const AttentionSettings& settings);
 // The node's compute type, if set, is Float; then check_attention_inputs (with `rule`),
-// check_attention_scores, check_attention_masks, the bias's and sliding window's checks and
-// check_attention_dropout.
+// check_attention_scores, check_attention_masks, the bias's, sliding window's and ALiBi's checks
+// and check_attention_dropout.
 [[nodiscard]] Result<void> check_attention(const std::string& node, std::optional<DataType> compute,
                                            const AttentionSettings& settings,
                                            const TensorAttributes& q, const TensorAttributes& k,
