@@ -247,7 +247,10 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_backward(
   p.ds_t = internal("dS_t");
   p.dk_heads = heads(k) != heads(q) ? internal("dK_heads") : nullptr;
   p.k_view = internal("K_view");
-  if (backend::available(backend::Feature::SdpaBackwardAccumulator)) {
+  // With dBias the engine writes dBias only when dS K writes dQ itself: given the accumulator it
+  // accepts the graph and leaves dBias unwritten (measured on 9.19 and 9.28.1; cudnn-frontend
+  // drops its accumulator for dBias too: "dBias is only supported on workspace implementation").
+  if (backend::available(backend::Feature::SdpaBackwardAccumulator) && !attributes.dbias_output()) {
     p.dq_accum = internal("dQ_accum");
   }
   nodes_.push_back(std::make_unique<detail::SdpaBackwardNode>(std::move(attributes), p));
