@@ -238,12 +238,16 @@ def run(cfg, args, ops, compiled, device):
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     losses, step_ms, build_s = [], [], []
+    # Which ops built after the warm-up, and for how long: where a late build share comes from.
+    per_op = getattr(getattr(dt, "_runtime", None), "_build_seconds", None)
+    late_builds = []
     for step in range(args.steps):
         tokens, targets, positions, cu, max_len = batch(cfg, table, step, args.seed, device,
                                                         args.varlen)
         for group in optimizer.param_groups:
             group["lr"] = cfg["lr"] * min(1.0, (step + 1) / args.warmup_lr)
         before = dnngraph_info()
+        before_ops = dict(per_op) if per_op is not None else {}
         if device.type == "cuda":
             torch.cuda.synchronize()
         started = time.perf_counter()
@@ -259,6 +263,10 @@ def run(cfg, args, ops, compiled, device):
         losses.append(loss.item())
         after = dnngraph_info()
         build_s.append(after["build_seconds"] - before["build_seconds"] if after else 0.0)
+        if step >= args.warmup and build_s[-1] > 0 and per_op is not None:
+            late_builds.append({"step": step, "max_len": max_len, "ms": {
+                op: round((seconds - before_ops.get(op, 0.0)) * 1e3, 1)
+                for op, seconds in per_op.items() if seconds != before_ops.get(op, 0.0)}})
         if args.verbose and (step % 10 == 0 or step == args.steps - 1):
             print(f"  step {step:4d} loss {losses[-1]:.4f} {step_ms[-1]:8.1f} ms "
                   f"build {build_s[-1] * 1e3:7.1f} ms", flush=True)
@@ -282,6 +290,7 @@ def run(cfg, args, ops, compiled, device):
         "kernel_cache_revisions": info.get("kernel_cache_revisions"),
         "graphs_built": sum(info.get("builds", {}).values()) if info else None,
         "static_plans": sum(info.get("static_plans", {}).values()) if info else None,
+        "late_builds": late_builds,
     }
     return result, losses
 

@@ -506,6 +506,26 @@ def test_varlen_attn_builds_per_bucket_not_per_length(cuda, dt):
     assert dt.cache_info()["builds"]["varlen_attn.forward"] - before == 1
 
 
+def compare_causal_varlen(torch, dt, lengths, q, k, v, dout, cu):
+    """Causal (grouped-query) varlen_attn of one packed batch, forward and gradients, against
+    the float reference and torch per sequence."""
+    scale = q.shape[-1]**-0.5
+
+    def reference(q, k, v, lq, lk):
+        return attention_reference(torch, q, k, v, scale, causal_keep(torch, lq, lk))
+
+    def theirs(q, k, v, lq, lk):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                                enable_gqa=True)
+
+    compare_attention(
+        torch, f"varlen_attn lengths {lengths}",
+        lambda q, k, v: dt.varlen_attn(q, k, v, cu, cu, max(lengths), max(lengths),
+                                       window_size=(-1, 0)),
+        per_sequence(torch, reference, lengths, lengths),
+        per_sequence(torch, theirs, lengths, lengths), q, k, v, dout)
+
+
 @pytest.mark.parametrize("spares, batches", [
     ("loaded", [[100, 30, 77], [120, 7, 64, 1], [5, 128, 9]]),
     ("one-token", [[100, 30, 77, 5, 9], [120, 7, 64, 1, 3, 3, 3, 3], [5, 128, 9, 40, 1, 2]])])
@@ -522,22 +542,41 @@ def test_varlen_attn_pads_the_count_of_sequences_to_a_power_of_two(cuda, dt, mon
     for i, lengths in enumerate(batches):
         q, k, v, dout, cu, _ = packed_inputs(torch, torch.bfloat16, lengths, lengths, 4, 2, 64,
                                              190 + i)
-        scale = 64**-0.5
-
-        def reference(q, k, v, lq, lk):
-            return attention_reference(torch, q, k, v, scale, causal_keep(torch, lq, lk))
-
-        def theirs(q, k, v, lq, lk):
-            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True,
-                                                                    enable_gqa=True)
-
-        compare_attention(
-            torch, f"varlen_attn lengths {lengths}",
-            lambda q, k, v: dt.varlen_attn(q, k, v, cu, cu, max(lengths), max(lengths),
-                                           window_size=(-1, 0)),
-            per_sequence(torch, reference, lengths, lengths),
-            per_sequence(torch, theirs, lengths, lengths), q, k, v, dout)
+        compare_causal_varlen(torch, dt, lengths, q, k, v, dout, cu)
     assert dt.cache_info()["builds"]["varlen_attn.backward"] - before == 1
+
+
+def test_varlen_attn_runs_a_new_smaller_batch_through_a_built_graph(cuda, dt):
+    """A batch whose buckets' graph was never built runs through a built one that holds it (at
+    most 8 times larger): longer lengths on every cuDNN, more (empty) spares where the loaded
+    cuDNN takes zero-length sequences; forward, log-sum-exp and gradients exact, no build."""
+    torch = cuda
+    from torch.nn.attention.varlen import AuxRequest
+
+    h_q, h_k, d = 6, 3, 64  # heads no other test uses: its graphs are this test's own
+    batches = [([200, 20], 1), ([100, 60], 0)]  # buckets 2 x 256 x 256, then 2 x 128 x 128
+    if not dt._attention.one_token_spares():  # 8 x 64 x 64, then 4 x 64 x 64
+        batches += [([30, 40, 50, 20, 10], 1), ([50, 60, 7], 0)]
+    for i, (lengths, builds) in enumerate(batches):
+        before = dict(dt.cache_info()["builds"])
+        q, k, v, dout, cu, _ = packed_inputs(torch, torch.bfloat16, lengths, lengths, h_q, h_k,
+                                             d, 230 + i)
+        scale = d**-0.5
+        compare_causal_varlen(torch, dt, lengths, q, k, v, dout, cu)
+        _, lse = dt.varlen_attn(q, k, v, cu, cu, max(lengths), max(lengths),
+                                return_aux=AuxRequest(lse=True), window_size=(-1, 0))
+        want, start = [], 0
+        for n in lengths:
+            one = [t[start:start + n].transpose(0, 1).float() for t in (q, k, v)]
+            one[1] = one[1].repeat_interleave(h_q // h_k, dim=0)
+            scores = (one[0] @ one[1].transpose(-1, -2)) * scale
+            scores = scores.masked_fill(~causal_keep(torch, n, n), float("-inf"))
+            want.append(torch.logsumexp(scores, dim=-1))
+            start += n
+        torch.testing.assert_close(lse, torch.cat(want, dim=1), rtol=0, atol=1e-4)
+        after = dt.cache_info()["builds"]
+        for op in ("varlen_attn.forward", "varlen_attn.backward"):
+            assert after.get(op, 0) - before.get(op, 0) == builds, (lengths, op)
 
 
 # conv2d and batch_norm. The reference is torch's own function in float64 from the same inputs

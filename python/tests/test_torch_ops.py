@@ -7,7 +7,6 @@ is test_gpu_torch_ops.py)."""
 import collections
 import contextlib
 import types
-from pathlib import Path
 
 import pytest
 
@@ -431,14 +430,14 @@ def test_kernel_caches_come_from_the_store_and_go_back(store, monkeypatch):
     assert dt.save_caches()["folder"] is None
 
 
-def test_a_stored_cache_is_loaded_at_its_topology_s_first_use(store):
+def test_a_stored_cache_is_loaded_at_its_topology_s_first_use(store, cudnn_9_19_documents):
     from dnngraph.torch import _runtime, _store
 
     dt.set_cache_store(store["folder"])
     key = ("linear.forward", ("topology",), (9, 0))
     path = dnngraph.KernelCacheStore(store["folder"]).load_or_create(
         _store.topology_name(key), "sm_90").path
-    document = Path(__file__).parents[2] / "tests/fuzz/corpus/kernel_cache_json/matmul.json"
+    document = cudnn_9_19_documents / "matmul.json"  # cuDNN 9.19's: skipped with another loaded
     path.write_text(document.read_text())
     assert dt.cache_info()["kernel_caches_loaded"] == 0  # loaded when first used, not before
     store["run"]("matmul")
@@ -527,18 +526,23 @@ def lowering(monkeypatch):
         pytest.skip(f"no cuDNN to lower with: {dnngraph.cudnn_library_source()}")
     from dnngraph.torch import _runtime
 
-    state = {"refuse": (), "runs": []}
+    state = {"refuse": (), "runs": [], "shapes": []}
 
     def graph(op, kind, topology, shapes, device, io, describe, variant=False):
         if any(r in str(topology) for r in state["refuse"]):
             assert variant, f"{op} has no variant to fall back to"
             raise no_engine(f"{op} {topology}")
+        state["shapes"].append(shapes)
+        key = (op, topology, shapes, _runtime.DYNAMIC[kind], device)
+        if key in _runtime._graphs:
+            return _runtime._graphs[key].graph
         options = ({"dynamic_shape": True, "kernel_cache": dnngraph.KernelCache()}
                    if _runtime.DYNAMIC[kind] else {})
         g = dnngraph.Graph(io_data_type=io, compute_data_type=dnngraph.DataType.Float, **options)
         recorder = Recorder(g, op)
         describe(recorder)
         g.lower()
+        _runtime._graphs[key] = _runtime._Entry(recorder, None)  # built, for serving_shapes
         return recorder
 
     def execute(recorder, handle, device, pack):
@@ -561,6 +565,8 @@ def lowering(monkeypatch):
     monkeypatch.setattr(_runtime, "execute", execute)
     monkeypatch.setattr(_runtime, "handle", lambda device: None)
     monkeypatch.setattr(_runtime, "_variants", {})
+    monkeypatch.setattr(_runtime, "_graphs", collections.OrderedDict())
+    monkeypatch.setattr(_runtime, "_served", {})
     monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
     with FakeTensorMode():
         yield state
@@ -855,6 +861,36 @@ def test_varlen_graphs_lower_and_take_their_buffers(lowering, monkeypatch, causa
     for t, rows in ((out, 100), (dq, 100), (dk, 120), (dv, 120)):
         assert t.shape[0] == rows and t.is_contiguous()
         assert t.untyped_storage().nbytes() == (rows + spare) * t[0].numel() * t.element_size()
+
+
+@pytest.mark.parametrize("version", [91900, 92800], ids=["one-token spares", "empty spares"])
+def test_varlen_runs_a_new_smaller_batch_through_a_built_graph_that_holds_it(lowering, monkeypatch,
+                                                                           version):
+    monkeypatch.setattr(dnngraph, "cudnn_runtime_version", lambda: version)
+    q, k, v = cuda(100, 8, 64), cuda(120, 2, 64), cuda(120, 2, 64)
+
+    def step(count, max_q, max_k):
+        cu = torch.empty(count + 1, dtype=torch.int32, device="cuda")
+        out, stats = _attention._varlen(q, k, v, cu, cu, max_q, max_k, True, 0.125, True)
+        assert stats.shape == (_attention.sequences(count), 8, _attention.bucket(max_q))
+        assert stats.is_contiguous()
+        grads = _attention._varlen_backward(out, q, k, v, out, stats, cu, cu, max_q, max_k, True,
+                                            0.125)
+        assert [g.shape for g in grads] == [q.shape, k.shape, v.shape]
+
+    heads = (8, 2, 64, 64)
+    step(3, 50, 70)  # built: 4 sequences, lengths 64 and 128
+    step(2, 40, 60)  # buckets 2, 64, 64: 4 times smaller
+    step(4, 200, 70)  # buckets 4, 256, 128: larger, built
+    step(1, 10, 10)  # buckets 1, 64, 64: 8 times smaller than the first, 32 than the third
+    step(16, 64, 64)  # buckets 16, 64, 64: more sequences than any graph holds, built
+    first, third = (4, 64, 128, heads), (4, 256, 128, heads)
+    if version >= 92500:  # more (empty) spares: the smallest built graph that holds the batch
+        served = [first, first, third, first, (16, 64, 64, heads)]
+    else:  # one-token spares: only a graph of the batch's own count of sequences serves it
+        served = [first, (2, 64, 64, heads), third, (1, 64, 64, heads), (16, 64, 64, heads)]
+    # forward, then backward, per step
+    assert lowering["shapes"] == [shapes for shapes in served for _ in range(2)]
 
 
 # conv2d and batch_norm

@@ -23,7 +23,11 @@ tests gate zero-length sequences there, and 9.22 returned NaN rows for them); be
 ones that read the last token of each input and write one row past the end of each output
 (outputs are allocated one row longer and returned without it; in the backward pass the spares
 read a zero row of the incoming gradient, so their gradient is exactly zero whatever cuDNN
-accumulates). So a training run over random lengths builds a few graphs, not one per step.
+accumulates). So a training run over random lengths builds a few graphs, not one per step; and a
+batch whose buckets' graph was never built runs through a built graph that holds it, up to
+MAX_SERVING times larger (more, empty, spares; longer lengths), instead of building one: on
+cuDNN 9.28.1 a packed-attention build costs hundreds of ms, and a count of sequences first seen
+at step 53 of a training run cost 5.8% of its step time after the warm-up (session 18).
 
 Attention graphs are static per shape (runtime.DYNAMIC["attention"]): cuDNN's attention returned
 NaN rows through a dynamic-shape graph on 9.19 (docs/known-issues.md, sdpa-dynamic-shape).
@@ -59,6 +63,10 @@ MIN_BUCKET = 64
 # batch's count of sequences to its bucket are empty from this version on, one token long below
 # it (varlen_attn).
 ZERO_LENGTH_FROM = 92500
+
+# How much larger (count of sequences x length_q x length_k) a built graph may be and still run a
+# packed batch whose own graph was never built (_serving).
+MAX_SERVING = 8
 
 
 def _layout_like(t: Tensor, shape: Sequence[Any], dtype: Optional[torch.dtype] = None) -> Tensor:
@@ -306,6 +314,29 @@ def one_token_spares() -> bool:
     return dnngraph.cudnn_runtime_version() < ZERO_LENGTH_FROM
 
 
+def _serving(op: str, topology: Any, q: Tensor, heads: Any, batch: int, length_q: int,
+             length_k: int) -> "tuple[int, int, int]":
+    """(count of sequences, length_q, length_k) of the graph that runs a packed batch of the
+    given buckets: its own, or a built graph that holds it, at most MAX_SERVING times larger
+    (runtime.serving_shapes): a count of sequences or lengths first seen late in a training run
+    then costs no build. A larger count of sequences pads with more spares, so it serves only
+    where they are empty (not one_token_spares); longer lengths only widen the padding mask."""
+    wanted = batch * length_q * length_k
+
+    def cost(shapes: Any) -> Optional[int]:
+        b, lq, lk, h = shapes
+        if h != heads or b < batch or lq < length_q or lk < length_k:
+            return None
+        if b != batch and one_token_spares():
+            return None
+        size = int(b * lq * lk)
+        return size if size <= MAX_SERVING * wanted else None
+
+    served: Any = runtime.serving_shapes(op, "attention", topology,
+                                         (batch, length_q, length_k, heads), q.device, cost)
+    return int(served[0]), int(served[1]), int(served[2])
+
+
 def _spare_rows(count: int) -> int:
     """The rows past the end each output needs for a batch of `count` sequences: 1 when one-token
     spares pad it, else 0."""
@@ -457,10 +488,9 @@ def _starts(cu_seq: Tensor, batch: int, total: int) -> "tuple[Tensor, Tensor, Te
 
 
 def _varlen_pack(q: Tensor, k: Tensor, v: Tensor, cu_seq_q: Tensor, cu_seq_k: Tensor,
-                 backward: bool) -> "dict[int, Tensor]":
-    """The lengths and the element offsets of each packed tensor for a graph of sequences(N)
+                 batch: int, backward: bool) -> "dict[int, Tensor]":
+    """The lengths and the element offsets of each packed tensor for a graph of `batch`
     sequences (_starts)."""
-    batch = sequences(int(cu_seq_q.shape[0]) - 1)
     lengths_q, read_q, write_q = _starts(cu_seq_q, batch, int(q.shape[0]))
     lengths_k, read_k, write_k = _starts(cu_seq_k, batch, int(k.shape[0]))
     h_q, h_k, d, d_v = int(q.shape[1]), int(k.shape[1]), int(q.shape[2]), int(v.shape[2])
@@ -502,16 +532,23 @@ def _varlen(q: Tensor, k: Tensor, v: Tensor, cu_seq_q: Tensor, cu_seq_k: Tensor,
     out, stats = _varlen_outputs(q, v, cu_seq_q, max_q, compute_lse)
     if out.numel() == 0:
         return out, stats
-    batch = sequences(int(cu_seq_q.shape[0]) - 1)
-    length_q, length_k = bucket(max_q), bucket(max_k)
-    pack = {Q: q, K: k, V: v, O: out, **_varlen_pack(q, k, v, cu_seq_q, cu_seq_k, False)}
-    if compute_lse:
-        pack[STATS] = stats.unsqueeze(-1)
     heads = (int(q.shape[1]), int(k.shape[1]), int(q.shape[2]), int(v.shape[2]))
-    runtime.run("varlen_attn.forward", "attention", q, (q.dtype, is_causal, scale, compute_lse),
+    topology = (q.dtype, is_causal, scale, compute_lse)
+    batch, length_q, length_k = _serving("varlen_attn.forward", topology, q, heads,
+                                         sequences(int(cu_seq_q.shape[0]) - 1), bucket(max_q),
+                                         bucket(max_k))
+    pack = {Q: q, K: k, V: v, O: out, **_varlen_pack(q, k, v, cu_seq_q, cu_seq_k, batch, False)}
+    served = stats
+    if compute_lse:  # a larger graph's log-sum-exp, copied into the batch's own after
+        if (batch, length_q) != (stats.shape[0], stats.shape[2]):
+            served = stats.new_empty((batch, stats.shape[1], length_q))
+        pack[STATS] = served.unsqueeze(-1)
+    runtime.run("varlen_attn.forward", "attention", q, topology,
                 (batch, length_q, length_k, heads),
                 lambda g: _describe_varlen(g, q, k, v, out, batch, length_q, length_k, is_causal,
                                            scale, compute_lse), pack)
+    if served is not stats:
+        stats.copy_(served[:stats.shape[0], :, :stats.shape[2]])
     return out, stats
 
 
@@ -552,16 +589,21 @@ def _varlen_backward(grad: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
         return dq.zero_(), dk.zero_(), dv.zero_()
     if spare:  # the spares read the zero row past the end of the incoming gradient
         grad = torch.cat((grad, grad.new_zeros((1, *grad.shape[1:]))))
-    batch = sequences(count)
-    length_q, length_k = bucket(max_q), bucket(max_k)
-    dsum = q.new_empty((batch, q.shape[1], length_q, 1), dtype=torch.float32)
     heads = (int(q.shape[1]), int(k.shape[1]), int(q.shape[2]), int(v.shape[2]))
-    runtime.run("varlen_attn.backward", "attention", q, (q.dtype, is_causal, scale),
+    topology = (q.dtype, is_causal, scale)
+    batch, length_q, length_k = _serving("varlen_attn.backward", topology, q, heads,
+                                         sequences(count), bucket(max_q), bucket(max_k))
+    if (batch, length_q) != (stats.shape[0], stats.shape[2]):  # in a larger graph's layout
+        served = stats.new_empty((batch, stats.shape[1], length_q))
+        served[:stats.shape[0], :, :stats.shape[2]].copy_(stats)
+        stats = served
+    dsum = q.new_empty((batch, q.shape[1], length_q, 1), dtype=torch.float32)
+    runtime.run("varlen_attn.backward", "attention", q, topology,
                 (batch, length_q, length_k, heads),
                 lambda g: _describe_varlen_backward(g, q, k, v, out, batch, length_q, length_k,
                                                     is_causal, scale),
                 {Q: q, K: k, V: v, O: out, DO: grad, STATS: stats.unsqueeze(-1), DQ: dq, DK: dk,
-                 DV: dv, DSUM: dsum, **_varlen_pack(q, k, v, cu_seq_q, cu_seq_k, True)})
+                 DV: dv, DSUM: dsum, **_varlen_pack(q, k, v, cu_seq_q, cu_seq_k, batch, True)})
     return dq, dk, dv
 
 

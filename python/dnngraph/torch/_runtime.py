@@ -88,6 +88,8 @@ _kernel_caches: "dict[CacheKey, dnngraph.KernelCache]" = {}
 _variants: "dict[VariantKey, str]" = {}
 _builds: "collections.Counter[str]" = collections.Counter()
 _build_seconds: "collections.defaultdict[str, float]" = collections.defaultdict(float)
+# A call's graph key -> the shapes of the built graph that serves it (serving_shapes).
+_served: "dict[GraphKey, Hashable]" = {}
 
 _local = threading.local()  # .handles: {device index: dnngraph.Handle}, one set per thread
 
@@ -160,6 +162,35 @@ def run(op: str, kind: str, reference: Tensor, topology: Hashable, shapes: Hasha
     with on_device(device):
         g = graph(op, kind, topology, shapes, device, DATA_TYPES[reference.dtype], describe)
         execute(g, handle(device), device, pack)
+
+
+def serving_shapes(op: str, kind: str, topology: Hashable, shapes: Hashable,
+                   device: torch.device, cost: Callable[[Hashable], Optional[int]]) -> Hashable:
+    """The shapes whose graph runs a call of `shapes`: its own when that graph is built or no
+    built graph of the op and topology on the device serves it; else the built one of least
+    cost(its shapes) (None: it cannot serve the call), remembered for the next such call. So a
+    rarer shape, first seen late in a run, runs through a graph already built instead of paying
+    a build (varlen_attn: a smaller count of sequences or shorter ones)."""
+    key: GraphKey = (op, topology, shapes, DYNAMIC[kind], device)
+    with _lock:
+        if key in _graphs:
+            return shapes
+        chosen = _served.get(key)
+        if chosen is not None and (op, topology, chosen, DYNAMIC[kind], device) in _graphs:
+            return chosen
+        best: "Optional[tuple[int, Hashable]]" = None
+        for other_op, other_topology, other, dynamic, other_device in _graphs:
+            if (other_op, other_topology, dynamic, other_device) != (op, topology, DYNAMIC[kind],
+                                                                     device):
+                continue
+            price = cost(other)
+            if price is not None and (best is None or price < best[0]):
+                best = (price, other)
+        if best is None:
+            _served.pop(key, None)
+            return shapes
+        _served[key] = best[1]
+        return best[1]
 
 
 def _capability(device: torch.device) -> "tuple[int, int]":
@@ -455,4 +486,5 @@ def clear_caches() -> None:
         _builds.clear()
         _static_plans.clear()
         _build_seconds.clear()
+        _served.clear()
     _store.forget()
