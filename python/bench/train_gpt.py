@@ -231,8 +231,11 @@ def run(cfg, args, ops, compiled, device):
         forward = torch.compile(model.forward, dynamic=args.varlen, mode=args.compile_mode)
     dt = getattr(ops, "dt", None)
     if dt is not None:  # CUDA graphs replay what they captured: static plans from the first run
-        dt.set_static_after(0 if compiled and args.compile_mode == "reduce-overhead"
-                            else dt._runtime.STATIC_AFTER)
+        if compiled and args.compile_mode == "reduce-overhead":
+            dt.set_static_after(0)
+        else:  # a hot shape's static plan builds beside the steps (--static-plans)
+            dt.set_static_after(dt._runtime.STATIC_AFTER,
+                                background=args.static_plans == "background")
     dnngraph_info = getattr(dt, "cache_info", lambda: None)
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -291,6 +294,7 @@ def run(cfg, args, ops, compiled, device):
         "graphs_built": sum(info.get("builds", {}).values()) if info else None,
         "static_plans": sum(info.get("static_plans", {}).values()) if info else None,
         "late_builds": late_builds,
+        "static_plans_built": args.static_plans,
     }
     return result, losses
 
@@ -372,6 +376,10 @@ def main():
     parser.add_argument("--varlen", action="store_true")
     parser.add_argument("--batch", type=int, help="override the configuration's batch")
     parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--static-plans", choices=("background", "inline"), default="background",
+                        help="dnngraph eager: build a hot shape's static plan on a thread of its "
+                        "own while the steps run the dynamic plan (background), or in the call "
+                        "that reaches its 16th run (inline)")
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--out", help="folder for losses-*.json and the SVG chart")
     parser.add_argument("--verbose", action="store_true")

@@ -155,6 +155,28 @@ def test_linear_runs_a_static_plan_after_its_runs_and_stays_exact(cuda, dt):
         assert after.get(op, 0) - before.get(op, 0) == 1, op
 
 
+def test_linear_static_plans_built_in_the_background_take_over_and_stay_exact(cuda, dt):
+    """set_static_after(2, background=True): the third run asks for static plans and runs the
+    dynamic ones; once wait_for_static_plans() returns the static plans run; every run matches
+    torch, before, during and after."""
+    torch = cuda
+    before = dt.cache_info()["static_plans"]
+    dt.set_static_after(2, background=True)
+    try:
+        for i in range(4):
+            compare_linear(torch, dt, torch.bfloat16, "gelu", True, (4, 80), 160, 288, 170 + i)
+        dt.wait_for_static_plans()
+        after = dt.cache_info()["static_plans"]
+        for i in range(2):
+            compare_linear(torch, dt, torch.bfloat16, "gelu", True, (4, 80), 160, 288, 180 + i)
+    finally:
+        dt.set_static_after(dt._runtime.STATIC_AFTER)
+    print("\n  static plans before", before, "after", after, end="")
+    for op in ("linear.forward", "linear.dgrad", "linear.wgrad"):
+        assert after.get(op, 0) - before.get(op, 0) == 1, op
+    assert dt.cache_info()["static_plans"] == after  # nothing built twice
+
+
 # One process of the store test: linear + SiLU forward and backward at `rows` rows with the cache
 # store of $DNNGRAPH_CACHE_DIR; prints its errors against float32 (ours and torch's bf16), the
 # kernel caches it loaded, and with "save" what save_caches() wrote.

@@ -6,6 +6,7 @@ is test_gpu_torch_ops.py)."""
 
 import collections
 import contextlib
+import threading
 import types
 
 import pytest
@@ -308,6 +309,8 @@ def builds(monkeypatch):
             state["made"].append(self)
 
         def build(self, handle, modes):
+            if not self.dynamic and state.get("hold_static") is not None:
+                assert state["hold_static"].wait(timeout=30), "the test never released a build"
             if state["refuse_static"] and not self.dynamic:
                 raise no_engine("static plan")
 
@@ -315,8 +318,10 @@ def builds(monkeypatch):
                         ("_builds", collections.Counter()),
                         ("_static_plans", collections.Counter()),
                         ("_build_seconds", collections.defaultdict(float)),
-                        ("_static_after", [_runtime.STATIC_AFTER])):
+                        ("_static_after", [_runtime.STATIC_AFTER]), ("_background", [False]),
+                        ("_builder_pool", [])):
         monkeypatch.setattr(_runtime, name, fresh)
+    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
     monkeypatch.setattr(_runtime.dnngraph, "Graph", Graph)
     monkeypatch.setattr(_runtime.dnngraph, "KernelCache",
                         lambda: types.SimpleNamespace(is_built=lambda: False))
@@ -381,6 +386,39 @@ def test_static_after_zero_builds_the_static_plan_alone_at_the_first_run(builds)
     assert refused.dynamic and [g.dynamic for g in builds["made"][-2:]] == [False, True]
     assert run("matmul", shapes=(6, 32, 16)) is refused  # tried once, then kept
     assert dt.cache_info()["static_plans"] == {"linear.forward": 2}
+
+
+def test_background_static_plans_build_beside_the_calls_and_take_over_once_built(builds):
+    from dnngraph.torch import _runtime
+
+    run = builds["run"]
+    builds["hold_static"] = hold = threading.Event()
+    dt.set_static_after(2, background=True)
+    dynamic = run("matmul")
+    assert run("matmul") is dynamic
+    assert run("matmul") is dynamic  # the third run asks for the static plan and does not wait
+    assert run("matmul") is dynamic  # still building
+    hold.set()
+    dt.wait_for_static_plans()
+    static = run("matmul")
+    assert not static.dynamic and run("matmul") is static and len(builds["made"]) == 2
+    assert dt.cache_info()["static_plans"] == {"linear.forward": 1}
+    # cuDNN refuses one: the dynamic plan runs on, asked for once
+    builds["refuse_static"] = True
+    refused = [run("matmul", shapes=(3, 32, 16)) for _ in range(3)]
+    dt.wait_for_static_plans()
+    assert all(run("matmul", shapes=(3, 32, 16)) is refused[0] for _ in range(5))
+    assert len(builds["made"]) == 4 and dt.cache_info()["static_plans"] == {"linear.forward": 1}
+    # the tables cleared while one builds: it is not put back
+    builds["refuse_static"], builds["hold_static"] = False, threading.Event()
+    for _ in range(3):
+        run("matmul", shapes=(5, 32, 16))
+    dt.clear_caches()
+    builds["hold_static"].set()
+    dt.wait_for_static_plans()
+    assert len(_runtime._graphs) == 0
+    with pytest.raises(ValueError, match="background is 1"):
+        dt.set_static_after(2, background=1)
 
 
 def test_a_refused_or_captured_static_plan_leaves_the_dynamic_one(builds):

@@ -38,7 +38,8 @@ from ._batch_norm import batch_norm
 from ._conv import conv2d
 from ._linear import ACTIVATIONS, linear
 from ._norms import layer_norm, rms_norm
-from ._runtime import cache_info, chosen_variants, clear_caches, save_caches, set_static_after
+from ._runtime import (cache_info, chosen_variants, clear_caches, save_caches, set_static_after,
+                       wait_for_static_plans)
 from ._store import default_cache_folder, set_cache_store
 
 __all__ = [
@@ -57,4 +58,5 @@ __all__ = [
     "set_cache_store",
     "set_static_after",
     "varlen_attn",
+    "wait_for_static_plans",
 ]

@@ -7,9 +7,11 @@ first variant of a graph that cuDNN has an engine for, remembered once chosen. W
 (_store.set_cache_store) the kernel caches are loaded from disk and saved back (save_caches)."""
 
 import collections
+import concurrent.futures
 import contextlib
 import threading
 import time
+import warnings
 from typing import Any, Callable, Hashable, Optional, Sequence, Tuple, TypeVar
 
 import torch
@@ -82,6 +84,9 @@ VariantKey = Tuple[str, Hashable]
 
 _lock = threading.Lock()  # guards the tables below (never held while a graph builds)
 _static_after: "list[Optional[int]]" = [STATIC_AFTER]
+# set_static_after(..., background=True): static plans built on _builder's thread.
+_background: "list[bool]" = [False]
+_builder_pool: "list[concurrent.futures.ThreadPoolExecutor]" = []
 _graphs: "collections.OrderedDict[GraphKey, _Entry]" = collections.OrderedDict()
 _static_plans: "collections.Counter[str]" = collections.Counter()
 _kernel_caches: "dict[CacheKey, dnngraph.KernelCache]" = {}
@@ -223,6 +228,8 @@ def graph(op: str, kind: str, topology: Hashable, shapes: Hashable, device: torc
                 return found.graph
             found.runs = None  # one attempt, by this thread; the others run the dynamic plan
     if found is not None:
+        if _background[0]:
+            return _promote_later(op, key, found, device, io, describe)
         return _promote(op, key, found, device, io, describe)
     if dynamic and _static_after[0] == 0 and not torch.cuda.is_current_stream_capturing():
         static = _build_static(op, device, io, describe)
@@ -312,19 +319,80 @@ def _promote(op: str, key: GraphKey, entry: _Entry, device: torch.device, io: Da
     return static
 
 
-def set_static_after(runs: Optional[int]) -> None:
+def _promote_later(op: str, key: GraphKey, entry: _Entry, device: torch.device, io: DataType,
+                   describe: Callable[[dnngraph.Graph], None]) -> dnngraph.Graph:
+    """_promote on the builder thread: the dynamic graph runs on (and is returned now) while the
+    static plan builds; it takes the dynamic graph's place once built, if the entry is still in
+    the table (clear_caches() may have dropped it). Not started during a CUDA graph capture (a
+    later call tries)."""
+    if torch.cuda.is_current_stream_capturing():
+        with _lock:
+            entry.runs = 0
+        return entry.graph
+
+    def build() -> None:
+        with torch.cuda.device(device):  # a new thread's current device is the first one
+            static = _build_static(op, device, io, describe)
+        if static is not None:
+            with _lock:
+                if _graphs.get(key) is entry:
+                    _graphs[key] = _Entry(static, None)
+
+    _builder().submit(build).add_done_callback(_report_failure)
+    return entry.graph
+
+
+def _builder() -> concurrent.futures.ThreadPoolExecutor:
+    """The one thread that builds static plans in the background, made at first use."""
+    with _lock:
+        if not _builder_pool:
+            _builder_pool.append(concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="dnngraph.torch static plans"))
+        return _builder_pool[0]
+
+
+def _report_failure(future: "concurrent.futures.Future[None]") -> None:
+    """A background build that raised (not cuDNN's refusal, which leaves the dynamic plan): a
+    warning, and the dynamic plan runs on."""
+    error = future.exception()
+    if error is not None:
+        warnings.warn(f"dnngraph.torch: a static plan built in the background failed ({error!r}); "
+                      "the dynamic plan runs on", RuntimeWarning, stacklevel=1)
+
+
+def wait_for_static_plans() -> None:
+    """Returns once every static plan asked for so far in the background is built (or refused)
+    and in place (set_static_after(..., background=True)); at once without such builds."""
+    with _lock:
+        pool = _builder_pool[0] if _builder_pool else None
+    if pool is not None:
+        pool.submit(lambda: None).result()
+
+
+def set_static_after(runs: Optional[int], *, background: bool = False) -> None:
     """After how many runs a shape of a dynamic-shape graph (matmul, NHWC conv2d forward) gets a
     static plan of its own, built once, in place of the dynamic plan (default STATIC_AFTER,
     16): on the H200 GPT-2-small's matmuls ran about 2x faster through static plans. 0 builds
     the static plan alone at a shape's first run (no dynamic plan): what CUDA graphs need, since
     a replay calls nothing (torch.compile(mode="reduce-overhead") runs each graph once before
     capturing it, and no plan is built inside a capture). None keeps the dynamic plans: no
-    build after a shape's first (docs/torch.md)."""
+    build after a shape's first (docs/torch.md).
+
+    background=True builds a promoted shape's static plan on a thread of its own while the call
+    that promoted it, and the calls after it, run the dynamic plan; the static plan takes over
+    once built (wait_for_static_plans() waits for it). So a training step never waits for one
+    (on cuDNN 9.28.1 a large matmul's static plan took about 0.5 s). Not with CUDA graphs captured
+    from another thread in torch's default ("global") capture mode: a build during such a
+    capture may invalidate it. Runs 0 builds at the first run whatever background says."""
     if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 0):
         raise ValueError(f"dnngraph.torch.set_static_after: runs is {runs!r}; it takes a count "
                          "of runs, at least 0, or None (dynamic plans only)")
+    if not isinstance(background, bool):
+        raise ValueError(f"dnngraph.torch.set_static_after: background is {background!r}; it "
+                         "takes True or False")
     with _lock:
         _static_after[0] = runs
+        _background[0] = background
 
 
 def first_variant(op: str, topology: Hashable, variants: Sequence[str],
