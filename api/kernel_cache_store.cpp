@@ -103,6 +103,35 @@ Result<void> check_loadable(std::string_view json) {
   return {};
 }
 
+// Under the folder lock: ours, with the entries of the file another process saved for the key
+// meanwhile that ours lacks (detail::merge_cache_documents), replaces the file atomically. The
+// count of entries kept from the file.
+Result<std::int64_t> replace_merged(const std::filesystem::path& folder,
+                                    std::chrono::milliseconds patience, const std::string& name,
+                                    std::string_view json) {
+  auto folder_lock = detail::FolderLock::acquire(folder, patience);
+  if (!folder_lock) {
+    return std::unexpected(folder_lock.error());
+  }
+  const std::filesystem::path path = folder / name;
+  std::error_code ec;
+  detail::MergedCacheDocument merged{std::string(json), 0};
+  if (std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
+    // What cannot be a document (read_file refuses it) is replaced, as a damaged file is.
+    if (auto stored = detail::read_file(path, max_document_bytes); stored) {
+      auto both = detail::merge_cache_documents(json, *stored, max_document_bytes);
+      if (!both) {
+        return std::unexpected(both.error());
+      }
+      merged = std::move(*both);
+    }
+  }
+  if (auto replaced = detail::replace_file(path, merged.text); !replaced) {
+    return std::unexpected(replaced.error());
+  }
+  return merged.added;
+}
+
 }  // namespace
 
 KernelCacheStore::KernelCacheStore(std::filesystem::path folder,
@@ -320,13 +349,18 @@ Result<bool> KernelCacheStore::save_if_changed(const KernelCache& cache) {
                           loadable.error().message + "); " + (folder_ / *name).string() +
                           " is left as it was");
   }
-  if (auto replaced = replace_locked(*name, *json); !replaced) {
-    return std::unexpected(replaced.error());
+  if (auto made = make_folder(); !made) {
+    return std::unexpected(made.error());
+  }
+  auto kept = replace_merged(folder_, lock_patience_, *name, *json);
+  if (!kept) {
+    return std::unexpected(kept.error());
   }
   detail::log_info([&] {
     return "kernel cache store: saved " + (folder_ / *name).string() + " (revision " +
            (handed->saved_revision ? std::to_string(*handed->saved_revision) : std::string("new")) +
-           " -> " + std::to_string(*revision) + ", " + std::to_string(json->size()) + " bytes)";
+           " -> " + std::to_string(*revision) + ", " + std::to_string(json->size()) + " bytes, " +
+           std::to_string(*kept) + " entries another save had written kept)";
   });
   handed->saved_revision = *revision;
   return true;

@@ -87,6 +87,10 @@ class KernelCacheStore {
   // KernelCache's own errors pass through (below cuDNN 9.27 to_json() answers once: save once,
   // when the cache is complete; see docs/kernel-cache.md). A document from_json would refuse
   // (checked as write() checks) is InvalidJson: nothing is written, the file stays as it was.
+  // When another process (or store) saved the key meanwhile, the entries of its file that this
+  // cache lacks are kept in what is written, so a save never drops one another save wrote; a
+  // file of another topology or cuDNN version under the key, or one that can be no document, is
+  // replaced.
   [[nodiscard]] Result<bool> save_if_changed(const KernelCache& cache);
 
   // Checks `json` as from_json would (the schema, not cuDNN's parse) and replaces the key's file

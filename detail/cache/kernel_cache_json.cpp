@@ -270,4 +270,59 @@ CheckedCacheDocument without_entries(const CheckedCacheDocument& document) {
   return CheckedCacheDocument{serialized(doc, document.text.size()), 0, document.norm};
 }
 
+Result<MergedCacheDocument> merge_cache_documents(std::string_view ours, std::string_view stored,
+                                                  std::size_t limit) {
+  auto checked = check_cache_document(ours);
+  if (!checked) {
+    return std::unexpected(checked.error());
+  }
+  MergedCacheDocument alone{std::string(ours), 0};
+  auto other = check_cache_document(stored);
+  if (!other) {
+    return alone;
+  }
+  // Both texts were serialized by check_cache_document: they parse, and the schema held.
+  json::value doc = json::parse(checked->text);
+  const json::value theirs = json::parse(other->text);
+  json::object& mine = doc.get_object();
+  const json::object& their = theirs.get_object();
+  for (const std::string_view member : {"cudnnVersion", "schemaVersion", "operationGraph"}) {
+    const json::value* a = mine.if_contains(member);
+    const json::value* b = their.if_contains(member);
+    if (a == nullptr || b == nullptr || *a != *b) {
+      return alone;
+    }
+  }
+  json::array* entries = mine["kernel_cache"].if_array();
+  const json::value* their_list = their.if_contains("kernel_cache");
+  if (entries == nullptr || their_list == nullptr || !their_list->is_array()) {
+    return alone;
+  }
+  // check_cache_document saw a key in every entry; the if_ accessors keep this free of throws.
+  const auto key_text = [](const json::value& entry) {
+    const json::object* object = entry.if_object();
+    const json::value* key = object != nullptr ? object->if_contains("key") : nullptr;
+    return key != nullptr ? canonical(*key) : std::string();
+  };
+  std::set<std::string> keys;
+  for (const json::value& entry : *entries) {
+    keys.insert(key_text(entry));
+  }
+  std::int64_t added = 0;
+  for (const json::value& entry : their_list->get_array()) {
+    if (keys.insert(key_text(entry)).second) {
+      entries->push_back(entry);
+      ++added;
+    }
+  }
+  if (added == 0) {
+    return alone;
+  }
+  std::string text = serialized(doc, ours.size() + stored.size());
+  if (text.size() > limit) {
+    return alone;
+  }
+  return MergedCacheDocument{std::move(text), added};
+}
+
 }  // namespace dnngraph::detail

@@ -30,4 +30,17 @@ struct CheckedCacheDocument {
 // what was given.
 [[nodiscard]] Result<CheckedCacheDocument> check_cache_document(std::string_view json);
 
+// What a save writes when the store's file for the same key was saved by another process
+// meanwhile: `ours` with the entries of `stored` whose keys it lacks appended (added counts
+// them). `ours` alone (added 0) when `stored` fails check_cache_document, is another topology or
+// version (cudnnVersion, schemaVersion or operationGraph differ), or the union would be larger
+// than `limit` bytes. Errors only when `ours` fails the check.
+struct MergedCacheDocument {
+  std::string text;
+  std::int64_t added = 0;
+};
+[[nodiscard]] Result<MergedCacheDocument> merge_cache_documents(std::string_view ours,
+                                                                std::string_view stored,
+                                                                std::size_t limit);
+
 }  // namespace dnngraph::detail
