@@ -113,6 +113,7 @@ Result<std::int64_t> replace_merged(const std::filesystem::path& folder,
   if (!folder_lock) {
     return std::unexpected(folder_lock.error());
   }
+  detail::remove_orphan_temporaries(folder);
   const std::filesystem::path path = folder / name;
   std::error_code ec;
   detail::MergedCacheDocument merged{std::string(json), 0};
@@ -386,6 +387,7 @@ Result<void> KernelCacheStore::replace_locked(const std::string& name,
   if (!folder_lock) {
     return std::unexpected(folder_lock.error());
   }
+  detail::remove_orphan_temporaries(folder_);
   return detail::replace_file(folder_ / name, text);
 }
 

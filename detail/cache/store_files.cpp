@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <string_view>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -22,6 +23,22 @@ Error io_error(std::string_view doing, const std::filesystem::path& path, int er
   return Error{ErrorCode::IoFailure, "kernel cache store: " + std::string(doing) + " " +
                                          path.string() + ": " +
                                          std::generic_category().message(error_number)};
+}
+
+// Whether `name` is a temporary replace_file makes: "<file>.json.tmp.<pid>.<n>".
+bool is_temporary(std::string_view name) {
+  const auto digits = [](std::string_view text) {
+    return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  constexpr std::string_view marker = ".json.tmp.";
+  const std::size_t at = name.rfind(marker);
+  if (at == std::string_view::npos || at == 0) {
+    return false;
+  }
+  const std::string_view tail = name.substr(at + marker.size());
+  const std::size_t dot = tail.find('.');
+  return dot != std::string_view::npos && digits(tail.substr(0, dot)) &&
+         digits(tail.substr(dot + 1));
 }
 
 Result<void> write_all(int fd, std::string_view text, const std::filesystem::path& path) {
@@ -139,6 +156,18 @@ FolderLock& FolderLock::operator=(FolderLock&& other) noexcept {
 FolderLock::~FolderLock() {
   if (fd_ >= 0) {
     ::close(fd_);
+  }
+}
+
+void remove_orphan_temporaries(const std::filesystem::path& folder) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(folder, ec);
+  // increment(ec), not a range-for: its operator++ throws.
+  for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    if (is_temporary(it->path().filename().string())) {
+      std::error_code removed;
+      std::filesystem::remove(it->path(), removed);
+    }
   }
 }
 

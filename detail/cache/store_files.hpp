@@ -38,6 +38,12 @@ class FolderLock {
 // fsync'ed, renamed over `path`, then the folder fsync'ed. The caller holds the FolderLock.
 [[nodiscard]] Result<void> replace_file(const std::filesystem::path& path, std::string_view text);
 
+// Removes the temporaries (<file>.json.tmp.<pid>.<n>) of writers killed mid-save. A writer
+// makes its temporary under the FolderLock and renames or removes it before letting go, so with
+// the lock held (the caller's) every temporary in the folder is a dead writer's. Best effort:
+// what cannot be listed or removed stays for the next writer (or `dnngraph-cache prune`).
+void remove_orphan_temporaries(const std::filesystem::path& folder);
+
 // The whole file. InvalidJson, with nothing read, when what is at `path` can be no document: a
 // symbolic link (never followed), a FIFO, a device or a folder, or a file larger than `limit`;
 // IoFailure when it cannot be opened or read.

@@ -581,8 +581,34 @@ BOOST_AUTO_TEST_CASE(a_writer_killed_mid_save_leaves_the_last_good_file) {
     const std::string now = slurp(file);
     BOOST_TEST((now == documents[0] || now == documents[1]), "round " << round);
   }
-  // A killed writer may leave its temporary file behind (prune removes it); the store ignores it.
+  // A killed writer may leave its temporary file behind; the store ignores it, and the next
+  // writer removes it under the lock.
   BOOST_TEST_MESSAGE(count_temporaries(folder) << " temporaries left by killed writers");
   KernelCacheStore store(folder);
   BOOST_TEST(store.list()->size() == 1U);
+  BOOST_TEST_REQUIRE(store.write(key, documents[0]).has_value());
+  BOOST_TEST(count_temporaries(folder) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(the_next_writer_removes_the_temporaries_of_killed_writers_only) {
+  const fs::path folder = scratch("orphans");
+  fs::create_directories(folder);
+  const std::vector<std::string> orphans{"matmul_fp16--cudnn-9.19.0--sm_90.json.tmp.4242.1",
+                                         "other--cudnn-9.28.1--sm_90.json.tmp.7.13"};
+  const std::vector<std::string> kept{"notes.tmp.1.2", "a.json.tmp.12a.1", "a.json.tmp.1",
+                                      ".json.tmp.1.2", "matmul_fp16--cudnn-9.19.0--sm_90.json.bak"};
+  for (const auto& name : orphans) {
+    std::ofstream(folder / name) << "cut short";
+  }
+  for (const auto& name : kept) {
+    std::ofstream(folder / name) << "someone's";
+  }
+  KernelCacheStore store(folder);
+  BOOST_TEST_REQUIRE(store.write(key, dnngraph::testing::matmul).has_value());
+  for (const auto& name : orphans) {
+    BOOST_TEST(!fs::exists(folder / name), name);
+  }
+  for (const auto& name : kept) {
+    BOOST_TEST(fs::exists(folder / name), name);
+  }
 }
