@@ -421,6 +421,38 @@ def test_background_static_plans_build_beside_the_calls_and_take_over_once_built
         dt.set_static_after(2, background=1)
 
 
+def test_threads_promoting_shapes_in_the_background_build_each_plan_once(builds):
+    from dnngraph.torch import _runtime
+
+    run = builds["run"]
+    dt.set_static_after(3, background=True)
+    shapes = [(rows, 32, 16) for rows in range(1, 11)]
+    failures = []
+
+    def calls(seed):
+        try:
+            for i in range(300):
+                g = run("matmul", shapes=shapes[(seed * 7 + i) % len(shapes)])
+                assert g is not None
+        except Exception as e:  # reported below: a thread's assertion never reaches pytest
+            failures.append(e)
+
+    threads = [threading.Thread(target=calls, args=(seed,)) for seed in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    dt.wait_for_static_plans()
+    assert failures == []
+    assert all(not run("matmul", shapes=shape).dynamic for shape in shapes)
+    info = dt.cache_info()
+    assert info["static_plans"] == {"linear.forward": len(shapes)}
+    # one static plan each; a dynamic plan each at least (two threads meeting a new shape at
+    # once may both build it, and the first kept wins)
+    assert info["builds"]["linear.forward"] >= 2 * len(shapes)
+    assert len(_runtime._graphs) == len(shapes)
+
+
 def test_a_refused_or_captured_static_plan_leaves_the_dynamic_one(builds):
     run = builds["run"]
     dt.set_static_after(1)
