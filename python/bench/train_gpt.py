@@ -294,7 +294,7 @@ def run(cfg, args, ops, compiled, device):
         "graphs_built": sum(info.get("builds", {}).values()) if info else None,
         "static_plans": sum(info.get("static_plans", {}).values()) if info else None,
         "late_builds": late_builds,
-        "static_plans_built": args.static_plans,
+        "static_plans_mode": args.static_plans,
     }
     return result, losses
 

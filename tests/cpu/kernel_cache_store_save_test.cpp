@@ -96,39 +96,40 @@ std::string matmul_document(std::int64_t k = 32) {
   return cache->to_json().value_or("");
 }
 
+// The store's cache for `key`, built, and then the key's file replaced by `document` as another
+// process's save would (after this one loaded).
+dnngraph::StoredKernelCache built_then_written_over(KernelCacheStore& store,
+                                                    const std::string& document) {
+  auto stored = store.load_or_create(key);
+  BOOST_TEST_REQUIRE(stored.has_value());
+  BOOST_TEST_REQUIRE(build_matmul_cache(stored->cache).has_value());
+  KernelCacheStore other(store.folder());
+  BOOST_TEST_REQUIRE(other.write(key, document).has_value());
+  return *stored;
+}
+
 BOOST_AUTO_TEST_SUITE(merging)
 
 BOOST_AUTO_TEST_CASE(a_save_keeps_the_entries_another_save_wrote_for_the_key) {
   const fs::path folder = scratch("merged");
   KernelCacheStore store(folder);
-  auto stored = store.load_or_create(key);
-  BOOST_TEST_REQUIRE(stored.has_value());
-  BOOST_TEST_REQUIRE(build_matmul_cache(stored->cache).has_value());
   // Another process saved the same topology, with two kernels, after this one loaded.
-  KernelCacheStore other(folder);
-  BOOST_TEST_REQUIRE(other.write(key, with_entries(matmul_document(), {7, 9})).has_value());
-
-  auto saved = store.save_if_changed(*stored->cache);
+  const auto stored = built_then_written_over(store, with_entries(matmul_document(), {7, 9}));
+  auto saved = store.save_if_changed(*stored.cache);
   BOOST_TEST_REQUIRE(saved.has_value(), (saved ? "" : saved.error().message));
   BOOST_TEST(*saved);
-  BOOST_TEST(engines_of(stored->path) == (std::vector<std::int64_t>{7, 9}));
+  BOOST_TEST(engines_of(stored.path) == (std::vector<std::int64_t>{7, 9}));
   next_store_loads(folder);
 }
 
 BOOST_AUTO_TEST_CASE(a_save_replaces_a_file_of_another_topology_under_the_key) {
-  const fs::path folder = scratch("replaced");
-  KernelCacheStore store(folder);
-  auto stored = store.load_or_create(key);
-  BOOST_TEST_REQUIRE(stored.has_value());
-  BOOST_TEST_REQUIRE(build_matmul_cache(stored->cache).has_value());
-  KernelCacheStore other(folder);
-  BOOST_TEST_REQUIRE(other.write(key, with_entries(matmul_document(48), {7})).has_value());
-
-  BOOST_TEST_REQUIRE(store.save_if_changed(*stored->cache).value_or(false));
-  const std::string written = slurp(stored->path);
+  KernelCacheStore store(scratch("replaced"));
+  const auto stored = built_then_written_over(store, with_entries(matmul_document(48), {7}));
+  BOOST_TEST_REQUIRE(store.save_if_changed(*stored.cache).value_or(false));
+  const std::string written = slurp(stored.path);
   BOOST_TEST(written.find("[1,64,48]") == std::string::npos);
   BOOST_TEST(written.find("[1,64,32]") != std::string::npos);
-  BOOST_TEST(engines_of(stored->path).empty());
+  BOOST_TEST(engines_of(stored.path).empty());
 }
 
 BOOST_AUTO_TEST_CASE(documents_merge_by_entry_key_within_the_limit) {
