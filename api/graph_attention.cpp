@@ -16,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace dnngraph {
@@ -39,6 +40,20 @@ void add_mask_scalars(Ports& p, const detail::AttentionSettings& settings, const
   if (settings.window) {
     p.window = scalar("sliding_window", static_cast<float>(*settings.window));
   }
+}
+
+// Sets each port of `named` (an FP8 node's named_inputs) to the tensor given for it, in order;
+// returns them as the inputs check_inputs takes.
+template <class Named, std::size_t N>
+std::array<Builder::Input, N> take_inputs(
+    const Named& named, const std::array<std::shared_ptr<TensorAttributes>, N>& given) {
+  static_assert(std::tuple_size_v<Named> == N);
+  std::array<Builder::Input, N> inputs{};
+  for (std::size_t i = 0; i < N; ++i) {
+    *named.at(i).second = given.at(i);
+    inputs.at(i) = {named.at(i).first, given.at(i).get()};
+  }
+  return inputs;
 }
 
 }  // namespace
@@ -66,6 +81,23 @@ detail::DropoutPorts detail::GraphBuilder::dropout_ports(
       [&](const char* what, float value) { return node_scalar(g, node_name, what, value); },
       [&](const char* port) { return add_output(g, node_name, port); },
       [&](const char* port) { return add_internal(g, node_name, port); });
+}
+
+template <class Fp8Node, class Ports, class Attributes>
+void detail::GraphBuilder::add_fp8_attention(Graph& g, const std::string& node,
+                                             std::span<const Input> inputs, Ports& p,
+                                             Attributes attributes) {
+  const auto settings = detail::AttentionSettings::of_scores(attributes);
+  p.seq_len_q = settings.seq_len_q;
+  p.seq_len_kv = settings.seq_len_kv;
+  if (!check_inputs(g, node, inputs) || !check_attention_inputs(g, node, settings)) {
+    return;
+  }
+  const std::string& name = attributes.name();
+  p.make_internals(
+      settings, [&](const char* what, float value) { return node_scalar(g, name, what, value); },
+      [&](const char* port) { return add_internal(g, name, port); });
+  g.nodes_.push_back(std::make_unique<Fp8Node>(std::move(attributes), p));
 }
 
 std::shared_ptr<TensorAttributes> Graph::dropout_mask(
@@ -270,31 +302,16 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_fp8(
   const std::string& name = attributes.name();
   const std::string node =
       std::string(detail::name_of(detail::NodeKind::SdpaFp8)) + " '" + name + "'";
-  const auto settings = detail::AttentionSettings::of_scores(attributes);
   detail::SdpaFp8Ports p;
-  const std::array given{q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o};
-  const auto ports = detail::SdpaFp8Ports::named_inputs(p);
-  std::array<Builder::Input, given.size()> inputs{};
-  for (std::size_t i = 0; i < given.size(); ++i) {
-    *ports.at(i).second = given.at(i);
-    inputs.at(i) = {ports.at(i).first, given.at(i).get()};
-  }
-  p.seq_len_q = settings.seq_len_q;
-  p.seq_len_kv = settings.seq_len_kv;
+  const auto inputs = take_inputs(
+      detail::SdpaFp8Ports::named_inputs(p),
+      std::array{q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o});
   p.o = Builder::add_output(*this, name, "O");
   p.stats = attributes.generate_stats() ? Builder::add_output(*this, name, "Stats") : nullptr;
   p.amax_s = Builder::add_output(*this, name, "Amax_S");
   p.amax_o = Builder::add_output(*this, name, "Amax_O");
   const std::array outputs{p.o, p.stats, p.amax_s, p.amax_o};
-  if (!Builder::check_inputs(*this, node, std::span<const Builder::Input>(inputs)) ||
-      !Builder::check_attention_inputs(*this, node, settings)) {
-    return outputs;
-  }
-  p.make_internals(
-      settings,
-      [&](const char* what, float value) { return node_scalar(*this, name, what, value); },
-      [&](const char* port) { return Builder::add_internal(*this, name, port); });
-  nodes_.push_back(std::make_unique<detail::SdpaFp8Node>(std::move(attributes), p));
+  Builder::add_fp8_attention<detail::SdpaFp8Node>(*this, node, inputs, p, std::move(attributes));
   return outputs;
 }
 

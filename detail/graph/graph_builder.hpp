@@ -59,6 +59,13 @@ struct GraphBuilder {
   // An attention node's dropout tensors (see DropoutPorts): its by-value scale and mask.
   static DropoutPorts dropout_ports(Graph& g, const std::string& node_name,
                                     const AttentionSettings& settings);
+  // What sdpa_fp8() and sdpa_fp8_backward() share once the ports p hold the given tensors and
+  // the node's outputs: the input checks, the length tensors, then the node, its scalars and
+  // internal tensors made by Ports::make_internals. Defined and used in api/graph_attention.cpp
+  // only.
+  template <class Fp8Node, class Ports, class Attributes>
+  static void add_fp8_attention(Graph& g, const std::string& node, std::span<const Input> inputs,
+                                Ports& p, Attributes attributes);
 
   // What layernorm(), rmsnorm() and batchnorm() share: the checks of phase, epsilon and inputs,
   // the outputs the phase asks for, and the node.

@@ -33,44 +33,14 @@ std::vector<TensorPtr> SdpaBackwardPorts::internals() const {
   return list;
 }
 
-namespace {
-
-// With grouped-query attention dK and dV are first made per query head, [b, h_q, s_kv, d] in the
-// io type (then summed over each group): more elements than K, V or the scores may have, so their
-// extent is checked before their strides are computed.
-Result<void> check_head_gradients(const std::string& node, const SdpaBackwardPorts& p) {
-  const auto& q = p.q->dim();
-  const std::int64_t s_kv = p.k->dim()[2];
-  const std::int64_t element = size_of(p.q->data_type().value_or(DataType::Half));  // checked: set
-  for (const auto& [heads, of] :
-       {std::pair{p.dk_heads.get(), p.k.get()}, std::pair{p.dv_heads.get(), p.v.get()}}) {
-    if (heads == nullptr) {
-      continue;
-    }
-    const std::vector<std::int64_t> dims{q[0], q[1], s_kv, of->dim()[3]};
-    if (auto ok = check_layout(dims, {}, element); !ok) {
-      return make_error(ErrorCode::InvalidAttribute,
-                        node + ": the gradient of " + of->describe() +
-                            " per query head is [b, h_q, s_kv, d]; its " + ok.error().message +
-                            "; use fewer query heads or shorter sequences");
-    }
-  }
-  return {};
-}
-
-}  // namespace
-
 Result<void> SdpaBackwardNode::check_forward_tensors() const {
-  const auto& q = ports_.q->dim();
-  const std::vector<std::int64_t> o_dims{q[0], q[1], q[2], ports_.v->dim()[3]};
+  if (auto ok = check_forward_shapes(describe(), *ports_.q, *ports_.v, *ports_.o, *ports_.d_o,
+                                     *ports_.stats);
+      !ok) {
+    return ok;
+  }
   for (const auto& [port, t] :
        {std::pair{"O", ports_.o.get()}, std::pair{"dO", ports_.d_o.get()}}) {
-    if (t->dim() != o_dims) {
-      return make_error(ErrorCode::ShapeMismatch, describe() + ": " + port + " " + t->describe() +
-                                                      " has dims " + to_string(t->dim()) +
-                                                      ", expected " + to_string(o_dims) +
-                                                      " (the forward's O: [b, h_q, s_q, d_v])");
-    }
     if (t->data_type() != ports_.q->data_type() || t->stride()[3] != 1) {
       return make_error(ErrorCode::InvalidAttribute,
                         describe() + ": " + port + " " + t->describe() + " has data type " +
@@ -79,20 +49,8 @@ Result<void> SdpaBackwardNode::check_forward_tensors() const {
                             ") and an innermost head dim (stride 1)");
     }
   }
-  const std::vector<std::int64_t> stats_dims{q[0], q[1], q[2], 1};
-  if (ports_.stats->dim() != stats_dims) {
-    return make_error(ErrorCode::ShapeMismatch, describe() + ": Stats " + ports_.stats->describe() +
-                                                    " has dims " + to_string(ports_.stats->dim()) +
-                                                    ", expected " + to_string(stats_dims) +
-                                                    " (the forward's Stats: [b, h_q, s_q, 1])");
-  }
-  if (ports_.stats->data_type() != DataType::Float) {
-    return make_error(ErrorCode::UnsupportedDataType,
-                      describe() + ": Stats " + ports_.stats->describe() + " has data type " +
-                          type_name(*ports_.stats) + "; the statistics are Float");
-  }
   // cudnn-frontend 1.32 refuses this shape for backward ("s_q = s_kv = 1 is not supported").
-  if (q[2] == 1 && ports_.k->dim()[2] == 1) {
+  if (ports_.q->dim()[2] == 1 && ports_.k->dim()[2] == 1) {
     return make_error(ErrorCode::InvalidAttribute,
                       describe() +
                           ": s_q = s_kv = 1; cuDNN's attention backward takes longer "
@@ -103,25 +61,24 @@ Result<void> SdpaBackwardNode::check_forward_tensors() const {
 
 Result<void> SdpaBackwardNode::settle_gradients(const GraphContext& context) const {
   const DataType io = ports_.q->data_type().value_or(DataType::Half);  // checked: set
-  const std::array<std::pair<const char*, std::pair<TensorAttributes*, const TensorAttributes*>>, 3>
-      gradients{{{"dQ", {ports_.dq.get(), ports_.q.get()}},
-                 {"dK", {ports_.dk.get(), ports_.k.get()}},
-                 {"dV", {ports_.dv.get(), ports_.v.get()}}}};
-  for (const auto& [port, pair] : gradients) {
-    auto& [grad, of] = pair;
-    if (!grad->data_type()) {
-      grad->set_data_type(io);
-    }
-    if (auto ok = settle_output(*grad, of->dim(), context); !ok) {
-      return ok;
-    }
-    if (grad->data_type() != io || grad->stride()[3] != 1) {
-      return make_error(ErrorCode::InvalidAttribute,
-                        describe() + ": " + port + " " + grad->describe() + " has data type " +
-                            type_name(*grad) + " and strides " + to_string(grad->stride()) +
-                            "; it takes Q's type (" + type_name(*ports_.q) +
-                            ") and an innermost head dim (stride 1)");
-    }
+  const SettleOutput settle = [&](TensorAttributes& t, const std::vector<std::int64_t>& dims) {
+    return settle_output(t, dims, context);
+  };
+  auto settled = detail::settle_gradients(
+      {ports_.dq.get(), ports_.dk.get(), ports_.dv.get(), ports_.q.get(), ports_.k.get(),
+       ports_.v.get()},
+      io, settle, [&](const char* port, const TensorAttributes& grad) -> Result<void> {
+        if (grad.data_type() != io || grad.stride()[3] != 1) {
+          return make_error(ErrorCode::InvalidAttribute,
+                            describe() + ": " + port + " " + grad.describe() + " has data type " +
+                                type_name(grad) + " and strides " + to_string(grad.stride()) +
+                                "; it takes Q's type (" + type_name(*ports_.q) +
+                                ") and an innermost head dim (stride 1)");
+        }
+        return {};
+      });
+  if (!settled) {
+    return settled;
   }
   if (!ports_.d_sum->data_type()) {
     ports_.d_sum->set_data_type(DataType::Float);
@@ -135,10 +92,7 @@ Result<void> SdpaBackwardNode::settle_gradients(const GraphContext& context) con
   if (auto ok = settle_output(*ports_.d_sum, {q[0], q[1], q[2], 1}, context); !ok) {
     return ok;
   }
-  return ports_.dropout.settle(describe(), {q[0], q[1], q[2], ports_.k->dim()[2]},
-                               [&](TensorAttributes& mask, const std::vector<std::int64_t>& dims) {
-                                 return settle_output(mask, dims, context);
-                               });
+  return ports_.dropout.settle(describe(), {q[0], q[1], q[2], ports_.k->dim()[2]}, settle);
 }
 
 Result<void> SdpaBackwardNode::settle_dbias(const GraphContext& context) const {
@@ -235,7 +189,11 @@ Result<void> SdpaBackwardNode::infer(const GraphContext& context) {
   if (auto ok = check_forward_tensors(); !ok) {
     return ok;
   }
-  if (auto ok = check_head_gradients(describe(), ports_); !ok) {
+  if (auto ok = check_per_head_gradients(
+          describe(), *ports_.q,
+          {{ports_.dk_heads.get(), ports_.k.get()}, {ports_.dv_heads.get(), ports_.v.get()}},
+          size_of(ports_.q->data_type().value_or(DataType::Half)));  // checked: set
+      !ok) {
     return ok;
   }
   if (auto ok = settle_scalar_inputs(4); !ok) {
@@ -256,12 +214,6 @@ Result<void> SdpaBackwardNode::infer(const GraphContext& context) {
   }
   settle_internals();
   return {};
-}
-
-Result<LoweredOperation> SdpaBackwardNode::lower(const TensorTable& /*tensors*/,
-                                                 const GraphContext& /*context*/) const {
-  return make_error(ErrorCode::InvalidState,
-                    describe() + ": a composite node lowers through lower_all()");
 }
 
 namespace {

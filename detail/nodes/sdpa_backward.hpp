@@ -55,34 +55,23 @@ struct SdpaBackwardPorts {
   [[nodiscard]] std::vector<TensorPtr> internals() const;
 };
 
-class SdpaBackwardNode final : public Node {
+class SdpaBackwardNode final
+    : public CompositeAttentionNode<NodeKind::SdpaBackward, SdpaBackwardAttributes,
+                                    SdpaBackwardPorts> {
  public:
-  SdpaBackwardNode(SdpaBackwardAttributes attributes, const SdpaBackwardPorts& ports)
-      : Node(attributes.name(), ports.inputs(), ports.outputs(), ports.internals()),
-        attributes_(std::move(attributes)),
-        ports_(ports) {}
+  using CompositeAttentionNode::CompositeAttentionNode;
 
-  [[nodiscard]] NodeKind kind() const noexcept override { return NodeKind::SdpaBackward; }
   // The dropout mask as an output (set_dropout_mask_output); null otherwise.
   [[nodiscard]] TensorPtr dropout_mask_output() const { return ports_.dropout.output_mask(); }
   // dBias (set_dbias_output); null otherwise.
   [[nodiscard]] TensorPtr dbias_output() const { return ports_.dbias; }
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
-  // As the forward: a dynamic-shape graph of this node is refused at plan choice (known issue
-  // sdpa-dynamic-shape, measured on the forward pattern).
-  void note_traits(GraphTraits& traits) const override {
-    traits.sdpa = true;
-    traits.sdpa_outside_override_form = true;  // never measured under overrides
-  }
   [[nodiscard]] std::vector<const TensorAttributes*> workspace_tensors() const override {
     if (ports_.dq_accum) {
       return {ports_.dq_accum.get()};
     }
     return {};
   }
-  // Composite: lower_all() makes every operation; lower() alone cannot stand for the node.
-  [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
-                                               const GraphContext& context) const override;
   [[nodiscard]] Result<std::vector<LoweredOperation>> lower_all(
       const TensorTable& tensors, const GraphContext& context) const override;
 
@@ -94,9 +83,6 @@ class SdpaBackwardNode final : public Node {
   // dBias: asked only with a bias of [1, h_q, s_q, s_kv]; the bias's dims, Q's type, packed.
   [[nodiscard]] Result<void> settle_dbias(const GraphContext& context) const;
   void settle_internals();
-
-  SdpaBackwardAttributes attributes_;
-  SdpaBackwardPorts ports_;
 };
 
 }  // namespace dnngraph::detail

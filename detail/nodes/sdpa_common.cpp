@@ -184,6 +184,19 @@ Result<void> DropoutPorts::settle(const std::string& node,
   return {};
 }
 
+namespace {
+
+// "multiples of 16 up to 256", or "128 only" where the rule takes one head dim.
+std::string head_dims_served(const AttentionInputRule& rule) {
+  if (rule.head_dim_multiple == rule.max_head_dim) {
+    return std::to_string(rule.max_head_dim) + " only";
+  }
+  return "multiples of " + std::to_string(rule.head_dim_multiple) + " up to " +
+         std::to_string(rule.max_head_dim);
+}
+
+}  // namespace
+
 Result<void> check_attention_inputs(const std::string& node, const TensorAttributes& q,
                                     const TensorAttributes& k, const TensorAttributes& v,
                                     const AttentionInputRule& rule) {
@@ -243,11 +256,9 @@ Result<void> check_attention_inputs(const std::string& node, const TensorAttribu
   }
   for (const auto& [port, d] : {std::pair{"Q and K", qd[3]}, std::pair{"V", vd[3]}}) {
     if (d % rule.head_dim_multiple != 0 || d > rule.max_head_dim) {
-      return make_error(ErrorCode::InvalidAttribute,
-                        node + ": the head dim of " + port + " is " + std::to_string(d) + "; " +
-                            rule.engines + " take multiples of " +
-                            std::to_string(rule.head_dim_multiple) + " up to " +
-                            std::to_string(rule.max_head_dim));
+      return make_error(ErrorCode::InvalidAttribute, node + ": the head dim of " + port + " is " +
+                                                         std::to_string(d) + "; " + rule.engines +
+                                                         " take " + head_dims_served(rule));
     }
   }
   return {};
@@ -508,6 +519,133 @@ Result<void> check_attention(const std::string& node, std::optional<DataType> co
     return ok;
   }
   return check_attention_dropout(node, settings);
+}
+
+Result<void> check_forward_shapes(const std::string& node, const TensorAttributes& q,
+                                  const TensorAttributes& v, const TensorAttributes& o,
+                                  const TensorAttributes& d_o, const TensorAttributes& stats) {
+  const auto& qd = q.dim();
+  const std::vector<std::int64_t> o_dims{qd[0], qd[1], qd[2], v.dim()[3]};
+  for (const auto& [port, t] : {std::pair{"O", &o}, std::pair{"dO", &d_o}}) {
+    if (t->dim() != o_dims) {
+      return make_error(ErrorCode::ShapeMismatch, node + ": " + port + " " + t->describe() +
+                                                      " has dims " + to_string(t->dim()) +
+                                                      ", expected " + to_string(o_dims) +
+                                                      " (the forward's O: [b, h_q, s_q, d_v])");
+    }
+  }
+  const std::vector<std::int64_t> stats_dims{qd[0], qd[1], qd[2], 1};
+  if (stats.dim() != stats_dims) {
+    return make_error(ErrorCode::ShapeMismatch, node + ": Stats " + stats.describe() +
+                                                    " has dims " + to_string(stats.dim()) +
+                                                    ", expected " + to_string(stats_dims) +
+                                                    " (the forward's Stats: [b, h_q, s_q, 1])");
+  }
+  if (stats.data_type() != DataType::Float) {
+    return make_error(ErrorCode::UnsupportedDataType, node + ": Stats " + stats.describe() +
+                                                          " has data type " + type_name(stats) +
+                                                          "; the statistics are Float");
+  }
+  return {};
+}
+
+Result<void> check_per_head_gradients(const std::string& node, const TensorAttributes& q,
+                                      std::initializer_list<PerHead> per_head,
+                                      std::int64_t element) {
+  for (const auto& [heads, of] : per_head) {
+    if (heads == nullptr) {
+      continue;
+    }
+    const std::vector<std::int64_t> dims{q.dim()[0], q.dim()[1], of->dim()[2], of->dim()[3]};
+    if (auto ok = check_layout(dims, {}, element); !ok) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        node + ": the gradient of " + of->describe() +
+                            " per query head is [b, h_q, s_kv, d]; its " + ok.error().message +
+                            "; use fewer query heads or shorter sequences");
+    }
+  }
+  return {};
+}
+
+Result<void> settle_gradients(const Gradients& g, DataType type, const SettleOutput& settle_output,
+                              const GradientCheck& check) {
+  const std::array<std::pair<const char*, std::pair<TensorAttributes*, const TensorAttributes*>>, 3>
+      gradients{{{"dQ", {g.dq, g.q}}, {"dK", {g.dk, g.k}}, {"dV", {g.dv, g.v}}}};
+  for (const auto& [port, pair] : gradients) {
+    const auto& [grad, of] = pair;
+    if (!grad->data_type()) {
+      grad->set_data_type(type);
+    }
+    if (auto ok = settle_output(*grad, of->dim()); !ok) {
+      return ok;
+    }
+    if (auto ok = check(port, *grad); !ok) {
+      return ok;
+    }
+  }
+  return {};
+}
+
+Result<void> check_fp8_form(const std::string& node, std::optional<DiagonalAlignment> causal,
+                            std::span<const NamedTensor> tensors, std::string_view ragged_why) {
+  if (causal == DiagonalAlignment::BottomRight) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      node +
+                          ": a bottom-right causal mask: cuDNN serves it in FP8 on Blackwell only "
+                          "(cudnn-frontend's support surface: compute capability 10 and cuDNN "
+                          "9.7), not on Hopper; use the top-left causal mask (set_causal_mask)");
+  }
+  for (const auto& [role, t] : tensors) {
+    if (t != nullptr && t->is_ragged()) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        node + ": " + role + " " + t->describe() +
+                            " is ragged (packed variable-length): FP8 attention takes BHSD or "
+                            "BSHD strides only (" +
+                            std::string(ragged_why) + "); give padded tensors and a padding mask");
+    }
+  }
+  return {};
+}
+
+Result<void> check_fp8_factors(const std::string& node, std::span<const NamedTensor> factors) {
+  const std::vector<std::int64_t> one_value{1, 1, 1, 1};
+  for (const auto& [role, t] : factors) {
+    if (t->dim() != one_value) {
+      return make_error(ErrorCode::ShapeMismatch, node + ": " + role + " " + t->describe() +
+                                                      " has dims " + to_string(t->dim()) +
+                                                      ", expected " + to_string(one_value) +
+                                                      " (one per-tensor factor)");
+    }
+    if (t->data_type() != DataType::Float) {
+      return make_error(ErrorCode::UnsupportedDataType, node + ": " + role + " " + t->describe() +
+                                                            " has data type " + type_name(*t) +
+                                                            "; the factors are Float");
+    }
+    if (t->is_pass_by_value()) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        node + ": " + role + " " + t->describe() +
+                            " is passed by value; the factors live in device memory and are read "
+                            "at every execute (delayed scaling changes them between steps)");
+    }
+  }
+  return {};
+}
+
+Result<void> settle_float_output(const std::string& node, const char* role, TensorAttributes& t,
+                                 const std::vector<std::int64_t>& dims,
+                                 const SettleOutput& settle_output) {
+  if (!t.data_type()) {
+    t.set_data_type(DataType::Float);
+  }
+  if (auto ok = settle_output(t, dims); !ok) {
+    return ok;
+  }
+  if (t.data_type() != DataType::Float) {
+    return make_error(ErrorCode::UnsupportedDataType, node + ": " + role + " " + t.describe() +
+                                                          " has data type " + type_name(t) + "; " +
+                                                          role + " is Float");
+  }
+  return {};
 }
 
 Result<void> check_ragged_needs_padding(const std::string& node, bool padding,

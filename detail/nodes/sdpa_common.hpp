@@ -1,7 +1,7 @@
-// What the attention nodes (sdpa, sdpa_backward) share: the checks of Q, K, V, of the masks and
-// of dropout, the virtual tensors of the masks and of dropout, and the builder that appends a
-// composite node's backend operations (pointwise, reduction, matmul, reshape, rng) in order, the
-// masks among them.
+// What the attention nodes (sdpa, sdpa_backward, the FP8 nodes) share: the checks of Q, K, V, of
+// the masks, of dropout and of FP8's factors, the virtual tensors of the masks and of dropout, and
+// the builder that appends a composite node's backend operations (pointwise, reduction, matmul,
+// reshape, rng) in order, the masks among them.
 #pragma once
 
 #include "api/node_attributes.hpp"
@@ -10,11 +10,15 @@
 #include <cudnn.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace dnngraph::detail {
@@ -100,6 +104,11 @@ struct SoftmaxPorts {
   [[nodiscard]] bool is_row(const TensorAttributes* t) const;
 };
 
+// A node's settle_output (Node::settle_output with the node's context), for the shared settling
+// below: gives an output its dims (or checks the user's) and packed strides unless set.
+using SettleOutput =
+    std::function<Result<void>(TensorAttributes&, const std::vector<std::int64_t>&)>;
+
 // The tensors of dropout; all null without it (AttentionSettings::has_dropout).
 struct DropoutPorts {
   TensorPtr seed, offset;  // the user's key: inputs
@@ -118,8 +127,6 @@ struct DropoutPorts {
   // Gives the internal mask Float, packed score_dims; an output mask Float unless set, then
   // settle_output (the node's) and the check: Float and packed, since the backward draws it
   // packed.
-  using SettleOutput =
-      std::function<Result<void>(TensorAttributes&, const std::vector<std::int64_t>&)>;
   [[nodiscard]] Result<void> settle(const std::string& node,
                                     const std::vector<std::int64_t>& score_dims,
                                     const SettleOutput& settle_output) const;
@@ -134,8 +141,8 @@ void append_present(std::vector<TensorPtr>& list, std::initializer_list<TensorPt
 // What an attention pattern's engines take as Q, K and V: the data types and the head dims.
 struct AttentionInputRule {
   bool (*takes)(DataType);
-  const char* types;  // ends the type error: "attention takes Half or BFloat16"
-  std::int64_t head_dim_multiple;
+  const char* types;               // ends the type error: "attention takes Half or BFloat16"
+  std::int64_t head_dim_multiple;  // equal to max_head_dim: that head dim only
   std::int64_t max_head_dim;
   const char* engines;  // names them in the head dim error: "cuDNN's fused attention engines"
 };
@@ -176,6 +183,93 @@ inline constexpr AttentionInputRule half_precision_inputs{
                                            const TensorAttributes& q, const TensorAttributes& k,
                                            const TensorAttributes& v,
                                            const AttentionInputRule& rule = half_precision_inputs);
+
+// What the backward nodes (sdpa_backward, sdpa_fp8_backward) share.
+// O and dO [b, h_q, s_q, d_v] (the forward's O), Stats Float [b, h_q, s_q, 1]; each node checks
+// the types and strides of O and dO itself.
+[[nodiscard]] Result<void> check_forward_shapes(const std::string& node, const TensorAttributes& q,
+                                                const TensorAttributes& v,
+                                                const TensorAttributes& o,
+                                                const TensorAttributes& d_o,
+                                                const TensorAttributes& stats);
+// With grouped-query attention a backward node makes the gradient of K or V per query head first,
+// [b, h_q, s_kv, d] of `element` bytes each: more elements than K, V or the scores may have, so
+// its extent is checked before its strides are computed. Each pair: the per-head tensor (null
+// without grouped-query attention: nothing to check) and K or V.
+using PerHead = std::pair<const TensorAttributes*, const TensorAttributes*>;
+[[nodiscard]] Result<void> check_per_head_gradients(const std::string& node,
+                                                    const TensorAttributes& q,
+                                                    std::initializer_list<PerHead> per_head,
+                                                    std::int64_t element);
+// dQ, dK, dV: each `type` unless set, then settle_output with Q's, K's, V's dims, then `check`
+// (the node's rule on the gradient's type and strides, given its port name).
+struct Gradients {
+  TensorAttributes *dq, *dk, *dv;
+  const TensorAttributes *q, *k, *v;
+};
+using GradientCheck = std::function<Result<void>(const char*, const TensorAttributes&)>;
+[[nodiscard]] Result<void> settle_gradients(const Gradients& g, DataType type,
+                                            const SettleOutput& settle_output,
+                                            const GradientCheck& check);
+
+// What the FP8 attention nodes (sdpa_fp8, sdpa_fp8_backward) share.
+// A tensor with the port name errors give it ("descale_q").
+using NamedTensor = std::pair<const char*, const TensorAttributes*>;
+// Hopper's FP8 attention: no bottom-right causal mask (cuDNN serves it in FP8 on Blackwell only)
+// and no ragged (packed variable-length) tensor among `tensors`; `ragged_why` ends that error
+// (what does serve it).
+[[nodiscard]] Result<void> check_fp8_form(const std::string& node,
+                                          std::optional<DiagonalAlignment> causal,
+                                          std::span<const NamedTensor> tensors,
+                                          std::string_view ragged_why);
+// Each per-tensor scale factor one Float [1, 1, 1, 1] value in device memory.
+[[nodiscard]] Result<void> check_fp8_factors(const std::string& node,
+                                             std::span<const NamedTensor> factors);
+// The factors of an FP8 node's ports: the last Ports::factor_count of Ports::named_inputs.
+template <class Ports>
+[[nodiscard]] Result<void> check_fp8_factors_of(const std::string& node, const Ports& p) {
+  const auto named = Ports::named_inputs(p);
+  std::array<NamedTensor, Ports::factor_count> factors{};
+  for (std::size_t i = 0; i < factors.size(); ++i) {
+    const auto& [role, port] = named.at(named.size() - factors.size() + i);
+    factors.at(i) = {role, port->get()};
+  }
+  return check_fp8_factors(node, factors);
+}
+// A Float output (Stats, an amax): Float unless set, then settle_output; another type is an
+// error naming `role`.
+[[nodiscard]] Result<void> settle_float_output(const std::string& node, const char* role,
+                                               TensorAttributes& t,
+                                               const std::vector<std::int64_t>& dims,
+                                               const SettleOutput& settle_output);
+
+// A composite attention node (sdpa_backward and the FP8 nodes): built from its attributes and
+// ports, lowered by lower_all() alone (lower() refuses), and, as every attention node, refused
+// at plan choice in a dynamic-shape or override-shape graph (known issues sdpa-dynamic-shape and
+// sdpa-override-shapes; the forms cuDNN runs exact there were measured on sdpa alone).
+template <NodeKind Kind, class Attributes, class Ports>
+class CompositeAttentionNode : public Node {
+ public:
+  CompositeAttentionNode(Attributes attributes, const Ports& ports)
+      : Node(attributes.name(), ports.inputs(), ports.outputs(), ports.internals()),
+        attributes_(std::move(attributes)),
+        ports_(ports) {}
+
+  [[nodiscard]] NodeKind kind() const noexcept final { return Kind; }
+  void note_traits(GraphTraits& traits) const final {
+    traits.sdpa = true;
+    traits.sdpa_outside_override_form = true;
+  }
+  [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& /*tensors*/,
+                                               const GraphContext& /*context*/) const final {
+    return make_error(ErrorCode::InvalidState,
+                      describe() + ": a composite node lowers through lower_all()");
+  }
+
+ protected:
+  Attributes attributes_;
+  Ports ports_;
+};
 
 // A ragged (packed variable-length) tensor among `tensors` (null entries skipped) needs the
 // padding mask: seq_len_q / seq_len_kv say how long each packed batch is.

@@ -81,14 +81,15 @@ Result<void> SdpaFp8Node::infer(const GraphContext& context) {
     return std::unexpected(version_too_old(backend::Feature::Fp8Attention, describe()));
   }
   const auto settings = AttentionSettings::of_scores(attributes_);
-  auto ok = in_order([&] { return check_known_compute(attributes_.compute_data_type()); },
-                     [&] { return check_fp8_form(); },
-                     [&] {
-                       return check_attention(describe(), attributes_.compute_data_type(), settings,
-                                              *ports_.q, *ports_.k, *ports_.v, fp8_inputs);
-                     },
-                     [&] { return check_factors(); }, [&] { return settle_scalar_inputs(4); },
-                     [&] { return settle_outputs(context); });
+  auto ok =
+      in_order([&] { return check_known_compute(attributes_.compute_data_type()); },
+               [&] { return check_fp8_form(); },
+               [&] {
+                 return check_attention(describe(), attributes_.compute_data_type(), settings,
+                                        *ports_.q, *ports_.k, *ports_.v, fp8_inputs);
+               },
+               [&] { return check_fp8_factors_of(describe(), ports_); },
+               [&] { return settle_scalar_inputs(4); }, [&] { return settle_outputs(context); });
   if (ok) {
     settle_internals();
   }
@@ -96,54 +97,18 @@ Result<void> SdpaFp8Node::infer(const GraphContext& context) {
 }
 
 Result<void> SdpaFp8Node::check_fp8_form() const {
-  if (attributes_.causal() == DiagonalAlignment::BottomRight) {
-    return make_error(ErrorCode::InvalidAttribute,
-                      describe() +
-                          ": a bottom-right causal mask: cuDNN serves it in FP8 on Blackwell only "
-                          "(cudnn-frontend's support surface: compute capability 10 and cuDNN "
-                          "9.7), not on Hopper; use the top-left causal mask (set_causal_mask)");
-  }
-  const std::array<std::pair<const char*, const TensorPtr*>, 4> qkvo{
-      {{"Q", &ports_.q}, {"K", &ports_.k}, {"V", &ports_.v}, {"O", &ports_.o}}};
-  for (const auto& [role, port] : qkvo) {
-    if ((*port)->is_ragged()) {
-      return make_error(ErrorCode::InvalidAttribute,
-                        describe() + ": " + role + " " + (*port)->describe() +
-                            " is ragged (packed variable-length): FP8 attention takes BHSD or "
-                            "BSHD strides only (TransformerEngine serves FP8 THD from cuDNN "
-                            "9.23, not measured here); give padded tensors and a padding mask");
-    }
-  }
-  return {};
-}
-
-Result<void> SdpaFp8Node::check_factors() const {
-  const auto named = SdpaFp8Ports::named_inputs(ports_);
-  for (const auto& [role, port] : std::span(named).last(SdpaFp8Ports::factor_count)) {
-    const TensorAttributes& t = **port;
-    if (t.dim() != one_value) {
-      return make_error(ErrorCode::ShapeMismatch, describe() + ": " + role + " " + t.describe() +
-                                                      " has dims " + to_string(t.dim()) +
-                                                      ", expected " + to_string(one_value) +
-                                                      " (one per-tensor factor)");
-    }
-    if (t.data_type() != DataType::Float) {
-      return make_error(ErrorCode::UnsupportedDataType,
-                        describe() + ": " + role + " " + t.describe() + " has data type " +
-                            type_name(t) + "; the factors are Float");
-    }
-    if (t.is_pass_by_value()) {
-      return make_error(ErrorCode::InvalidAttribute,
-                        describe() + ": " + role + " " + t.describe() +
-                            " is passed by value; the factors live in device memory and are read "
-                            "at every execute (delayed scaling changes them between steps)");
-    }
-  }
-  return {};
+  const std::array<NamedTensor, 4> qkvo{
+      {{"Q", ports_.q.get()}, {"K", ports_.k.get()}, {"V", ports_.v.get()}, {"O", ports_.o.get()}}};
+  return detail::check_fp8_form(describe(), attributes_.causal(), qkvo,
+                                "TransformerEngine serves FP8 THD from cuDNN 9.23, not measured "
+                                "here");
 }
 
 Result<void> SdpaFp8Node::settle_outputs(const GraphContext& context) {
   const auto& q = ports_.q->dim();
+  const SettleOutput settle = [&](TensorAttributes& t, const std::vector<std::int64_t>& dims) {
+    return settle_output(t, dims, context);
+  };
   TensorAttributes& o = *ports_.o;
   if (!o.data_type()) {
     o.set_data_type(DataType::Fp8E4M3);
@@ -164,32 +129,16 @@ Result<void> SdpaFp8Node::settle_outputs(const GraphContext& context) {
                                                        "; the head dim (dim 3) must be innermost");
   }
   if (ports_.stats) {
-    if (auto ok = settle_float_output("Stats", *ports_.stats, {q[0], q[1], q[2], 1}, context);
+    if (auto ok =
+            settle_float_output(describe(), "Stats", *ports_.stats, {q[0], q[1], q[2], 1}, settle);
         !ok) {
       return ok;
     }
   }
-  if (auto ok = settle_float_output("Amax_S", *ports_.amax_s, one_value, context); !ok) {
+  if (auto ok = settle_float_output(describe(), "Amax_S", *ports_.amax_s, one_value, settle); !ok) {
     return ok;
   }
-  return settle_float_output("Amax_O", *ports_.amax_o, one_value, context);
-}
-
-Result<void> SdpaFp8Node::settle_float_output(const char* role, TensorAttributes& t,
-                                              const std::vector<std::int64_t>& dims,
-                                              const GraphContext& context) const {
-  if (!t.data_type()) {
-    t.set_data_type(DataType::Float);
-  }
-  if (auto ok = settle_output(t, dims, context); !ok) {
-    return ok;
-  }
-  if (t.data_type() != DataType::Float) {
-    return make_error(ErrorCode::UnsupportedDataType, describe() + ": " + role + " " +
-                                                          t.describe() + " has data type " +
-                                                          type_name(t) + "; " + role + " is Float");
-  }
-  return {};
+  return settle_float_output(describe(), "Amax_O", *ports_.amax_o, one_value, settle);
 }
 
 void SdpaFp8Node::settle_internals() const {
@@ -211,12 +160,6 @@ void SdpaFp8Node::settle_internals() const {
   for (const TensorPtr& t : {ports_.pv, ports_.pv_descaled_s, ports_.o_float}) {
     settle(t, out_dims, DataType::Float);
   }
-}
-
-Result<LoweredOperation> SdpaFp8Node::lower(const TensorTable& /*tensors*/,
-                                            const GraphContext& /*context*/) const {
-  return make_error(ErrorCode::InvalidState,
-                    describe() + ": a composite node lowers through lower_all()");
 }
 
 Result<std::vector<LoweredOperation>> SdpaFp8Node::lower_all(

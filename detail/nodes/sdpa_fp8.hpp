@@ -63,44 +63,24 @@ struct SdpaFp8Ports {
   [[nodiscard]] std::vector<TensorPtr> internals() const;
 };
 
-class SdpaFp8Node final : public Node {
+class SdpaFp8Node final
+    : public CompositeAttentionNode<NodeKind::SdpaFp8, SdpaFp8Attributes, SdpaFp8Ports> {
  public:
-  SdpaFp8Node(SdpaFp8Attributes attributes, const SdpaFp8Ports& ports)
-      : Node(attributes.name(), ports.inputs(), ports.outputs(), ports.internals()),
-        attributes_(std::move(attributes)),
-        ports_(ports) {}
+  using CompositeAttentionNode::CompositeAttentionNode;
 
-  [[nodiscard]] NodeKind kind() const noexcept override { return NodeKind::SdpaFp8; }
   // The loaded cuDNN serves FP8 attention (Feature::Fp8Attention); Q, K, V Fp8E4M3 with head
   // dims multiples of 16 up to 256; the masks as sdpa's, but no bottom-right causal mask and no
   // packed (ragged) sequences; each scale factor one Float in device memory ([1, 1, 1, 1]); then
   // O (Fp8E4M3), Stats and the two amax outputs (Float [1, 1, 1, 1]) are settled.
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
-  // Known issue sdpa-dynamic-shape: a dynamic-shape graph of attention is refused at plan
-  // choice; sdpa-override-shapes: so is an override-shape graph (never measured for FP8).
-  void note_traits(GraphTraits& traits) const override {
-    traits.sdpa = true;
-    traits.sdpa_outside_override_form = true;
-  }
-  // Composite: lower_all() makes every operation; lower() alone cannot stand for the node.
-  [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
-                                               const GraphContext& context) const override;
   [[nodiscard]] Result<std::vector<LoweredOperation>> lower_all(
       const TensorTable& tensors, const GraphContext& context) const override;
 
  private:
   // What sdpa_fp8 refuses beyond the attention checks: bottom-right causal, ragged tensors.
   [[nodiscard]] Result<void> check_fp8_form() const;
-  [[nodiscard]] Result<void> check_factors() const;
   [[nodiscard]] Result<void> settle_outputs(const GraphContext& context);
-  // Float unless set, then settle_output; another type is an error (Stats, Amax_S, Amax_O).
-  [[nodiscard]] Result<void> settle_float_output(const char* role, TensorAttributes& t,
-                                                 const std::vector<std::int64_t>& dims,
-                                                 const GraphContext& context) const;
   void settle_internals() const;
-
-  SdpaFp8Attributes attributes_;
-  SdpaFp8Ports ports_;
 };
 
 }  // namespace dnngraph::detail

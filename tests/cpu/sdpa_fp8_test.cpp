@@ -19,6 +19,7 @@
 
 #include "support/graph_checks.hpp"
 #include "support/printing.hpp"
+#include "support/validation_checks.hpp"
 
 using dnngraph::DataType;
 using dnngraph::Error;
@@ -33,7 +34,7 @@ using namespace dnngraph::test;
 namespace {
 
 using Dims = std::vector<std::int64_t>;
-using Names = std::vector<std::string>;
+using Names = OperationNames;
 
 struct Shape {
   std::int64_t b = 2, h_q = 4, h_k = 4, s_q = 128, s_kv = 256, d = 64, d_v = 64;
@@ -92,22 +93,6 @@ const std::string reduction = "OperationReduction";
 
 // max, minus max, exp, sum, log, log-sum-exp, divide.
 const Names softmax{reduction, pointwise, pointwise, reduction, pointwise, pointwise, pointwise};
-
-std::string joined(const Names& names) {
-  std::string text;
-  for (const std::string& name : names) {
-    text += (text.empty() ? "" : ", ") + name;
-  }
-  return text;
-}
-
-Names concat(std::initializer_list<Names> parts) {
-  Names all;
-  for (const Names& part : parts) {
-    all.insert(all.end(), part.begin(), part.end());
-  }
-  return all;
-}
 
 }  // namespace
 
@@ -188,14 +173,7 @@ BOOST_AUTO_TEST_CASE(the_node_validates_where_the_loaded_cudnn_offers_fp8_attent
   BOOST_TEST(dnngraph::cudnn_version_needed(dnngraph::CudnnCapability::Fp8Attention) == 90100);
   Fp8Attention a;
   a.run(SdpaFp8Attributes());
-  const auto validated = a.g.validate();
-  if (dnngraph::cudnn_offers(dnngraph::CudnnCapability::Fp8Attention)) {
-    BOOST_TEST(validated.has_value(), (validated ? "" : validated.error().message));
-  } else {
-    BOOST_REQUIRE(!validated.has_value());
-    BOOST_TEST(validated.error().code == ErrorCode::VersionTooOld);
-    BOOST_TEST(mentions(validated.error(), "needs cuDNN >= 9.1.0"));
-  }
+  validates_where_offered(a.g, dnngraph::CudnnCapability::Fp8Attention, "needs cuDNN >= 9.1.0");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

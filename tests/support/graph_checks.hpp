@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,6 +59,24 @@ inline boost::test_tools::assertion_result mentions(const Error& error, std::str
   boost::test_tools::assertion_result result(error.message.find(part) != std::string::npos);
   result.message() << "message \"" << error.message << "\" does not mention \"" << part << "\"";
   return result;
+}
+
+// Lists of backend operation names (LoweringSummary::backend_operations), as a composite node's
+// lowering tests compare them: the parts in order, and the list as a message shows it.
+using OperationNames = std::vector<std::string>;
+inline OperationNames concat(std::initializer_list<OperationNames> parts) {
+  OperationNames all;
+  for (const OperationNames& part : parts) {
+    all.insert(all.end(), part.begin(), part.end());
+  }
+  return all;
+}
+inline std::string joined(const OperationNames& names) {
+  std::string text;
+  for (const std::string& name : names) {
+    text += (text.empty() ? "" : ", ") + name;
+  }
+  return text;
 }
 
 }  // namespace dnngraph::test
