@@ -30,7 +30,7 @@ class AttentionAttributes;
 [[nodiscard]] std::vector<float> alibi_slopes(std::int64_t heads);
 
 // What shapes an attention node's scores: the scale and the masks. Every attention node takes
-// them (sdpa, sdpa_backward, sdpa_fp8).
+// them (sdpa, sdpa_backward, sdpa_fp8, sdpa_fp8_backward).
 template <class Self>
 class AttentionScoreAttributes : public NodeAttributes<Self> {
  public:
@@ -248,6 +248,14 @@ class SdpaFp8Attributes final : public AttentionScoreAttributes<SdpaFp8Attribute
 
  private:
   bool generate_stats_ = false;
+};
+
+// The gradients of FP8 scaled dot-product attention (see Graph::sdpa_fp8_backward): the scale
+// and masks are the forward's (sdpa_fp8's), so that it recomputes the same probabilities. No
+// bottom-right causal mask on Hopper, no packed (ragged) sequences.
+class SdpaFp8BackwardAttributes final : public AttentionScoreAttributes<SdpaFp8BackwardAttributes> {
+ public:
+  SdpaFp8BackwardAttributes() = default;  // user-declared: `{}` value-initializes
 };
 
 }  // namespace dnngraph

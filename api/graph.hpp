@@ -301,6 +301,34 @@ class Graph {
       const std::shared_ptr<TensorAttributes>& scale_s,
       const std::shared_ptr<TensorAttributes>& scale_o, SdpaFp8Attributes attributes);
 
+  // The gradients of sdpa_fp8() (cuDNN >= 9.7 on Hopper): from Q, K, V and the forward's O
+  // (Fp8E4M3; head dims 128), dO (O's dims; Fp8E4M3 or Fp8E5M2), the forward's Stats (Float
+  // [b, h_q, s_q, 1]) and twelve per-tensor factors, each one Float [1, 1, 1, 1] in device memory,
+  // with the forward's scale and masks in the attributes. Returns {dQ, dK, dV, Amax_dQ, Amax_dK,
+  // Amax_dV, Amax_dP}: the gradients with Q's, K's, V's dims in dO's FP8 type (packed BHSD unless
+  // their strides are set; grouped-query attention sums dK and dV over each group of query heads),
+  // dQ = scale_dQ * descale_dP * descale_k * (FP8(scale_dP dS) K) and alike, and the amax of each
+  // gradient before its scale and of dS (Float [1, 1, 1, 1]) for the next step's scales. Mark
+  // all seven set_output(true). The tensors and outputs in cudnn-frontend's order; lowered to
+  // the pattern cuDNN's fused FP8 flash-attention backward engine matches (docs/attention.md,
+  // "FP8 attention backward").
+  std::array<std::shared_ptr<TensorAttributes>, 7> sdpa_fp8_backward(
+      const std::shared_ptr<TensorAttributes>& q, const std::shared_ptr<TensorAttributes>& k,
+      const std::shared_ptr<TensorAttributes>& v, const std::shared_ptr<TensorAttributes>& o,
+      const std::shared_ptr<TensorAttributes>& d_o, const std::shared_ptr<TensorAttributes>& stats,
+      const std::shared_ptr<TensorAttributes>& descale_q,
+      const std::shared_ptr<TensorAttributes>& descale_k,
+      const std::shared_ptr<TensorAttributes>& descale_v,
+      const std::shared_ptr<TensorAttributes>& descale_o,
+      const std::shared_ptr<TensorAttributes>& descale_do,
+      const std::shared_ptr<TensorAttributes>& descale_s,
+      const std::shared_ptr<TensorAttributes>& descale_dp,
+      const std::shared_ptr<TensorAttributes>& scale_s,
+      const std::shared_ptr<TensorAttributes>& scale_dq,
+      const std::shared_ptr<TensorAttributes>& scale_dk,
+      const std::shared_ptr<TensorAttributes>& scale_dv,
+      const std::shared_ptr<TensorAttributes>& scale_dp, SdpaFp8BackwardAttributes attributes);
+
   // The gradients of sdpa(): from Q, K, V, the forward's O and Stats (set_generate_stats) and
   // dO (O's dims and type), with the forward's scale, masks and dropout in the attributes. Returns
   // {dQ, dK, dV, D}: dQ, dK, dV with Q's, K's, V's dims in Q's type (packed BHSD unless their

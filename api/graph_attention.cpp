@@ -1,5 +1,6 @@
-// dnngraph::Graph's attention builders: sdpa, sdpa_backward, sdpa_fp8 and what they share (the
-// optional inputs' checks, the dropout ports, the dropout mask and dBias of a node's output).
+// dnngraph::Graph's attention builders: sdpa, sdpa_backward, sdpa_fp8, sdpa_fp8_backward and what
+// they share (the optional inputs' checks, the dropout ports, the dropout mask and dBias of a
+// node's output).
 #include "api/graph.hpp"
 
 #include "backend/features.hpp"
@@ -8,6 +9,7 @@
 #include "detail/nodes/sdpa.hpp"
 #include "detail/nodes/sdpa_backward.hpp"
 #include "detail/nodes/sdpa_fp8.hpp"
+#include "detail/nodes/sdpa_fp8_backward.hpp"
 
 #include <algorithm>
 #include <array>
@@ -312,6 +314,46 @@ std::array<std::shared_ptr<TensorAttributes>, 4> Graph::sdpa_fp8(
   p.amax_o = Builder::add_output(*this, name, "Amax_O");
   const std::array outputs{p.o, p.stats, p.amax_s, p.amax_o};
   Builder::add_fp8_attention<detail::SdpaFp8Node>(*this, node, inputs, p, std::move(attributes));
+  return outputs;
+}
+
+std::array<std::shared_ptr<TensorAttributes>, 7> Graph::sdpa_fp8_backward(
+    const std::shared_ptr<TensorAttributes>& q, const std::shared_ptr<TensorAttributes>& k,
+    const std::shared_ptr<TensorAttributes>& v, const std::shared_ptr<TensorAttributes>& o,
+    const std::shared_ptr<TensorAttributes>& d_o, const std::shared_ptr<TensorAttributes>& stats,
+    const std::shared_ptr<TensorAttributes>& descale_q,
+    const std::shared_ptr<TensorAttributes>& descale_k,
+    const std::shared_ptr<TensorAttributes>& descale_v,
+    const std::shared_ptr<TensorAttributes>& descale_o,
+    const std::shared_ptr<TensorAttributes>& descale_do,
+    const std::shared_ptr<TensorAttributes>& descale_s,
+    const std::shared_ptr<TensorAttributes>& descale_dp,
+    const std::shared_ptr<TensorAttributes>& scale_s,
+    const std::shared_ptr<TensorAttributes>& scale_dq,
+    const std::shared_ptr<TensorAttributes>& scale_dk,
+    const std::shared_ptr<TensorAttributes>& scale_dv,
+    const std::shared_ptr<TensorAttributes>& scale_dp, SdpaFp8BackwardAttributes attributes) {
+  invalidate();
+  name_node(attributes, detail::NodeKind::SdpaFp8Backward, nodes_.size());
+  const std::string& name = attributes.name();
+  const std::string node =
+      std::string(detail::name_of(detail::NodeKind::SdpaFp8Backward)) + " '" + name + "'";
+  detail::SdpaFp8BackwardPorts p;
+  const auto inputs = take_inputs(
+      detail::SdpaFp8BackwardPorts::named_inputs(p),
+      std::array{q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do,
+                 descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv, scale_dp});
+  const auto output = [&](const char* port) { return Builder::add_output(*this, name, port); };
+  p.dq = output("dQ");
+  p.dk = output("dK");
+  p.dv = output("dV");
+  p.amax_dq = output("Amax_dQ");
+  p.amax_dk = output("Amax_dK");
+  p.amax_dv = output("Amax_dV");
+  p.amax_dp = output("Amax_dP");
+  const std::array outputs{p.dq, p.dk, p.dv, p.amax_dq, p.amax_dk, p.amax_dv, p.amax_dp};
+  Builder::add_fp8_attention<detail::SdpaFp8BackwardNode>(*this, node, inputs, p,
+                                                          std::move(attributes));
   return outputs;
 }
 

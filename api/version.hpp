@@ -55,6 +55,7 @@ enum class CudnnCapability : std::uint8_t {
   Fp8Attention,                // Graph::sdpa_fp8, FP8 attention forward on Hopper (9.1)
   SdpaBiasGradientAnyLength,   // attention dBias with padding or lengths not multiples of 64 (9.5)
   SdpaSlidingWindowCombined,   // a sliding window together with a bias or dropout (9.10.2)
+  Fp8AttentionBackward,        // Graph::sdpa_fp8_backward, FP8 attention backward on Hopper (9.7)
 };
 [[nodiscard]] std::string_view to_string(CudnnCapability capability) noexcept;
 // Whether the loaded cuDNN offers it (false where none can be loaded).

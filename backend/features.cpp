@@ -60,7 +60,7 @@ static_assert(cache_entry_count.id == CUDNN_ATTR_KERNEL_CACHE_ENTRY_COUNT);
 #endif
 
 // Versions: the "@since" notes of cuDNN 9.27's cudnn_graph.h, but for the concatenate operation.
-constexpr std::array<FeatureEntry, 12> table{{
+constexpr std::array<FeatureEntry, 13> table{{
     {Feature::VariantPackOverrides, "VariantPackOverrides",
      "execute-time override shapes in the variant pack",
      "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS, _SHAPES, _STRIDES", 91800},
@@ -114,6 +114,16 @@ constexpr std::array<FeatureEntry, 12> table{{
     {Feature::SdpaSlidingWindowCombined, "SdpaSlidingWindowCombined",
      "an attention sliding window together with a bias or dropout",
      "CUDNN_POINTWISE_CMP_GT of column + length with the row, with a bias or an RNG", 91002},
+    // Not an attribute: the backward of the FP8 pattern (Fp8Attention above). cudnn-frontend's
+    // SDPA FP8 backward node (node/sdpa_fp8_bwd.h) refuses it below 9.1.0 and on 9.10.0;
+    // TransformerEngine (common/fused_attn/fused_attn.cpp) runs the FP8 backward on Hopper from
+    // 9.2.1 for lengths that are multiples of 128 without a padding mask, and from 9.7.0 at any
+    // length and with padding masks, all of which this node offers: dnngraph asks for 9.7.0.
+    {Feature::Fp8AttentionBackward, "Fp8AttentionBackward",
+     "FP8 scaled dot-product attention backward",
+     "the SDPA FP8 backward pattern: CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR on "
+     "CUDNN_DATA_FP8_E4M3 / CUDNN_DATA_FP8_E5M2, pointwise scales and CUDNN_REDUCE_TENSOR_AMAX",
+     90700},
 }};
 
 struct VersionedEntry {

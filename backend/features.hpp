@@ -32,6 +32,7 @@ enum class Feature {
   Fp8Attention,                // the FP8 attention forward pattern on Hopper (9.1)
   SdpaBiasGradientAnyLength,   // attention dBias with padding or lengths not multiples of 64 (9.5)
   SdpaSlidingWindowCombined,   // a sliding window together with a bias or dropout (9.10.2)
+  Fp8AttentionBackward,        // the FP8 attention backward pattern on Hopper (9.7)
 };
 
 struct FeatureEntry {

@@ -76,6 +76,7 @@ using dnngraph::RngAttributes;
 using dnngraph::SdpaAttributes;
 using dnngraph::SdpaBackwardAttributes;
 using dnngraph::SdpaFp8Attributes;
+using dnngraph::SdpaFp8BackwardAttributes;
 using dnngraph::set_cudnn_library;
 using dnngraph::set_log_level;
 using dnngraph::set_log_sink;

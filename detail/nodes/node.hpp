@@ -62,6 +62,7 @@ enum class NodeKind : std::uint8_t {
   AdaLayerNorm,
   AdaLayerNormBackward,
   SdpaFp8,
+  SdpaFp8Backward,
 };
 inline constexpr std::array node_kinds{
     std::pair{NodeKind::Matmul, std::string_view("matmul")},
@@ -92,6 +93,7 @@ inline constexpr std::array node_kinds{
     std::pair{NodeKind::AdaLayerNorm, std::string_view("adalayernorm")},
     std::pair{NodeKind::AdaLayerNormBackward, std::string_view("adalayernorm_backward")},
     std::pair{NodeKind::SdpaFp8, std::string_view("sdpa_fp8")},
+    std::pair{NodeKind::SdpaFp8Backward, std::string_view("sdpa_fp8_backward")},
 };
 
 // The table holds every kind, in the enum's order (name_of indexes it).
@@ -101,7 +103,7 @@ inline constexpr std::array node_kinds{
       return false;
     }
   }
-  return node_kinds.back().first == NodeKind::SdpaFp8;
+  return node_kinds.back().first == NodeKind::SdpaFp8Backward;
 }
 static_assert(node_kinds_in_order(), "detail/nodes/node.hpp: node_kinds is out of NodeKind order");
 

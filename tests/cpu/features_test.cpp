@@ -36,7 +36,7 @@ bool contains(const std::string& text, const std::string& part) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_feature_has_a_name_its_cudnn_names_and_a_cudnn_9_minimum) {
-  BOOST_TEST(backend::features().size() == 12U);
+  BOOST_TEST(backend::features().size() == 13U);
   for (const auto& e : backend::features()) {
     BOOST_TEST(&backend::entry(e.feature) == &e);
     BOOST_TEST(!e.name.empty());
@@ -60,6 +60,7 @@ BOOST_AUTO_TEST_CASE(the_versions_each_feature_needs) {
   BOOST_TEST(backend::entry(Feature::Fp8Attention).minimum == 90100);
   BOOST_TEST(backend::entry(Feature::SdpaBiasGradientAnyLength).minimum == 90500);
   BOOST_TEST(backend::entry(Feature::SdpaSlidingWindowCombined).minimum == 91002);
+  BOOST_TEST(backend::entry(Feature::Fp8AttentionBackward).minimum == 90700);
 }
 
 BOOST_AUTO_TEST_CASE(available_follows_the_loaded_library_alone) {
@@ -88,7 +89,7 @@ BOOST_AUTO_TEST_CASE(every_capability_is_its_feature_under_the_same_name_and_no_
   // CudnnCapability is the public face of Feature: one enumerator per table row, in its order,
   // named as the row's key.
   using dnngraph::CudnnCapability;
-  const std::array<std::pair<CudnnCapability, Feature>, 12> same{{
+  const std::array<std::pair<CudnnCapability, Feature>, 13> same{{
       {CudnnCapability::VariantPackOverrides, Feature::VariantPackOverrides},
       {CudnnCapability::OverrideShapeFlag, Feature::OverrideShapeFlag},
       {CudnnCapability::WorkspaceSizeWithOverrides, Feature::WorkspaceSizeWithOverrides},
@@ -101,6 +102,7 @@ BOOST_AUTO_TEST_CASE(every_capability_is_its_feature_under_the_same_name_and_no_
       {CudnnCapability::Fp8Attention, Feature::Fp8Attention},
       {CudnnCapability::SdpaBiasGradientAnyLength, Feature::SdpaBiasGradientAnyLength},
       {CudnnCapability::SdpaSlidingWindowCombined, Feature::SdpaSlidingWindowCombined},
+      {CudnnCapability::Fp8AttentionBackward, Feature::Fp8AttentionBackward},
   }};
   BOOST_TEST(same.size() == backend::features().size());
   for (const auto& [capability, feature] : same) {

@@ -546,6 +546,30 @@ inline Graph sdpa_fp8() {
   return g;
 }
 
+// The FP8 attention backward: Q [2, 4, 64, 128], K and V [2, 2, 128, 128] (grouped-query) in
+// Fp8E4M3 (uids 1-3), the forward's O (6, Fp8E4M3), dO (7, Fp8E5M2) and Stats (8), the twelve
+// factors Float [1, 1, 1, 1] (uids 20-31, in sdpa_fp8_backward's order), a causal mask and a
+// padding mask; outputs dQ, dK, dV (10-12) and the four amax (13-16).
+inline Graph sdpa_fp8_backward() {
+  Graph g = half_graph("sdpa_fp8_backward");
+  g.set_io_data_type(DataType::Fp8E4M3);
+  const Dims q{2, 4, 64, 128};
+  const Dims kv{2, 2, 128, 128};
+  auto o = input(g, "O", 6, q);
+  auto d_o = input(g, "dO", 7, q, DataType::Fp8E5M2);
+  auto stats = input(g, "Stats", 8, {2, 4, 64, 1}, DataType::Float);
+  std::vector<TensorPtr> f;
+  for (std::int64_t uid = 20; uid < 32; ++uid) {
+    f.push_back(input(g, "factor", uid, {1, 1, 1, 1}, DataType::Float));
+  }
+  auto a = dnngraph::SdpaFp8BackwardAttributes().set_attn_scale(0.088F).set_causal_mask(true);
+  padding_mask(g, a);
+  outputs(g.sdpa_fp8_backward(input(g, "Q", 1, q), input(g, "K", 2, kv), input(g, "V", 3, kv), o,
+                              d_o, stats, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8],
+                              f[9], f[10], f[11], a));
+  return g;
+}
+
 inline Graph sdpa_backward(Variant variant) {
   Graph g = half_graph("sdpa backward");
   const Attention in = attention_inputs(g);
@@ -663,6 +687,7 @@ inline const std::vector<NodeCase>& cases() {
       {"for_sdpa_over_a_paged_cache", Feature::PagedCacheLoad, one(sdpa_paged)},
       {"for_sdpa_over_ragged_sequences", {}, one(sdpa_ragged)},
       {"for_sdpa_fp8", Feature::Fp8Attention, one(sdpa_fp8)},
+      {"for_sdpa_fp8_backward", Feature::Fp8AttentionBackward, one(sdpa_fp8_backward)},
       {"for_sdpa_backward", {}, one([] { return sdpa_backward(Variant::Plain); })},
       {"for_sdpa_backward_with_dropout", {}, one([] { return sdpa_backward(Variant::Dropout); })},
   };
