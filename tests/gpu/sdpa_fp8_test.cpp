@@ -48,6 +48,7 @@
 
 #include "support/built_cases.hpp"
 #include "support/device_buffer.hpp"
+#include "support/fp8_attention.hpp"
 #include "support/reference.hpp"
 #include "support/sdpa_reference.hpp"
 
@@ -60,6 +61,7 @@ using dnngraph::SdpaFp8Attributes;
 using dnngraph::TensorAttributes;
 using dnngraph::test::describe;
 using dnngraph::test::DeviceBuffer;
+using dnngraph::test::Fp8Tensor;
 using dnngraph::test::require_cuda;
 using dnngraph::test::SdpaCase;
 using Dims = std::vector<std::int64_t>;
@@ -78,33 +80,8 @@ constexpr std::array<const char*, 6> factor_names{"descale_q", "descale_k", "des
 constexpr double e4m3_step = 0.0625;                 // 2^-4: a normal rounding, relative
 constexpr double e4m3_subnormal_error = 1.0 / 1024;  // 2^-10: a subnormal rounding, absolute
 
-// E4M3 (fn): 4 exponent bits (bias 7), 3 mantissa bits, largest 448, no infinity.
-float e4m3_value(std::uint8_t bits) {
-  const int exponent = (bits >> 3) & 0xF;
-  const int mantissa = bits & 0x7;
-  if (exponent == 0xF && mantissa == 0x7) {
-    return std::nanf("");
-  }
-  const float magnitude = exponent == 0
-                              ? std::ldexp(static_cast<float>(mantissa), -9)
-                              : std::ldexp(1.0F + static_cast<float>(mantissa) / 8, exponent - 7);
-  return (bits & 0x80) != 0 ? -magnitude : magnitude;
-}
-
-// The E4M3 byte nearest v (ties to even), |v| <= 448.
-std::uint8_t e4m3_bits(float v) {
-  const float magnitude = std::fabs(v);
-  const std::uint8_t sign = std::signbit(v) ? 0x80 : 0;
-  if (magnitude < std::ldexp(1.0F, -6)) {  // subnormal: multiples of 2^-9 (8 of them is 2^-6)
-    return static_cast<std::uint8_t>(sign | static_cast<int>(std::nearbyint(magnitude * 512)));
-  }
-  int e = 0;
-  static_cast<void>(std::frexp(magnitude, &e));  // magnitude in [2^(e-1), 2^e)
-  const auto steps = static_cast<int>(std::nearbyint(std::ldexp(magnitude, 4 - e)));  // 8..16
-  const int exponent = e - 1 + 7 + (steps == 16 ? 1 : 0);
-  const int mantissa = steps == 16 ? 0 : steps - 8;
-  return static_cast<std::uint8_t>(sign | (exponent << 3) | mantissa);
-}
+float e4m3_value(std::uint8_t bits) { return dnngraph::test::fp8_value(DataType::Fp8E4M3, bits); }
+std::uint8_t e4m3_bits(float v) { return dnngraph::test::fp8_bits(DataType::Fp8E4M3, v); }
 
 // A case: the shape, masks and lengths of SdpaCase (its type Fp8E4M3), the memory layout and how
 // large the stored Q values are (a small Q gives a flat softmax).
@@ -117,34 +94,15 @@ struct Fp8Case {
     return shape.text() + (shape.causal ? ", causal" : "") + (shape.stats ? ", training" : "") +
            (shape.padded() ? ", padded" : "") + (bshd ? ", BSHD" : "");
   }
-  [[nodiscard]] Dims strides(const Dims& d) const {
-    return bshd ? Dims{d[2] * d[1] * d[3], d[3], d[1] * d[3], 1} : dnngraph::packed_strides(d);
-  }
+  [[nodiscard]] dnngraph::test::Fp8Layout layout() const { return {bshd}; }
+  [[nodiscard]] Dims strides(const Dims& d) const { return layout().strides(d); }
 };
 
 Graph make_graph(const Fp8Case& fc) {
   const SdpaCase& c = fc.shape;
-  Graph g;
-  g.set_name(c.name)
-      .set_io_data_type(DataType::Fp8E4M3)
-      .set_intermediate_data_type(DataType::Float)
-      .set_compute_data_type(DataType::Float);
-  const auto input = [&](const char* name, std::int64_t uid, const Dims& dims) {
-    return g.tensor(
-        TensorAttributes().set_name(name).set_uid(uid).set_dim(dims).set_stride(fc.strides(dims)));
-  };
-  auto q = input("Q", uid_q, c.q_dims());
-  auto k = input("K", uid_k, c.kv_dims());
-  auto v = input("V", uid_v, c.kv_dims());
-  std::vector<std::shared_ptr<TensorAttributes>> f;
-  f.reserve(factor_names.size());
-  for (std::size_t i = 0; i < factor_names.size(); ++i) {
-    f.push_back(g.tensor(TensorAttributes()
-                             .set_name(factor_names[i])
-                             .set_uid(first_factor_uid + static_cast<std::int64_t>(i))
-                             .set_dim({1, 1, 1, 1})
-                             .set_data_type(DataType::Float)));
-  }
+  Graph g = dnngraph::test::fp8_attention_graph(c.name);
+  const auto [q, k, v] = dnngraph::test::qkv_inputs(g, fc.layout(), c);  // uids 1-3
+  const auto f = dnngraph::test::factor_inputs(g, factor_names, first_factor_uid);
   SdpaFp8Attributes a;
   a.set_name("attn").set_attn_scale(c.scale()).set_generate_stats(c.stats);
   dnngraph::test::set_masks(c, g, a, uid_len_q, uid_len_kv);
@@ -156,36 +114,6 @@ Graph make_graph(const Fp8Case& fc) {
   amax_s->set_name("Amax_S").set_uid(uid_amax_s).set_output(true);
   amax_o->set_name("Amax_O").set_uid(uid_amax_o).set_output(true);
   return g;
-}
-
-// Values in [b, h, s, d] order; `memory_offset` places each in the case's layout.
-struct Fp8Tensor {
-  std::vector<float> real;          // dequantized, in [b, h, s, d] order
-  std::vector<std::uint8_t> bytes;  // in memory order
-};
-
-std::size_t memory_offset(const Fp8Case& fc, const Dims& dims, std::size_t logical) {
-  const Dims strides = fc.strides(dims);
-  std::size_t offset = 0;
-  for (std::size_t i = dims.size(); i-- > 0;) {
-    const auto extent = static_cast<std::size_t>(dims[i]);
-    offset += (logical % extent) * static_cast<std::size_t>(strides[i]);
-    logical /= extent;
-  }
-  return offset;
-}
-
-Fp8Tensor random_fp8(const Fp8Case& fc, const Dims& dims, float range, float descale,
-                     std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-range, range);
-  const std::size_t count = dnngraph::test::element_count(dims);
-  Fp8Tensor t{std::vector<float>(count), std::vector<std::uint8_t>(count)};
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uint8_t bits = e4m3_bits(dist(rng));
-    t.real[i] = e4m3_value(bits) * descale;
-    t.bytes[memory_offset(fc, dims, i)] = bits;
-  }
-  return t;
 }
 
 struct Outputs {
@@ -209,11 +137,7 @@ Outputs run(const Fp8Case& fc, const Graph& g, const dnngraph::Handle& handle,
   for (DeviceBuffer* out : {&o, &stats, &amax_s, &amax_o}) {
     require_cuda(out->fill_bytes(0xFF), "fill an output with NaN");  // E4M3 and Float NaN
   }
-  std::vector<DeviceBuffer> factor_buffers;  // one each: cuDNN reads 16-byte aligned tensors
-  factor_buffers.reserve(factors.size());
-  for (const float f : factors) {
-    factor_buffers.push_back(require_cuda(DeviceBuffer::copy_of(std::span(&f, 1)), "factor"));
-  }
+  const std::vector<DeviceBuffer> factor_buffers = dnngraph::test::factor_buffers(factors);
   const std::vector<std::int32_t> len_q = c.padded() ? c.len_q : std::vector<std::int32_t>{1};
   const std::vector<std::int32_t> len_kv = c.padded() ? c.len_kv : std::vector<std::int32_t>{1};
   DeviceBuffer len_q_dev = require_cuda(DeviceBuffer::copy_of(std::span(len_q)), "seq_len_q");
@@ -245,7 +169,7 @@ Outputs run(const Fp8Case& fc, const Graph& g, const dnngraph::Handle& handle,
   require_cuda(amax_s.download(std::span(&out.amax_s, 1)), "Amax_S");
   require_cuda(amax_o.download(std::span(&out.amax_o, 1)), "Amax_O");
   for (std::size_t i = 0; i < o_count; ++i) {
-    const float stored = e4m3_value(o_bytes[memory_offset(fc, c.q_dims(), i)]);
+    const float stored = e4m3_value(o_bytes[fc.layout().offset(c.q_dims(), i)]);
     out.o[i] = stored / scale_o;
     out.largest_o_written = std::max(out.largest_o_written, std::fabs(stored));
   }
@@ -285,9 +209,12 @@ void check_against_reference(const Fp8Case& fc) {
   const auto taken = dnngraph::test::take_built_case(fc.text(), [fc] { return make_graph(fc); });
   dnngraph::test::BuiltCase& b = *taken.built;
   std::mt19937 rng(c.seed);
-  const Fp8Tensor q = random_fp8(fc, c.q_dims(), fc.q_range, descale_q, rng);
-  const Fp8Tensor k = random_fp8(fc, c.kv_dims(), 4.0F, descale_k, rng);
-  const Fp8Tensor v = random_fp8(fc, c.kv_dims(), 4.0F, descale_v, rng);
+  const auto random_e4m3 = [&](const Dims& dims, float range, float descale) {
+    return dnngraph::test::random_fp8(DataType::Fp8E4M3, fc.layout(), dims, range, descale, rng);
+  };
+  const Fp8Tensor q = random_e4m3(c.q_dims(), fc.q_range, descale_q);
+  const Fp8Tensor k = random_e4m3(c.kv_dims(), 4.0F, descale_k);
+  const Fp8Tensor v = random_e4m3(c.kv_dims(), 4.0F, descale_v);
   std::vector<float> v_abs(v.real.size());
   std::ranges::transform(v.real, v_abs.begin(), [](float x) { return std::fabs(x); });
   const auto e = dnngraph::test::sdpa_reference(c, q.real, k.real, v.real);
