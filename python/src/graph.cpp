@@ -738,6 +738,45 @@ void def_nodes(nb::class_<PyGraph>& cls) {
           "(Float [1, 1, 1, 1]). causal_mask: top-left (bottom-right is refused on Hopper);\n"
           "padding_mask needs seq_len_q and seq_len_kv (Int32 [b, 1, 1, 1]).")
       .def(
+          "sdpa_fp8_backward",
+          [](PyGraph& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
+             const Tensor& d_o, const Tensor& stats, const Tensor& descale_q,
+             const Tensor& descale_k, const Tensor& descale_v, const Tensor& descale_o,
+             const Tensor& descale_do, const Tensor& descale_s, const Tensor& descale_dp,
+             const Tensor& scale_s, const Tensor& scale_dq, const Tensor& scale_dk,
+             const Tensor& scale_dv, const Tensor& scale_dp, std::optional<float> attn_scale,
+             bool causal_mask, bool causal_mask_bottom_right, bool padding_mask,
+             const std::optional<Tensor>& seq_len_q, const std::optional<Tensor>& seq_len_kv,
+             std::optional<DataType> compute, const std::optional<std::string>& name) {
+            const auto locked = lock(g);
+            SdpaFp8BackwardAttributes attributes;
+            const std::optional<Tensor> none;
+            const AttentionArgs args{attn_scale,   causal_mask, causal_mask_bottom_right,
+                                     padding_mask, seq_len_q,   seq_len_kv,
+                                     compute,      name,        std::nullopt,
+                                     none,         none,        false};
+            const auto out = g.graph.sdpa_fp8_backward(
+                q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do,
+                descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv, scale_dp,
+                attention_score_attributes(attributes, args));
+            return std::make_tuple(out[0], out[1], out[2], out[3], out[4], out[5], out[6]);
+          },
+          "q"_a, "k"_a, "v"_a, "o"_a, "d_o"_a, "stats"_a, "descale_q"_a, "descale_k"_a,
+          "descale_v"_a, "descale_o"_a, "descale_do"_a, "descale_s"_a, "descale_dp"_a,
+          "scale_s"_a, "scale_dq"_a, "scale_dk"_a, "scale_dv"_a, "scale_dp"_a, nb::kw_only(),
+          "attn_scale"_a = nb::none(), "causal_mask"_a = false,
+          "causal_mask_bottom_right"_a = false, "padding_mask"_a = false,
+          "seq_len_q"_a = nb::none(), "seq_len_kv"_a = nb::none(),
+          "compute_data_type"_a = nb::none(), "name"_a = nb::none(),
+          "The gradients of sdpa_fp8() (cuDNN >= 9.7, Hopper): from Q, K, V and the forward's O\n"
+          "(Fp8E4M3, head dims 128), dO (Fp8E4M3 or Fp8E5M2), the forward's Stats (Float\n"
+          "[b, h_q, s_q, 1]) and twelve per-tensor factors, each Float [1, 1, 1, 1] in device\n"
+          "memory, with the forward's attn_scale and masks. Returns (dQ, dK, dV, Amax_dQ,\n"
+          "Amax_dK, Amax_dV, Amax_dP): the gradients in dO's FP8 type, dV = scale_dv *\n"
+          "descale_s * descale_do * (FP8(scale_s P)^T dO), dQ = scale_dq * descale_dp *\n"
+          "descale_k * (FP8(scale_dp dS) K), dK likewise with Q; each amax (Float [1, 1, 1, 1])\n"
+          "before its scale, Amax_dP the amax of dS. Mark all seven outputs.")
+      .def(
           "sdpa_backward",
           [](PyGraph& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
              const Tensor& d_o, const Tensor& stats, std::optional<float> attn_scale,

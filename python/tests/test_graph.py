@@ -687,6 +687,74 @@ def test_sdpa_fp8_is_a_capability_of_cudnn_9_1():
     assert dnngraph.cudnn_version_needed(dnngraph.CudnnCapability.Fp8Attention) == 90100
 
 
+FP8_BACKWARD_FACTORS = ["descale_q", "descale_k", "descale_v", "descale_o", "descale_do",
+                        "descale_s", "descale_dp", "scale_s", "scale_dq", "scale_dk", "scale_dv",
+                        "scale_dp"]
+
+
+def fp8_attention_backward(b=2, h_q=4, h_k=4, s=128, d=128, d_o_type=DataType.Fp8E4M3,
+                           **options):
+    """An FP8 attention backward graph: Q, K, V, O, dO uids 1-5 (Fp8E4M3, dO of d_o_type), Stats
+    6, the twelve factors uids 11-22 (Float [1, 1, 1, 1]); the seven outputs uids 30-36."""
+    g = dnngraph.Graph(io_data_type=DataType.Fp8E4M3, compute_data_type=DataType.Float)
+    q = g.tensor(name="Q", uid=1, dim=[b, h_q, s, d])
+    k = g.tensor(name="K", uid=2, dim=[b, h_k, s, d])
+    v = g.tensor(name="V", uid=3, dim=[b, h_k, s, d])
+    o = g.tensor(name="O", uid=4, dim=[b, h_q, s, d])
+    d_o = g.tensor(name="dO", uid=5, dim=[b, h_q, s, d], data_type=d_o_type)
+    stats = g.tensor(name="Stats", uid=6, dim=[b, h_q, s, 1], data_type=DataType.Float)
+    factors = [g.tensor(name=name, uid=11 + i, dim=[1, 1, 1, 1], data_type=DataType.Float)
+               for i, name in enumerate(FP8_BACKWARD_FACTORS)]
+    outputs = g.sdpa_fp8_backward(q, k, v, o, d_o, stats, *factors, name="attn", **options)
+    for i, t in enumerate(outputs):
+        t.set_output(True).set_uid(30 + i)
+    return g, outputs
+
+
+def test_sdpa_fp8_backward_lowers_to_three_fp8_matmuls_and_four_amax():
+    g, outputs = fp8_attention_backward(h_k=2, attn_scale=0.088, causal_mask=True)
+    summary = g.lower()
+    assert summary.all_finalized
+    # D (4); Q K^T, scale, two descales (4); causal (4); minus Stats, exp, scale_s, P^T (4);
+    # dV's matmul with the sum over each group (6); dO V^T, two descales, minus D, times P,
+    # scale (6); amax of dS, scale_dP, K from K^T (3); dQ's matmul (5); dS^T (1); dK's (6).
+    assert summary.operation_count == 43
+    assert summary.operations == ["sdpa_fp8_backward 'attn'"]
+    d_q, d_k, d_v = outputs[:3]
+    assert (d_q.dim, d_q.data_type) == ([2, 4, 128, 128], DataType.Fp8E4M3)
+    assert (d_k.dim, d_v.dim) == ([2, 2, 128, 128], [2, 2, 128, 128])
+    for amax in outputs[3:]:
+        assert (amax.dim, amax.data_type) == ([1, 1, 1, 1], DataType.Float)
+
+
+def test_sdpa_fp8_backward_gradients_take_the_e5m2_of_do():
+    g, outputs = fp8_attention_backward(d_o_type=DataType.Fp8E5M2)
+    g.validate()
+    assert [t.data_type for t in outputs[:3]] == [DataType.Fp8E5M2] * 3
+
+
+def test_sdpa_fp8_backward_refusals_name_the_node_and_values():
+    g, _ = fp8_attention_backward(d=64)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.InvalidAttribute
+    assert "sdpa_fp8_backward 'attn': the head dim of Q and K is 64" in e.message
+    assert "take 128 only" in e.message
+
+    g, outputs = fp8_attention_backward()
+    outputs[1].set_data_type(DataType.BFloat16)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.UnsupportedDataType and "dK 'attn::dK' (uid 31)" in e.message
+
+    g, _ = fp8_attention_backward(d_o_type=DataType.Half)
+    e = error_of(g.validate)
+    assert e.code is ErrorCode.UnsupportedDataType
+    assert "dO in Fp8E4M3 or Fp8E5M2" in e.message
+
+
+def test_sdpa_fp8_backward_is_a_capability_of_cudnn_9_7():
+    assert dnngraph.cudnn_version_needed(dnngraph.CudnnCapability.Fp8AttentionBackward) == 90700
+
+
 def test_sdpa_in_float_is_refused():
     g = dnngraph.Graph(io_data_type=DataType.Float)
     q, k, v = (g.tensor(name=n, dim=[1, 1, 16, 64]) for n in "QKV")
