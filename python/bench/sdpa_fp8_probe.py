@@ -195,7 +195,22 @@ def correctness(dnngraph, torch, handle, h_k, causal):
          reference_max_abs_o=ref.abs().max().item(), scale_o=scale_o)
 
 
-def throughput(dnngraph, torch, handle, s, causal, reps):
+def autotune(torch, handle, attention, pack, ws, flops, context):
+    """Every candidate cuDNN lists for the FP8 forward, timed (Graph.autotune: warm-up runs, the
+    median of 10 timings): does one reach what heuristics A's first does not?"""
+    g = attention.g
+    report = g.autotune(handle, pack, ws, warmup=3, iterations=10, max_candidates=g.plan_count())
+    for row in report.rows:
+        if row.median_ms is None:
+            emit("sdpa_fp8_autotune", **context, plan_index=row.plan_index,
+                 choice=str(row.choice), skipped=row.skipped)
+        else:
+            emit("sdpa_fp8_autotune", **context, plan_index=row.plan_index,
+                 choice=str(row.choice), workspace=row.workspace_size, ms=row.median_ms,
+                 tflops=flops / row.median_ms / 1e9, chosen=row.plan_index == report.chosen_index)
+
+
+def throughput(dnngraph, torch, handle, s, causal, reps, tune=False):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     b, h, d = 4, 16, 128
     flops = 4 * b * h * s * s * d / (2 if causal else 1)
@@ -207,6 +222,9 @@ def throughput(dnngraph, torch, handle, s, causal, reps):
     o, amax_s, amax_o, pack, ws = run_fp8(torch, handle, attention, inputs,
                                           power_of_two_scale(amax_o))
     fp8_ms = cuda_ms(torch, lambda: attention.g.execute(handle, pack, ws), reps)
+    if tune:
+        guarded("sdpa_fp8_autotune",
+                lambda: autotune(torch, handle, attention, pack, ws, flops, context), **context)
     q, k, v = (x[2].bfloat16() for x in inputs)
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
         bf16 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
@@ -483,7 +501,9 @@ def main():
     parser.add_argument("--lengths", default="4096,8192")
     parser.add_argument("--causal", default="0,1")
     parser.add_argument("--reps", type=int, default=20)
-    parser.add_argument("--parts", default="forward,backward")
+    parser.add_argument("--parts", default="forward,backward",
+                        help="forward, backward, and autotune (every candidate of the forward's "
+                        "throughput graphs timed)")
     parser.add_argument("--grad-type", default="e4m3", choices=["e4m3", "e5m2"],
                         help="dO and the gradients' type in the backward throughput runs")
     args = parser.parse_args()
@@ -517,7 +537,8 @@ def main():
         for s in lengths:
             for causal in masks:
                 guarded("sdpa_fp8_throughput",
-                        lambda: throughput(dnngraph, torch, handle, s, causal, args.reps),
+                        lambda: throughput(dnngraph, torch, handle, s, causal, args.reps,
+                                           "autotune" in parts),
                         s=s, causal=causal)
     if "backward" in parts:
         for h_k, causal, grad_type in ((4, False, "e4m3"), (4, True, "e4m3"), (2, True, "e4m3"),
