@@ -318,6 +318,7 @@ def builds(monkeypatch):
                         ("_builds", collections.Counter()),
                         ("_static_plans", collections.Counter()),
                         ("_build_seconds", collections.defaultdict(float)),
+                        ("_background_seconds", collections.defaultdict(float)),
                         ("_static_after", [_runtime.STATIC_AFTER]), ("_background", [False]),
                         ("_builder_pool", [])):
         monkeypatch.setattr(_runtime, name, fresh)
@@ -398,11 +399,15 @@ def test_background_static_plans_build_beside_the_calls_and_take_over_once_built
     assert run("matmul") is dynamic
     assert run("matmul") is dynamic  # the third run asks for the static plan and does not wait
     assert run("matmul") is dynamic  # still building
+    calls_seconds = dt.cache_info()["build_seconds"]  # the dynamic build's
     hold.set()
     dt.wait_for_static_plans()
     static = run("matmul")
     assert not static.dynamic and run("matmul") is static and len(builds["made"]) == 2
     assert dt.cache_info()["static_plans"] == {"linear.forward": 1}
+    # the static build's seconds are the builder thread's, not the calls'
+    assert dt.cache_info()["build_seconds"] == calls_seconds
+    assert dt.cache_info()["background_build_seconds"] > 0
     # cuDNN refuses one: the dynamic plan runs on, asked for once
     builds["refuse_static"] = True
     refused = [run("matmul", shapes=(3, 32, 16)) for _ in range(3)]

@@ -45,8 +45,9 @@ def test_a_short_cpu_run_trains_and_reports(capsys):
     assert result["impl"] == "torch" and result["steps"] == 25
     assert result["final_loss"] < 6.1, result  # from ln(512) = 6.24
     for key in ("tokens_per_s", "step_ms", "peak_gib", "build_s_total",
-                "build_share_after_warmup", "mean_loss_last_50"):
+                "background_build_s_total", "build_share_after_warmup", "mean_loss_last_50"):
         assert key in result
+    assert result["background_builds"] == [] and result["late_builds"] == []
 
 
 @pytest.mark.parametrize("varlen", [False, True], ids=["dense", "packed"])

@@ -92,7 +92,10 @@ _static_plans: "collections.Counter[str]" = collections.Counter()
 _kernel_caches: "dict[CacheKey, dnngraph.KernelCache]" = {}
 _variants: "dict[VariantKey, str]" = {}
 _builds: "collections.Counter[str]" = collections.Counter()
+# Wall seconds of builds per operator: in the calls (what a step waits for), and of static plans
+# built on the background builder's thread beside the calls (set_static_after(background=True)).
 _build_seconds: "collections.defaultdict[str, float]" = collections.defaultdict(float)
+_background_seconds: "collections.defaultdict[str, float]" = collections.defaultdict(float)
 # A call's graph key -> the shapes of the built graph that serves it (serving_shapes).
 _served: "dict[GraphKey, Hashable]" = {}
 
@@ -283,9 +286,12 @@ def _trim() -> None:
 
 
 def _build_static(op: str, device: torch.device, io: DataType,
-                  describe: Callable[[dnngraph.Graph], None]) -> Optional[dnngraph.Graph]:
-    """A static plan of a dynamic kind's graph, built now; None where cuDNN refuses it (any
-    error: the caller keeps or builds the dynamic plan)."""
+                  describe: Callable[[dnngraph.Graph], None],
+                  background: bool = False) -> Optional[dnngraph.Graph]:
+    """A static plan of a dynamic kind's graph, built now (its seconds counted as the builder
+    thread's where background); None where cuDNN refuses it (any error: the caller keeps or
+    builds the dynamic plan)."""
+    seconds = _background_seconds if background else _build_seconds
     g = dnngraph.Graph(io_data_type=io, compute_data_type=DataType.Float, name=op)
     started = time.perf_counter()
     try:
@@ -293,12 +299,12 @@ def _build_static(op: str, device: torch.device, io: DataType,
         g.build(handle(device), MODES)
     except dnngraph.Error:
         with _lock:
-            _build_seconds[op] += time.perf_counter() - started
+            seconds[op] += time.perf_counter() - started
         return None
     with _lock:
         _builds[op] += 1
         _static_plans[op] += 1
-        _build_seconds[op] += time.perf_counter() - started
+        seconds[op] += time.perf_counter() - started
     return g
 
 
@@ -332,7 +338,7 @@ def _promote_later(op: str, key: GraphKey, entry: _Entry, device: torch.device, 
 
     def build() -> None:
         with torch.cuda.device(device):  # a new thread's current device is the first one
-            static = _build_static(op, device, io, describe)
+            static = _build_static(op, device, io, describe, background=True)
         if static is not None:
             with _lock:
                 if _graphs.get(key) is entry:
@@ -515,8 +521,9 @@ def chosen_variants() -> "dict[str, str]":
 def cache_info() -> "dict[str, Any]":
     """Graphs held per operator; graphs built per operator since the start (or clear_caches()),
     of them the static plans that replaced dynamic ones (set_static_after), and the wall seconds
-    those builds took (refused variants' included: what a training step
-    pays for new shapes); the kernel caches (one per dynamic topology and GPU architecture) with
+    those builds took in the calls (refused variants' included: what a training step waits for
+    with new shapes; "build_seconds") and on the background builder's thread, beside the calls
+    (set_static_after(n, background=True); "background_build_seconds"); the kernel caches (one per dynamic topology and GPU architecture) with
     the sum of their entries (size()) and of their revisions (revision(): +1 per insertion,
     replacement, removal or eviction), over those built; and how many kernel caches were loaded
     from the cache store's files (set_cache_store)."""
@@ -525,7 +532,9 @@ def cache_info() -> "dict[str, Any]":
         caches = list(_kernel_caches.values())
         info = {"graphs": dict(held), "builds": dict(_builds),
                 "static_plans": dict(_static_plans),
-                "build_seconds": sum(_build_seconds.values()), "kernel_caches": len(caches),
+                "build_seconds": sum(_build_seconds.values()),
+                "background_build_seconds": sum(_background_seconds.values()),
+                "kernel_caches": len(caches),
                 "kernel_caches_loaded": _store.loaded()}
     built = [c for c in caches if c.is_built()]
     info["kernel_cache_entries"] = sum(c.size() for c in built)
@@ -554,5 +563,6 @@ def clear_caches() -> None:
         _builds.clear()
         _static_plans.clear()
         _build_seconds.clear()
+        _background_seconds.clear()
         _served.clear()
     _store.forget()
