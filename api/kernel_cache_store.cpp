@@ -1,10 +1,12 @@
 // dnngraph::KernelCacheStore: file names from keys, load with damage set aside, save when the
-// revision moved. The file operations themselves are detail/cache/store_files.
+// revision moved. The file operations themselves are detail/cache/store_files, the merged save
+// of a key's file detail/cache/merged_save.
 #include "api/kernel_cache_store.hpp"
 
 #include "api/version.hpp"
 #include "backend/features.hpp"
 #include "detail/cache/kernel_cache_json.hpp"
+#include "detail/cache/merged_save.hpp"
 #include "detail/cache/store_files.hpp"
 #include "detail/common/checked.hpp"
 #include "detail/common/logging.hpp"
@@ -101,36 +103,6 @@ Result<void> check_loadable(std::string_view json) {
     return std::unexpected(checked.error());
   }
   return {};
-}
-
-// Under the folder lock: ours, with the entries of the file another process saved for the key
-// meanwhile that ours lacks (detail::merge_cache_documents), replaces the file atomically. The
-// count of entries kept from the file.
-Result<std::int64_t> replace_merged(const std::filesystem::path& folder,
-                                    std::chrono::milliseconds patience, const std::string& name,
-                                    std::string_view json) {
-  auto folder_lock = detail::FolderLock::acquire(folder, patience);
-  if (!folder_lock) {
-    return std::unexpected(folder_lock.error());
-  }
-  detail::remove_orphan_temporaries(folder);
-  const std::filesystem::path path = folder / name;
-  std::error_code ec;
-  detail::MergedCacheDocument merged{std::string(json), 0};
-  if (std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
-    // What cannot be a document (read_file refuses it) is replaced, as a damaged file is.
-    if (auto stored = detail::read_file(path, max_document_bytes); stored) {
-      auto both = detail::merge_cache_documents(json, *stored, max_document_bytes);
-      if (!both) {
-        return std::unexpected(both.error());
-      }
-      merged = std::move(*both);
-    }
-  }
-  if (auto replaced = detail::replace_file(path, merged.text); !replaced) {
-    return std::unexpected(replaced.error());
-  }
-  return merged.added;
 }
 
 }  // namespace
@@ -353,7 +325,7 @@ Result<bool> KernelCacheStore::save_if_changed(const KernelCache& cache) {
   if (auto made = make_folder(); !made) {
     return std::unexpected(made.error());
   }
-  auto kept = replace_merged(folder_, lock_patience_, *name, *json);
+  auto kept = detail::replace_merged(folder_, lock_patience_, *name, *json, max_document_bytes);
   if (!kept) {
     return std::unexpected(kept.error());
   }
