@@ -9,11 +9,11 @@ import dnngraph;
 #include <cuda_runtime_api.h>
 #include <boost/json.hpp>
 
+#include "bf16_matmul.hpp"
+
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <chrono>
-#include <cmath>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -30,9 +30,10 @@ import dnngraph;
 
 namespace {
 
-struct Shape {
-  std::int64_t b, m, n, k;
-};
+using dnngraph_bench::from_bf16;
+using dnngraph_bench::to_bf16;
+using Shape = dnngraph_bench::MatmulShape;
+using Device = dnngraph_bench::DeviceBuffer;
 
 struct Counts {
   std::atomic<std::int64_t> builds{0}, hits{0}, executes{0}, checked{0};
@@ -48,14 +49,6 @@ __attribute__((format(printf, 1, 2))) void say(const char* format, ...) {
   std::vprintf(format, args);
   va_end(args);
   std::fflush(stdout);
-}
-
-// bf16 is the top half of a float; the test values (multiples of 1/8 up to 2) are exact.
-std::uint16_t to_bf16(float value) {
-  return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(value) >> 16);
-}
-float from_bf16(std::uint16_t bits) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
 }
 
 dnngraph::Graph make_graph(const Shape& s, const std::shared_ptr<dnngraph::KernelCache>& kc) {
@@ -86,16 +79,6 @@ std::int64_t gpu_used_mib() {
   if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return -1;
   return static_cast<std::int64_t>((total - free_bytes) >> 20);
 }
-
-struct Device {
-  void* p = nullptr;
-  explicit Device(std::size_t bytes) {
-    if (cudaMalloc(&p, bytes) != cudaSuccess) p = nullptr;
-  }
-  Device(const Device&) = delete;
-  Device& operator=(const Device&) = delete;
-  ~Device() { cudaFree(p); }
-};
 
 void worker(int id, double seconds, const std::shared_ptr<dnngraph::KernelCache>& shared,
             int executes, Counts& counts) {
@@ -161,15 +144,10 @@ void worker(int id, double seconds, const std::shared_ptr<dnngraph::KernelCache>
     // 32 sampled outputs against a float reference (exact products; bf16 output rounding).
     for (int sample = 0; sample < 32; ++sample) {
       const std::int64_t bi = pick(0, s.b - 1), i = pick(0, s.m - 1), j = pick(0, s.n - 1);
-      double ref = from_bf16(bias[j]);
-      for (std::int64_t l = 0; l < s.k; ++l) {
-        ref +=
-            double(from_bf16(a[(bi * s.m + i) * s.k + l])) * from_bf16(b[(bi * s.k + l) * s.n + j]);
-      }
-      ref = std::max(ref, 0.0);
+      const double ref = dnngraph_bench::matmul_reference(s, a, b, bias, true, bi, i, j);
       const double got = from_bf16(y[(bi * s.m + i) * s.n + j]);
       counts.checked++;
-      if (!(std::abs(got - ref) <= 0.01 * std::abs(ref) + 0.05)) {
+      if (!dnngraph_bench::close_to_reference(got, ref)) {
         if (counts.wrong++ < 5) {
           say("thread %d: WRONG [%lld %lld %lld %lld] y[%lld,%lld,%lld] = %g, reference %g\n", id,
               (long long)s.b, (long long)s.m, (long long)s.n, (long long)s.k, (long long)bi,
