@@ -19,6 +19,7 @@
 #include "bench/timing.hpp"
 #include "detail/cache/merged_save.hpp"
 #include "detail/graph/graph_access.hpp"
+#include "tests/support/synthetic_entry.hpp"
 
 #include <boost/json.hpp>
 
@@ -215,12 +216,7 @@ int cpu_worker(const WorkerContext& context, const Log& log) {
     std::vector<std::string> tokens;
     for (int n = pick(1, 3); n > 0; --n) {
       const std::int64_t engine = context.serial * ids_per_worker + counter++;
-      entries.push_back(boost::json::object{
-          {"key", boost::json::object{{"type", 0},
-                                      {"engineId", engine},
-                                      {"knobChoices", boost::json::object{}},
-                                      {"operationGraph", doc.at("operationGraph")}}},
-          {"value", boost::json::array{}}});
+      entries.push_back(dnngraph::testing::synthetic_entry(doc.at("operationGraph"), engine));
       tokens.push_back(entry_token(entries.back()));
     }
     const std::string text = boost::json::serialize(doc);
@@ -579,12 +575,20 @@ void supervise(const Options& options, Shared shared, Run& run,
         pid = start_worker(options, shared, s, run, base_documents);
       }
     }
-    std::vector<int> saving;
+    // Saving workers; those whose temporary is in the folder (writing it, under the lock) alone
+    // when there are any, so kills land inside the write as well as in the wait for the lock.
+    std::vector<int> saving, writing;
     for (int s = 0; s < options.processes; ++s) {
       if (shared.slots[static_cast<std::size_t>(s)].state.load() ==
           static_cast<int>(State::Saving)) {
         saving.push_back(s);
+        if (left_temporary(options.folder, pids[static_cast<std::size_t>(s)])) {
+          writing.push_back(s);
+        }
       }
+    }
+    if (!writing.empty()) {
+      saving = writing;
     }
     const bool mid_save = !saving.empty() && std::bernoulli_distribution(0.8)(rng);
     const int victim =
@@ -623,25 +627,26 @@ std::optional<Options> parse(int argc, char* argv[]) {
   const std::span<char*> args(argv, static_cast<std::size_t>(argc));
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string_view arg = args[i];
-    const bool has_value = i + 1 < args.size();
-    if (arg == "--fresh") {
-      options.fresh = true;
-    } else if (arg == "--gpu") {
-      options.gpu = true;
-    } else if (!has_value) {
-      return std::nullopt;
-    } else if (arg == "--folder") {
-      options.folder = args[++i];
+    if (arg == "--fresh" || arg == "--gpu") {
+      (arg == "--fresh" ? options.fresh : options.gpu) = true;
+      continue;
+    }
+    if (i + 1 == args.size()) {
+      return std::nullopt;  // an option without its value
+    }
+    const char* value = args[++i];
+    if (arg == "--folder") {
+      options.folder = value;
     } else if (arg == "--processes") {
-      options.processes = std::atoi(args[++i]);
+      options.processes = std::atoi(value);
     } else if (arg == "--seconds") {
-      options.seconds = std::atof(args[++i]);
+      options.seconds = std::atof(value);
     } else if (arg == "--kill-interval-ms") {
-      options.kill_interval_ms = std::atoi(args[++i]);
+      options.kill_interval_ms = std::atoi(value);
     } else if (arg == "--seed") {
-      options.seed = std::strtoull(args[++i], nullptr, 10);
+      options.seed = std::strtoull(value, nullptr, 10);
     } else if (arg == "--patience-ms") {
-      options.patience_ms = std::atoi(args[++i]);
+      options.patience_ms = std::atoi(value);
     } else {
       return std::nullopt;
     }

@@ -24,6 +24,7 @@
 
 #include "support/cpu_operation_graph.hpp"
 #include "support/scratch_files.hpp"
+#include "support/synthetic_entry.hpp"
 
 namespace fs = std::filesystem;
 using dnngraph::KernelCacheKey;
@@ -63,19 +64,12 @@ std::vector<std::int64_t> engines_of(const fs::path& file) {
 
 }  // namespace
 
-// A cache built on the CPU has no entries (no kernel is compiled without a GPU): `document` with
-// an entry per engine, each keyed as cuDNN keys one (the document's operation graph) with an
-// empty kernel, as tests/fuzz/corpus/kernel_cache_json/matmul_one_entry.json.
+// `document` with a synthetic entry per engine (a cache built on the CPU has none).
 std::string with_entries(std::string_view document, const std::vector<std::int64_t>& engines) {
   boost::json::value doc = boost::json::parse(document);
   auto& entries = doc.at("kernel_cache").as_array();
   for (const std::int64_t engine : engines) {
-    entries.push_back(boost::json::object{
-        {"key", boost::json::object{{"type", 0},
-                                    {"engineId", engine},
-                                    {"knobChoices", boost::json::object{}},
-                                    {"operationGraph", doc.at("operationGraph")}}},
-        {"value", boost::json::array{}}});
+    entries.push_back(dnngraph::testing::synthetic_entry(doc.at("operationGraph"), engine));
   }
   return boost::json::serialize(doc);
 }
