@@ -18,6 +18,7 @@
 #include "bench/bf16_matmul.hpp"
 #include "bench/timing.hpp"
 #include "detail/cache/merged_save.hpp"
+#include "detail/cache/store_files.hpp"
 #include "detail/graph/graph_access.hpp"
 #include "tests/support/synthetic_entry.hpp"
 
@@ -660,6 +661,43 @@ std::optional<Options> parse(int argc, char* argv[]) {
   return options;
 }
 
+// What a store folder or the stress logs may hold: the store's files (documents, set-aside
+// ones, temporaries, the lock) and the workers' logs.
+bool ours(const fs::path& file) {
+  const std::string name = file.filename().string();
+  return name == dnngraph::detail::lock_file_name || name.ends_with(".json") ||
+         name.ends_with(".json.damaged") || name.find(".json.tmp.") != std::string::npos ||
+         (name.starts_with("worker-") && name.ends_with(".log"));
+}
+
+// --fresh: empties the store folder and the logs folder of a run before, file by file; refuses
+// (a message, nothing removed) when either holds anything else, so a mistyped --folder never
+// deletes a user's files.
+std::string empty_run_folders(const Options& options) {
+  std::vector<fs::path> files;
+  for (const fs::path& folder : {options.folder, log_folder(options)}) {
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(folder, ec))) {
+      continue;
+    }
+    if (!fs::is_directory(fs::symlink_status(folder, ec))) {
+      return folder.string() + " is not a folder; nothing removed";
+    }
+    for (const fs::directory_entry& entry : fs::directory_iterator(folder, ec)) {
+      if (!entry.is_regular_file(ec) || !ours(entry.path())) {
+        return folder.string() + " holds " + entry.path().filename().string() +
+               ", which no run of this program writes; nothing removed";
+      }
+      files.push_back(entry.path());
+    }
+  }
+  for (const fs::path& file : files) {
+    std::error_code ec;
+    fs::remove(file, ec);
+  }
+  return {};
+}
+
 // Base documents from build_base_documents' output.
 std::vector<std::string> split_documents(std::string_view text) {
   std::vector<std::string> documents;
@@ -692,8 +730,10 @@ int main(int argc, char* argv[]) {
   }
   std::error_code ec;
   if (options.fresh) {
-    fs::remove_all(options.folder, ec);
-    fs::remove_all(log_folder(options), ec);
+    if (auto refused = empty_run_folders(options); !refused.empty()) {
+      std::fprintf(stderr, "bench_kernel_cache_store_stress: --fresh: %s\n", refused.c_str());
+      return 2;
+    }
   }
   fs::create_directories(options.folder, ec);
   fs::create_directories(log_folder(options), ec);
