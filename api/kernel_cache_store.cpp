@@ -250,6 +250,7 @@ Result<StoredKernelCache> KernelCacheStore::load_or_create(const KernelCacheKey&
   if (auto made = make_folder(); !made) {
     return std::unexpected(made.error());
   }
+  detail::remove_orphan_temporaries_if_unlocked(folder_);
   StoredKernelCache stored{std::make_shared<KernelCache>(), folder_ / *name, false, {}};
   std::error_code ec;
   // symlink_status: a link is an entry of its own (read_file refuses it), even a dangling one.

@@ -171,6 +171,21 @@ void remove_orphan_temporaries(const std::filesystem::path& folder) {
   }
 }
 
+void remove_orphan_temporaries_if_unlocked(const std::filesystem::path& folder) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(folder, ec);
+  while (!ec && it != std::filesystem::directory_iterator() &&
+         !is_temporary(it->path().filename().string())) {
+    it.increment(ec);
+  }
+  if (ec || it == std::filesystem::directory_iterator()) {
+    return;  // no temporary (or no folder to list): no lock taken, no lock file made
+  }
+  if (auto lock = FolderLock::acquire(folder, std::chrono::milliseconds(0)); lock) {
+    remove_orphan_temporaries(folder);
+  }
+}
+
 Result<void> replace_file(const std::filesystem::path& path, std::string_view text) {
   // Unique among this process's threads (the counter) and other processes (the pid).
   static std::atomic<unsigned> counter{0};

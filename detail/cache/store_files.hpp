@@ -44,6 +44,11 @@ class FolderLock {
 // what cannot be listed or removed stays for the next writer (or `dnngraph-cache prune`).
 void remove_orphan_temporaries(const std::filesystem::path& folder);
 
+// What a load does: remove_orphan_temporaries when the folder holds a temporary and the
+// FolderLock is free now (one try, never a wait: a reader does not wait for writers), so the
+// temporaries of killed writers also go at the next open. Best effort, as above.
+void remove_orphan_temporaries_if_unlocked(const std::filesystem::path& folder);
+
 // The whole file. InvalidJson, with nothing read, when what is at `path` can be no document: a
 // symbolic link (never followed), a FIFO, a device or a folder, or a file larger than `limit`;
 // IoFailure when it cannot be opened or read.

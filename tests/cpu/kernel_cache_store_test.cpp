@@ -3,7 +3,9 @@
 #define BOOST_TEST_MODULE kernel_cache_store
 #include <boost/test/unit_test.hpp>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +34,9 @@ using dnngraph::KernelCacheKey;
 using dnngraph::KernelCacheStore;
 
 namespace {
+
+// The store's lock file in its folder (docs/kernel-cache.md).
+const std::string lock_file = ".dnngraph-cache.lock";
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -588,6 +593,36 @@ BOOST_AUTO_TEST_CASE(a_writer_killed_mid_save_leaves_the_last_good_file) {
   BOOST_TEST(store.list()->size() == 1U);
   BOOST_TEST_REQUIRE(store.write(key, documents[0]).has_value());
   BOOST_TEST(count_temporaries(folder) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(
+    the_next_open_removes_killed_writers_temporaries_unless_a_writer_holds_the_lock) {
+  const fs::path folder = scratch("orphans_at_open");
+  fs::create_directories(folder);
+  const std::string orphan = "matmul_fp16--cudnn-9.19.0--sm_90.json.tmp.4242.1";
+  std::ofstream(folder / orphan) << "cut short";
+  {
+    // A writer holds the lock (its temporary may be live): the open leaves the folder alone.
+    const int writer = ::open((folder / lock_file).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    BOOST_TEST_REQUIRE(writer >= 0);
+    BOOST_TEST_REQUIRE(::flock(writer, LOCK_EX | LOCK_NB) == 0);
+    KernelCacheStore store(folder);
+    BOOST_TEST_REQUIRE(store.load_or_create(key).has_value());
+    BOOST_TEST(fs::exists(folder / orphan));
+    ::close(writer);  // releases the flock
+  }
+  KernelCacheStore store(folder);
+  auto stored = store.load_or_create(key);
+  BOOST_TEST_REQUIRE(stored.has_value());
+  BOOST_TEST(!stored->loaded);
+  BOOST_TEST(!fs::exists(folder / orphan));
+}
+
+BOOST_AUTO_TEST_CASE(an_open_without_temporaries_makes_no_lock_file) {
+  const fs::path folder = scratch("no_lock_at_open");
+  KernelCacheStore store(folder);
+  BOOST_TEST_REQUIRE(store.load_or_create(key).has_value());
+  BOOST_TEST(!fs::exists(folder / lock_file));
 }
 
 BOOST_AUTO_TEST_CASE(the_next_writer_removes_the_temporaries_of_killed_writers_only) {
