@@ -27,7 +27,8 @@ struct GraphTraits {
   // an sdpa or sdpa_backward node outside the one form cuDNN runs exact under override shapes
   // (SdpaNode::in_override_form: ragged Q and O, a padding mask, inference, no paged cache)
   bool sdpa_outside_override_form = false;
-  bool rng = false;  // a random-number (rng) node
+  bool rng = false;                // a random-number (rng) node
+  bool row_norm_backward = false;  // a layernorm_backward or rmsnorm_backward node
 };
 
 // A candidate as plan choice sees it: the engine config, and the workspace its plan needs
@@ -58,6 +59,7 @@ enum class Defect {
   PagedKvTwoBlockSizes,
   KernelCacheLoadedNormCrash,
   Engine4ChannelsFirstConv,
+  DynamicRowNormBackward,
 };
 
 // Versions in the cudnnGetVersion() encoding, e.g. 92700 for 9.27.0.

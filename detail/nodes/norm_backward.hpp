@@ -30,6 +30,11 @@ class NormBackwardNode final : public Node {
         ports_(ports) {}
 
   [[nodiscard]] NodeKind kind() const noexcept override { return norm_node_kind(norm_, true); }
+  // Layer and RMS norm backward under dynamic shapes: known issue dynamic-row-norm-backward.
+  void note_traits(GraphTraits& traits) const override {
+    traits.row_norm_backward =
+        traits.row_norm_backward || norm_ == NormKind::Layer || norm_ == NormKind::Rms;
+  }
   [[nodiscard]] Result<void> infer(const GraphContext& context) override;
   [[nodiscard]] Result<LoweredOperation> lower(const TensorTable& tensors,
                                                const GraphContext& context) const override;

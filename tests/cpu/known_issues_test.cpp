@@ -128,6 +128,20 @@ BOOST_AUTO_TEST_CASE(an_sdpa_node_in_a_dynamic_shape_graph_rules_every_candidate
   BOOST_TEST(known_issue_for(dynamic_matmul, Candidate{engine7}, 91900) == nullptr);
 }
 
+BOOST_AUTO_TEST_CASE(a_row_norm_backward_in_a_dynamic_shape_graph_rules_every_candidate_out) {
+  GraphTraits norm;
+  norm.row_norm_backward = true;
+  BOOST_TEST(known_issue_for(norm, Candidate{engine7}, 91900) == nullptr);  // static: served
+  norm.dynamic_shape = true;
+  for (const auto& engine : {engine7, engine28}) {
+    const auto* issue = known_issue_for(norm, Candidate{engine}, 91900);
+    BOOST_TEST_REQUIRE(issue != nullptr);
+    BOOST_TEST((issue->defect == Defect::DynamicRowNormBackward));
+    BOOST_TEST(dnngraph::detail::describe(*issue).find("wrong dScale") != std::string::npos);
+  }
+  BOOST_TEST(known_issue_for(norm, Candidate{engine7}, 92801) == nullptr);  // measured exact
+}
+
 BOOST_AUTO_TEST_CASE(an_sdpa_node_in_an_override_shape_graph_rules_every_candidate_out) {
   GraphTraits sdpa;
   sdpa.sdpa = true;
