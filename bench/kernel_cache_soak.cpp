@@ -10,17 +10,16 @@ import dnngraph;
 #include <boost/json.hpp>
 
 #include "bf16_matmul.hpp"
+#include "matmul_graph.hpp"
+#include "soak_support.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <string_view>
@@ -34,51 +33,14 @@ using dnngraph_bench::from_bf16;
 using dnngraph_bench::to_bf16;
 using Shape = dnngraph_bench::MatmulShape;
 using Device = dnngraph_bench::DeviceBuffer;
+using dnngraph_bench::gpu_used_mib;
+using dnngraph_bench::rss_kib;
+using dnngraph_bench::say;
 
 struct Counts {
   std::atomic<std::int64_t> builds{0}, hits{0}, executes{0}, checked{0};
   std::atomic<std::int64_t> build_failures{0}, execute_failures{0}, wrong{0};
 };
-
-std::mutex print_mutex;  // one line of output at a time
-
-__attribute__((format(printf, 1, 2))) void say(const char* format, ...) {
-  std::scoped_lock lock(print_mutex);
-  va_list args;
-  va_start(args, format);
-  std::vprintf(format, args);
-  va_end(args);
-  std::fflush(stdout);
-}
-
-dnngraph::Graph make_graph(const Shape& s, const std::shared_ptr<dnngraph::KernelCache>& kc) {
-  using namespace dnngraph;
-  Graph g;
-  g.set_io_data_type(DataType::BFloat16).set_compute_data_type(DataType::Float);
-  g.set_dynamic_shape_enabled(true).set_kernel_cache(kc);
-  auto a = g.tensor(TensorAttributes().set_name("A").set_uid(1).set_dim({s.b, s.m, s.k}));
-  auto b = g.tensor(TensorAttributes().set_name("B").set_uid(2).set_dim({s.b, s.k, s.n}));
-  auto bias = g.tensor(TensorAttributes().set_name("bias").set_uid(4).set_dim({1, 1, s.n}));
-  auto c = g.matmul(a, b);
-  auto d = g.pointwise(c, bias, PointwiseAttributes().set_mode(PointwiseMode::Add));
-  g.pointwise(d, PointwiseAttributes().set_mode(PointwiseMode::ReluFwd))
-      ->set_output(true)
-      .set_uid(3);
-  return g;
-}
-
-std::int64_t rss_kib() {
-  long pages = 0, resident = 0;
-  std::ifstream statm("/proc/self/statm");
-  if (!(statm >> pages >> resident)) resident = 0;
-  return resident * 4;
-}
-
-std::int64_t gpu_used_mib() {
-  std::size_t free_bytes = 0, total = 0;
-  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return -1;
-  return static_cast<std::int64_t>((total - free_bytes) >> 20);
-}
 
 void worker(int id, double seconds, const std::shared_ptr<dnngraph::KernelCache>& shared,
             int executes, Counts& counts) {
@@ -96,7 +58,7 @@ void worker(int id, double seconds, const std::shared_ptr<dnngraph::KernelCache>
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < deadline) {
     const Shape s{pick(1, 4), 64 * pick(1, 16), 64 * pick(1, 16), 64 * pick(1, 16)};
-    auto g = make_graph(s, cache);
+    auto g = dnngraph_bench::matmul_graph(s, true, dnngraph::PointwiseMode::ReluFwd, cache);
     auto built = g.build(*handle, {dnngraph::HeuristicMode::A});
     counts.builds++;
     if (!built) {

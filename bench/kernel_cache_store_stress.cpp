@@ -16,6 +16,7 @@
 #include "api/kernel_cache.hpp"
 #include "api/kernel_cache_store.hpp"
 #include "bench/bf16_matmul.hpp"
+#include "bench/matmul_graph.hpp"
 #include "bench/timing.hpp"
 #include "detail/cache/merged_save.hpp"
 #include "detail/cache/store_files.hpp"
@@ -238,27 +239,6 @@ int cpu_worker(const WorkerContext& context, const Log& log) {
   return 0;
 }
 
-// matmul (+ bias) (+ ReLU) in bf16, dynamic-shape, with `cache`; uids A 1, B 2, Y 3, bias 4.
-dnngraph::Graph stress_graph(const Topology& topology, const dnngraph_bench::MatmulShape& s,
-                             const std::shared_ptr<dnngraph::KernelCache>& cache) {
-  using namespace dnngraph;
-  Graph g;
-  g.set_io_data_type(DataType::BFloat16).set_compute_data_type(DataType::Float);
-  g.set_dynamic_shape_enabled(true).set_kernel_cache(cache);
-  auto a = g.tensor(TensorAttributes().set_name("A").set_uid(1).set_dim({s.b, s.m, s.k}));
-  auto b = g.tensor(TensorAttributes().set_name("B").set_uid(2).set_dim({s.b, s.k, s.n}));
-  auto y = g.matmul(a, b);
-  if (topology.bias) {
-    auto bias = g.tensor(TensorAttributes().set_name("bias").set_uid(4).set_dim({1, 1, s.n}));
-    y = g.pointwise(y, bias, PointwiseAttributes().set_mode(PointwiseMode::Add));
-  }
-  if (topology.relu) {
-    y = g.pointwise(y, PointwiseAttributes().set_mode(PointwiseMode::ReluFwd));
-  }
-  y->set_output(true).set_uid(3);
-  return g;
-}
-
 // Builds the graph on `cache`, executes it once and checks 16 sampled outputs; empty when right,
 // otherwise what went wrong.
 std::string run_checked(const dnngraph::Handle& handle, const Topology& topology,
@@ -268,7 +248,9 @@ std::string run_checked(const dnngraph::Handle& handle, const Topology& topology
   const auto pick = [&](std::int64_t lo, std::int64_t hi) {
     return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
   };
-  auto g = stress_graph(topology, s, cache);
+  auto g = dnngraph_bench::matmul_graph(
+      s, topology.bias,
+      topology.relu ? std::optional(dnngraph::PointwiseMode::ReluFwd) : std::nullopt, cache);
   if (auto built = g.build(handle, {dnngraph::HeuristicMode::A}); !built) {
     return "build-failed " + built.error().message;
   }
