@@ -117,6 +117,7 @@ struct Soak {
   std::array<Tally, topology_count> tallies;
   std::vector<Topology> running;                    // not refused at start
   std::vector<dnngraph::test::SdpaCase> attention;  // the attention shapes not refused
+  std::atomic<std::int64_t> handle_failures{0};     // threads that got no Handle
 };
 
 std::int64_t pick(Rng& rng, std::int64_t lo, std::int64_t hi) {
@@ -495,7 +496,7 @@ void worker(int id, double seconds, Soak& soak) {
   auto handle = dnngraph::Handle::create();
   if (!handle) {
     say("thread %d: no handle: %s\n", id, handle.error().message.c_str());
-    soak.tallies[0].build_failures++;
+    soak.handle_failures++;
     return;
   }
   Rng rng(static_cast<std::uint32_t>(4321 + id));
@@ -624,6 +625,9 @@ int main(int argc, char* argv[]) {
     std::printf("nothing to run: every topology refused\n");
     return 1;
   }
+  std::string running;
+  for (const Topology t : soak.running) running += std::string(" ") + name_of(t);
+  std::printf("running:%s (%zu attention shapes)\n", running.c_str(), soak.attention.size());
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> pool;
@@ -692,7 +696,8 @@ int main(int argc, char* argv[]) {
     }
     per_topology[name_of(t)] = std::move(o);
   }
-  for (const Tally& tally : soak.tallies) {  // a thread without a handle counts in the first
+  clean = clean && soak.handle_failures == 0;
+  for (const Tally& tally : soak.tallies) {
     clean = clean && tally.build_failures == 0 && tally.execute_failures == 0 && tally.wrong == 0;
   }
   const boost::json::object summary{
