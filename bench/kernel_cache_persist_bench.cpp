@@ -4,7 +4,11 @@
 // shape cold. Each step is a child process of its own, so nothing compiled in one is in another.
 // Then the same through a KernelCacheStore folder: process 4 builds and save_if_changed(),
 // process 5 load_or_create()s and builds the other shape (the store's warm start).
-//   bench_kernel_cache_persist            all steps, side by side
+// The driver's JIT cache (CUDA_CACHE_PATH) would make a "cold" process warm: the table is taken
+// twice, with it isolated (every step a fresh empty CUDA_CACHE_PATH of its own: what the kernel
+// cache alone gives) and kept (one CUDA_CACHE_PATH shared by the steps of a topology, empty at
+// the topology's first step: a deployed server's restarts).
+//   bench_kernel_cache_persist [isolated|kept]  all steps, side by side (both modes by default)
 //   bench_kernel_cache_persist STEP TOPO FILE   one step (save|load|cold|store-save|store-load,
 //                                               matmul|conv; FILE is the store's folder for the
 //                                               store steps)
@@ -14,6 +18,7 @@ import dnngraph;
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -123,16 +128,20 @@ int step(std::string_view what, bool conv, const std::string& file) {
   return 0;
 }
 
-}  // namespace
+// A new empty folder under the system's temporary folder (for a CUDA_CACHE_PATH); empty on error.
+std::string empty_folder(const char* what) {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / (std::string("dnngraph-jit-") + what + "-XXXXXX"))
+          .string();
+  return mkdtemp(pattern.data()) != nullptr ? pattern : std::string();
+}
 
-int main(int argc, char* argv[]) {
-  if (argc == 4) {
-    return step(argv[1], std::string_view(argv[2]) == "conv", argv[3]);
-  }
-  std::printf("kernel cache across processes, cuDNN %s, %s revision/size\n",
-              dnngraph::cudnn_version_string(dnngraph::cudnn_runtime_version()).c_str(),
-              std::string(dnngraph::KernelCache::introspection_path()).c_str());
+int table(const char* self, bool isolated) {
+  std::printf("driver JIT cache %s\n",
+              isolated ? "isolated: an empty CUDA_CACHE_PATH for every step"
+                       : "kept: one CUDA_CACHE_PATH for a topology's steps, empty at its first");
   for (const char* topo : {"matmul", "conv"}) {
+    const std::string kept = isolated ? std::string() : empty_folder(topo);
     const std::string file = std::string("/tmp/dnngraph-kernel-cache-") + topo + ".json";
     const std::string folder = std::string("/tmp/dnngraph-store-") + topo;
     std::error_code ignored;
@@ -141,7 +150,15 @@ int main(int argc, char* argv[]) {
     const std::array<const char*, 5> steps{"save", "load", "cold", "store-save", "store-load"};
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const std::string& where = i < 3 ? file : folder;
-      const std::string command = std::string(argv[0]) + " " + steps[i] + " " + topo + " " + where;
+      const std::string jit = isolated ? empty_folder(steps[i]) : kept;
+      if (jit.empty()) {
+        std::fprintf(stderr,
+                     "bench_kernel_cache_persist: no temporary folder for CUDA_CACHE_PATH\n");
+        return 1;
+      }
+      std::string command = "CUDA_CACHE_PATH=" + jit;
+      command.append(" ").append(self).append(" ").append(steps[i]).append(" ").append(topo);
+      command.append(" ").append(where);
       std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
       std::array<char, 2048> line{};
       while (pipe && std::fgets(line.data(), line.size(), pipe.get()) != nullptr) {
@@ -152,15 +169,48 @@ int main(int argc, char* argv[]) {
           ms[i] = value;
         }
       }
+      pipe.reset();  // the step has ended
+      if (isolated) {
+        std::filesystem::remove_all(jit, ignored);
+      }
+    }
+    if (!isolated) {
+      std::filesystem::remove_all(kept, ignored);
     }
     std::printf(
-        "%s: first build in a new process %.1f ms with the saved cache, %.1f ms cold: "
+        "%s: first build in a new process %.1f ms with the saved cache, %.1f ms without: "
         "%.1fx\n",
         topo, ms[1], ms[2], ms[1] > 0 ? ms[2] / ms[1] : 0.0);
     std::printf(
-        "%s: first build in a new process %.1f ms from a KernelCacheStore folder, %.1f ms cold: "
+        "%s: first build in a new process %.1f ms from a KernelCacheStore folder, %.1f ms "
+        "without: "
         "%.1fx\n",
         topo, ms[4], ms[2], ms[4] > 0 ? ms[2] / ms[4] : 0.0);
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  if (argc == 4) {
+    return step(argv[1], std::string_view(argv[2]) == "conv", argv[3]);
+  }
+  const std::string_view mode = argc == 2 ? std::string_view(argv[1]) : std::string_view();
+  if (argc > 2 || (argc == 2 && mode != "isolated" && mode != "kept")) {
+    std::fprintf(stderr,
+                 "usage: bench_kernel_cache_persist [isolated|kept]\n"
+                 "       bench_kernel_cache_persist STEP TOPO FILE\n");
+    return 2;
+  }
+  std::printf("kernel cache across processes, cuDNN %s, %s revision/size\n",
+              dnngraph::cudnn_version_string(dnngraph::cudnn_runtime_version()).c_str(),
+              std::string(dnngraph::KernelCache::introspection_path()).c_str());
+  int failed = 0;
+  for (const bool isolated : {true, false}) {
+    if (mode.empty() || (mode == "isolated") == isolated) {
+      failed |= table(argv[0], isolated);
+    }
+  }
+  return failed;
 }
