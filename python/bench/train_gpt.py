@@ -414,8 +414,11 @@ def main():
     for impl, compiled in runs:
         ops = makers[impl]()
         name = f"{impl}{' compiled' if compiled else ''}"
+        if name in curves:  # an implementation run again (--impl torch,torch,...): its own name
+            name += f" #{sum(n.split(' #')[0] == name for n in curves) + 1}"
         print(f"# run: {name}", flush=True)
         result, losses = run(cfg, args, ops, compiled, device)
+        result["run"] = name
         print(json.dumps(result), flush=True)
         results.append(result)
         curves[name] = losses
@@ -424,12 +427,21 @@ def main():
           "| beside s | loss (last 50)")
     for r in results:
         share = r["build_share_after_warmup"]
-        print(f"# {r['impl']:9s}{' compile' if r['compile'] else '        '} | "
+        print(f"# {r['run']:17s} | "
               f"{r['tokens_per_s']:10.0f} | {r['step_ms']:7.1f} | {r['peak_gib']:8.2f} | "
               f"{r['build_s_total']:7.2f} | {share * 100 if share is not None else 0:10.3f}% | "
               f"{r['background_build_s_total']:8.2f} | {r['mean_loss_last_50']:.4f}")
-    base = {r["compile"]: r for r in results if r["impl"] == "torch"}
+    base: "dict[bool, dict]" = {}
+    for r in results:  # the first torch run of each mode is the reference
+        if r["impl"] == "torch":
+            base.setdefault(r["compile"], r)
     for r in results:
+        if r["impl"] == "torch" and base.get(r["compile"]) is not r:
+            ref = base[r["compile"]]
+            difference = abs(r["mean_loss_last_50"] - ref["mean_loss_last_50"])
+            print(f"# {r['run']} against {ref['run']}: mean loss of the last 50 steps differs by "
+                  f"{difference / ref['mean_loss_last_50'] * 100:.3f}% (one implementation run "
+                  "twice: the spread a comparison of two has to be read against)")
         if r["impl"] != "torch":
             ref = base.get(False) or next(iter(base.values()), None)
             if ref is None:

@@ -50,6 +50,21 @@ def test_a_short_cpu_run_trains_and_reports(capsys):
     assert result["background_builds"] == [] and result["late_builds"] == []
 
 
+def test_an_implementation_run_twice_is_named_apart_and_compared_with_itself(capsys):
+    argv = sys.argv
+    sys.argv = ["train_gpt.py", "--config", "tiny", "--device", "cpu", "--impl", "torch,torch",
+                "--steps", "6", "--warmup", "2", "--warmup-lr", "2"]
+    try:
+        train_gpt.main()
+    finally:
+        sys.argv = argv
+    out = capsys.readouterr().out
+    import json
+    runs = [json.loads(line)["run"] for line in out.splitlines() if line.startswith("{")]
+    assert runs == ["torch", "torch #2"]
+    assert "# torch #2 against torch: mean loss of the last 50 steps differs by" in out
+
+
 @pytest.mark.parametrize("varlen", [False, True], ids=["dense", "packed"])
 def test_the_dnngraph_path_passes_every_argument_check(monkeypatch, capsys, varlen):
     """dnngraph.torch's implementation on CPU tensors with the GPU steps stubbed (the outputs are
