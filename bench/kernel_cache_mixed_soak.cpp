@@ -13,12 +13,12 @@
 // line. Exit 0 only with no build or execute failure, no wrong result and no memory growth.
 // Growth rule: the samples after warm-up (the first 60 s, or the first quarter of a shorter run)
 // are cut in thirds; memory grew when the last third's maximum exceeds the first third's by more
-// than 10% or a floor, 64 MiB for RSS and 256 MiB for the device (read device-wide; up to 8
-// threads hold buffers and workspaces of tens of MiB at any moment). Maxima, not means: the
-// allocator and cuDNN's lazily loaded kernels make RSS step and jitter, and a leak shows as a
-// rising ceiling; at the ~100 builds/s of a mixed soak, 1 KiB per build leaks 60 MiB in 10
-// minutes. Fewer than 3 samples after warm-up leave growth unjudged (and not failed).
-// Exit 77 without a CUDA device.
+// than the larger of 10% and a floor, 64 MiB for RSS and 256 MiB for the device (read
+// device-wide; up to 8 threads hold buffers and workspaces of tens of MiB at any moment). Maxima,
+// not means: the allocator and cuDNN's lazily loaded kernels make RSS step and jitter, and a leak
+// shows as a rising ceiling; at the ~100 builds/s of a mixed soak, 1 KiB per build leaks 60 MiB in
+// 10 minutes. Fewer than 3 samples after warm-up leave growth unjudged (and not failed). Exit 77
+// without a CUDA device.
 import dnngraph;
 
 #include <cuda_runtime_api.h>
@@ -579,7 +579,8 @@ struct Growth {
   std::int64_t first_max = -1, last_max = -1;  // MiB, of the first and last thirds
 };
 
-// The rule in the first comment: last third's maximum against the first third's, 10% or floor.
+// The rule in the first comment: the last third's maximum against the first third's, by more
+// than the larger of 10% and the floor.
 Growth growth_of(std::span<const std::int64_t> mib, std::int64_t floor_mib) {
   Growth g;
   if (mib.size() < 3) return g;
