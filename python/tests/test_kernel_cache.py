@@ -41,7 +41,7 @@ GARBAGE = [
 
 
 @pytest.mark.parametrize("name,document,text", GARBAGE, ids=[g[0] for g in GARBAGE])
-def test_from_json_rejects_garbage_and_the_cache_stays_usable(cudnn_9_19_documents, name,
+def test_from_json_rejects_garbage_and_the_cache_stays_usable(cudnn_documents, name,
                                                               document, text):
     kc = dnngraph.KernelCache()
     e = error_of(lambda: kc.from_json(document))
@@ -49,35 +49,35 @@ def test_from_json_rejects_garbage_and_the_cache_stays_usable(cudnn_9_19_documen
     assert text in e.message
     assert not kc.is_built()
     # The cache is as it was: a good document still loads, once.
-    kc.from_json((cudnn_9_19_documents / "matmul.json").read_text())
+    kc.from_json((cudnn_documents / "matmul.json").read_text())
     assert error_of(lambda: kc.from_json("{}")).code is ErrorCode.InvalidState
 
 
-def test_a_truncated_document_is_refused(cudnn_9_19_documents):
-    whole = (cudnn_9_19_documents / "matmul.json").read_text()
+def test_a_truncated_document_is_refused(cudnn_documents):
+    whole = (cudnn_documents / "matmul.json").read_text()
     kc = dnngraph.KernelCache()
     e = error_of(lambda: kc.from_json(whole[: len(whole) // 2]))
     assert e.code is ErrorCode.InvalidJson
     kc.from_json(whole)
 
 
-def test_loading_does_not_build(cudnn_9_19_documents):
+def test_loading_does_not_build(cudnn_documents):
     kc = dnngraph.KernelCache()
-    kc.from_json((cudnn_9_19_documents / "conv_relu.json").read_text())
+    kc.from_json((cudnn_documents / "conv_relu.json").read_text())
     assert not kc.is_built()
     assert error_of(kc.revision).code is ErrorCode.InvalidState
     assert kc.descriptors_created() == 1
 
 
-def test_every_stored_document_loads(cudnn_9_19_documents):
-    documents = sorted(cudnn_9_19_documents.glob("*.json"))
+def test_every_stored_document_loads(cudnn_documents):
+    documents = sorted(cudnn_documents.glob("*.json"))
     assert len(documents) >= 5
     for path in documents:
         dnngraph.KernelCache().from_json(path.read_text())
 
 
-def test_python_threads_load_one_cache_exactly_once(cudnn_9_19_documents):
-    document = (cudnn_9_19_documents / "matmul.json").read_text()
+def test_python_threads_load_one_cache_exactly_once(cudnn_documents):
+    document = (cudnn_documents / "matmul.json").read_text()
     kc = dnngraph.KernelCache()
     outcomes = []
     start = threading.Barrier(8)
