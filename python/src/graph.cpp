@@ -762,8 +762,8 @@ void def_nodes(nb::class_<PyGraph>& cls) {
             return std::make_tuple(out[0], out[1], out[2], out[3], out[4], out[5], out[6]);
           },
           "q"_a, "k"_a, "v"_a, "o"_a, "d_o"_a, "stats"_a, "descale_q"_a, "descale_k"_a,
-          "descale_v"_a, "descale_o"_a, "descale_do"_a, "descale_s"_a, "descale_dp"_a,
-          "scale_s"_a, "scale_dq"_a, "scale_dk"_a, "scale_dv"_a, "scale_dp"_a, nb::kw_only(),
+          "descale_v"_a, "descale_o"_a, "descale_do"_a, "descale_s"_a, "descale_dp"_a, "scale_s"_a,
+          "scale_dq"_a, "scale_dk"_a, "scale_dv"_a, "scale_dp"_a, nb::kw_only(),
           "attn_scale"_a = nb::none(), "causal_mask"_a = false,
           "causal_mask_bottom_right"_a = false, "padding_mask"_a = false,
           "seq_len_q"_a = nb::none(), "seq_len_kv"_a = nb::none(),
