@@ -14,6 +14,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
 import train_gpt  # noqa: E402
 
 
+def run_main(monkeypatch, capsys, *args):
+    """train_gpt.main() on the CPU's tiny configuration with `args` added; what it printed."""
+    monkeypatch.setattr(sys, "argv", ["train_gpt.py", "--config", "tiny", "--device", "cpu",
+                                      *args])
+    train_gpt.main()
+    return capsys.readouterr().out
+
+
 def test_the_data_follow_the_chain_and_repeat_per_step():
     cfg = dict(train_gpt.CONFIGS["tiny"], seq=256)
     table = train_gpt.markov_table(cfg, 7)
@@ -31,15 +39,9 @@ def test_the_data_follow_the_chain_and_repeat_per_step():
     assert bool((positions[starts] == 0).all()) and int(positions.max()) == longest - 1
 
 
-def test_a_short_cpu_run_trains_and_reports(capsys):
-    argv = sys.argv
-    sys.argv = ["train_gpt.py", "--config", "tiny", "--device", "cpu", "--impl", "torch",
-                "--steps", "25", "--warmup", "5", "--warmup-lr", "5"]
-    try:
-        train_gpt.main()
-    finally:
-        sys.argv = argv
-    out = capsys.readouterr().out
+def test_a_short_cpu_run_trains_and_reports(monkeypatch, capsys):
+    out = run_main(monkeypatch, capsys, "--impl", "torch", "--steps", "25", "--warmup", "5",
+                   "--warmup-lr", "5")
     import json
     result = json.loads(next(line for line in out.splitlines() if line.startswith("{")))
     assert result["impl"] == "torch" and result["steps"] == 25
@@ -50,15 +52,9 @@ def test_a_short_cpu_run_trains_and_reports(capsys):
     assert result["background_builds"] == [] and result["late_builds"] == []
 
 
-def test_an_implementation_run_twice_is_named_apart_and_compared_with_itself(capsys):
-    argv = sys.argv
-    sys.argv = ["train_gpt.py", "--config", "tiny", "--device", "cpu", "--impl", "torch,torch",
-                "--steps", "6", "--warmup", "2", "--warmup-lr", "2"]
-    try:
-        train_gpt.main()
-    finally:
-        sys.argv = argv
-    out = capsys.readouterr().out
+def test_an_implementation_run_twice_is_named_apart_and_compared_with_itself(monkeypatch, capsys):
+    out = run_main(monkeypatch, capsys, "--impl", "torch,torch", "--steps", "6", "--warmup", "2",
+                   "--warmup-lr", "2")
     import json
     runs = [json.loads(line)["run"] for line in out.splitlines() if line.startswith("{")]
     assert runs == ["torch", "torch #2"]
@@ -82,11 +78,6 @@ def test_the_dnngraph_path_passes_every_argument_check(monkeypatch, capsys, varl
                         lambda *a: enabled("cpu") if a == ("cuda",) else enabled(*a))
     monkeypatch.setattr(torch, "get_autocast_dtype",
                         lambda d: dtype("cpu") if d == "cuda" else dtype(d))
-    argv = sys.argv
-    sys.argv = ["train_gpt.py", "--config", "tiny", "--device", "cpu", "--impl", "dnngraph",
-                "--steps", "2", "--warmup", "1"] + (["--varlen"] if varlen else [])
-    try:
-        train_gpt.main()
-    finally:
-        sys.argv = argv
-    assert '"impl": "dnngraph"' in capsys.readouterr().out
+    out = run_main(monkeypatch, capsys, "--impl", "dnngraph", "--steps", "2", "--warmup", "1",
+                   *(["--varlen"] if varlen else []))
+    assert '"impl": "dnngraph"' in out
