@@ -1,6 +1,7 @@
 # scripts/gpu-sanitize's bookkeeping, on the CPU: a bundle of stub programs, a stub
-# compute-sanitizer that runs them and prints an error summary (2 errors for gpu_b_test under
-# racecheck, none at all for gpu_c_test under memcheck), and a stub cuDNN folder. Checks the
+# compute-sanitizer that runs them and prints an error summary as each tool does (racecheck's
+# "RACECHECK SUMMARY: N hazards displayed (2 errors, ...)" for gpu_b_test, none at all for
+# gpu_c_test under memcheck), and a stub cuDNN folder. Checks the
 # budget (no pair started once spent), the table and exit codes, that a resumed sweep runs no
 # pair twice, that another cuDNN version runs them again, that bench_* programs are left out and
 # that a pair past its time limit is recorded as a timeout.
@@ -22,6 +23,7 @@ foreach(program gpu_a_test gpu_b_test gpu_c_test bench_x)
 endforeach()
 # The stub sanitizer: --tool T ... <program> <args>; counts its runs in runs.txt.
 write_executable(${WORK_DIR}/compute-sanitizer [=[#!/bin/bash
+[ "$1" = --help ] && exit 0
 tool=$2
 for a in "$@"; do case "$a" in */gpu_*|*/bench_*) program=$a ;; esac; done
 name=$(basename "$program")
@@ -29,8 +31,9 @@ echo "$name $tool" >> "$(dirname "$0")/runs.txt"
 [ "$name" = gpu_slow_test ] && sleep 5
 "$program"
 case "$name $tool" in
-  "gpu_b_test racecheck") echo "========= ERROR SUMMARY: 2 errors" ;;
+  "gpu_b_test racecheck") echo "========= RACECHECK SUMMARY: 3 hazards displayed (2 errors, 1 warnings)" ;;
   "gpu_c_test memcheck") ;;
+  *" racecheck") echo "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" ;;
   *) echo "========= ERROR SUMMARY: 0 errors" ;;
 esac
 ]=])
