@@ -360,6 +360,20 @@ class Graph {
   // validate(), then creates and finalizes the backend tensor and operation descriptors.
   // Needs no GPU.
   [[nodiscard]] Result<LoweringSummary> lower();
+  // A name for what cuDNN is given for this graph: a digest (32 hex characters) of every
+  // descriptor and attribute lower() sets, in order, with addresses left out, and of the
+  // dynamic-shape and override-shape settings. Equal keys: cuDNN is given the same graph, so a
+  // plan or kernel cache made for one fits the other; any difference cuDNN sees (a node's mode,
+  // a tensor's type, dims, strides or uid, the node order) gives another key. Scalar values
+  // passed by value at execute are not part of it. Lowered for the loaded cuDNN: where a node
+  // lowers differently on another version, its key differs there. Needs no GPU; validate()'s
+  // or lower()'s error when the graph does not lower.
+  [[nodiscard]] Result<std::string> key();
+  // key() with the tensors' dims left out and their strides reduced to their order (the layout):
+  // one key for the shapes of one topology, a name for its KernelCacheStore entry
+  // (KernelCacheKey::topology) that no one has to invent.
+  [[nodiscard]] Result<std::string> topology_key();
+
   // lower(), then the operation graph, heuristics in the given order, and the first execution
   // plan that finalizes.
   [[nodiscard]] Result<void> build(const Handle& handle, const std::vector<HeuristicMode>& modes);
@@ -439,6 +453,7 @@ class Graph {
                                            const std::vector<HeuristicMode>& modes,
                                            const PlanPolicy& policy);
   void record(Error error);
+  [[nodiscard]] Result<std::string> key_of_lowering(bool with_shapes);
   [[nodiscard]] Result<void> validate_filling();
   // build() needs a complete graph: every tensor read by a node or produced by one, and every
   // virtual node output read by another node.

@@ -3,10 +3,12 @@
 // descriptors of a validated graph.
 #include "api/graph.hpp"
 
+#include "backend/attribute_log.hpp"
 #include "detail/common/checked.hpp"
 #include "detail/graph/built_graph.hpp"
 #include "detail/graph/fusion_rules.hpp"
 #include "detail/graph/graph_builder.hpp"
+#include "detail/graph/graph_key.hpp"
 #include "detail/graph/pipeline.hpp"
 
 #include <algorithm>
@@ -501,6 +503,22 @@ Result<LoweringSummary> Graph::lower() {
   }
   return summary;
 }
+
+Result<std::string> Graph::key_of_lowering(bool with_shapes) {
+  if (auto ok = validate(); !ok) {
+    return std::unexpected(ok.error());
+  }
+  const backend::AttributeLog log;  // records the lowering below, on this thread
+  auto lowered = detail::lower_graph(Builder::view(*this));
+  if (!lowered) {
+    return std::unexpected(lowered.error());
+  }
+  return detail::graph_key(log, {dynamic_shape_, override_shape_}, with_shapes);
+}
+
+Result<std::string> Graph::key() { return key_of_lowering(true); }
+
+Result<std::string> Graph::topology_key() { return key_of_lowering(false); }
 
 detail::GraphView detail::GraphBuilder::view(const Graph& g) {
   return {g.tensors_, g.nodes_, {g.io_type_, g.intermediate_type_, g.compute_type_}};

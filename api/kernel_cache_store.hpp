@@ -27,7 +27,7 @@ namespace dnngraph {
 // only, not starting with '.', no "--", at most 128 characters, and the whole file name at most
 // 229 (a file name's 255 less the store's temporary suffix).
 struct KernelCacheKey {
-  std::string topology;            // the caller's name for the graph's topology, e.g. "mlp_fp16"
+  std::string topology;            // the graph's topology: Graph::topology_key(), or a name
   std::string gpu_architecture;    // e.g. "sm_90" (cudaDeviceProp major/minor)
   std::int64_t cudnn_version = 0;  // 0: the cuDNN loaded in this process
 };

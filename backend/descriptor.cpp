@@ -1,6 +1,8 @@
 // backend::Descriptor implementation.
 #include "backend/descriptor.hpp"
 
+#include "backend/attribute_log.hpp"
+
 #include "backend/features.hpp"
 #include "backend/library.hpp"
 
@@ -65,6 +67,9 @@ Expected<Descriptor> Descriptor::create(cudnnBackendDescriptorType_t type) {
   if (!ok) {
     return std::unexpected(std::move(ok.error()));
   }
+  if (AttributeLog* log = AttributeLog::active()) {
+    log->created(raw, type);
+  }
   return Descriptor(raw, type);
 }
 
@@ -106,7 +111,11 @@ Expected<void> Descriptor::finalize() {
 }
 
 Expected<void> Descriptor::set_raw(const Attribute& attribute, cudnnBackendAttributeType_t type,
-                                   std::int64_t count, const void* values) {
+                                   std::int64_t count, const void* values,
+                                   std::size_t element_bytes) {
+  if (AttributeLog* log = AttributeLog::active()) {
+    log->set(raw_, type_, attribute.id, type, count, values, element_bytes);
+  }
   return call_described(
       [&] {
         return "set " + std::string(attribute.name) + " on " +

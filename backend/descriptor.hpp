@@ -9,10 +9,12 @@
 
 #include <cudnn.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace dnngraph::backend {
@@ -155,13 +157,23 @@ class Descriptor {
 
   // Raw attribute access, for the typed setters and getters of the derived classes only.
 
+  // One value's size as an AttributeLog keeps it: 0 for pointers (handles, device pointers).
+  template <class T>
+  [[nodiscard]] static constexpr std::size_t logged_bytes() {
+    if constexpr (std::is_pointer_v<T>) {
+      return 0;
+    } else {
+      return sizeof(T);
+    }
+  }
+
   // cudnnBackendSetAttribute with the element type's cuDNN attribute type.
   template <class T>
   [[nodiscard]] Expected<void> set(const Attribute& attribute, std::span<const T> values) {
     // The C API takes every element type as void*; pointer-valued elements are arrays of
     // pointers, hence the explicit cast.
     return set_raw(attribute, AttributeType<T>::value, static_cast<std::int64_t>(values.size()),
-                   static_cast<const void*>(values.data()));
+                   static_cast<const void*>(values.data()), logged_bytes<T>());
   }
   template <class T>
   [[nodiscard]] Expected<void> set(const Attribute& attribute, const T& value) {
@@ -207,8 +219,11 @@ class Descriptor {
   // A CUDNN_TYPE_CHAR attribute (a JSON text, say): asks for its length, then reads it.
   [[nodiscard]] Expected<std::string> get_string(const Attribute& attribute) const;
 
+  // element_bytes: one value's size, for an AttributeLog recording on this thread (0: pointer
+  // values, which it leaves out; descriptor values it logs by their creation ordinals).
   [[nodiscard]] Expected<void> set_raw(const Attribute& attribute, cudnnBackendAttributeType_t type,
-                                       std::int64_t count, const void* values);
+                                       std::int64_t count, const void* values,
+                                       std::size_t element_bytes = 0);
   [[nodiscard]] Expected<std::int64_t> get_raw(const Attribute& attribute,
                                                cudnnBackendAttributeType_t type,
                                                std::int64_t requested, void* out) const;

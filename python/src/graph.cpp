@@ -847,6 +847,16 @@ void def_run(nb::class_<PyGraph>& cls) {
           "lower", [](PyGraph& g) { return run_unlocked(g, [](Graph& gr) { return gr.lower(); }); },
           "validate(), then creates and finalizes the backend descriptors (no GPU needed).")
       .def(
+          "key", [](PyGraph& g) { return run_unlocked(g, [](Graph& gr) { return gr.key(); }); },
+          "A digest (32 hex characters) of everything lower() gives cuDNN for this graph and of "
+          "its dynamic-shape and override-shape settings: equal keys, the same graph for cuDNN. "
+          "No GPU needed.")
+      .def(
+          "topology_key",
+          [](PyGraph& g) { return run_unlocked(g, [](Graph& gr) { return gr.topology_key(); }); },
+          "key() without the tensors' dims, and with their strides reduced to their order: one "
+          "key for the shapes of a topology, a KernelCacheStore name.")
+      .def(
           "build",
           [](PyGraph& g, const Handle& handle, const std::vector<HeuristicMode>& modes) {
             run_unlocked(g, [&](Graph& gr) { return gr.build(handle, modes); });

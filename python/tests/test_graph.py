@@ -69,6 +69,21 @@ def test_lower_reports_the_finalized_descriptors():
     assert summary.operations == ["matmul 'matmul_0'", "pointwise 'pointwise_1'"]
 
 
+def test_key_names_what_cudnn_is_given_and_topology_key_the_layout():
+    g, *_ = matmul_relu()
+    key = g.key()
+    assert len(key) == 32 and set(key) <= set("0123456789abcdef")
+    assert matmul_relu()[0].key() == key
+    assert matmul_relu(m=128)[0].key() != key
+    assert matmul_relu(io_data_type=DataType.Half)[0].key() != key
+    dynamic = [matmul_relu(m=m, n=n)[0] for m, n in ((64, 16), (1024, 512))]
+    for d in dynamic:
+        d.set_dynamic_shape_enabled(True)
+    assert dynamic[0].topology_key() == dynamic[1].topology_key()
+    assert dynamic[0].key() != dynamic[1].key()
+    assert dynamic[0].topology_key() != g.topology_key()  # static against dynamic
+
+
 def test_validation_errors_carry_their_code():
     g = dnngraph.Graph(io_data_type=DataType.Half)
     a = g.tensor(name="A", uid=1, dim=[1, 64, 32])
