@@ -1,20 +1,33 @@
-// Persistence across processes: process 1 builds a dynamic fp16 topology (matmul + bias + ReLU,
-// then NHWC conv 3x3 + bias + ReLU) and saves its KernelCache with to_json(); process 2 loads the
-// document into a fresh cache and builds another shape of the topology; process 3 builds that
-// shape cold. Each step is a child process of its own, so nothing compiled in one is in another.
-// Then the same through a KernelCacheStore folder: process 4 builds and save_if_changed(),
-// process 5 load_or_create()s and builds the other shape (the store's warm start).
+// Persistence across processes: process 1 builds a dynamic topology (fp16 matmul + bias + ReLU,
+// fp16 NHWC conv 3x3 + bias + ReLU, bf16 layernorm inference over 256 features), fills its
+// KernelCache to N entries and saves it with to_json(); process 2 loads the document into a fresh
+// cache and builds another shape of the topology; process 3 builds that shape cold. Each step is
+// a child process of its own, so nothing compiled in one is in another. Then the same through a
+// KernelCacheStore folder: process 4 builds, fills and save_if_changed()s, process 5
+// load_or_create()s and builds the other shape (the store's warm start). A row per topology and
+// N; its verdict is issue 33's: the document's load plus the first build no slower than cold.
+// N entries: after the first build, build_plan_at(1, 2, ...) over the ranked candidates until
+// size() reaches N or they run out (a runtime-compiled candidate that builds inserts its kernel;
+// one that fails is skipped); the row says how many it reached.
 // The driver's JIT cache (CUDA_CACHE_PATH) would make a "cold" process warm: the table is taken
 // twice, with it isolated (every step a fresh empty CUDA_CACHE_PATH of its own: what the kernel
-// cache alone gives) and kept (one CUDA_CACHE_PATH shared by the steps of a topology, empty at
-// the topology's first step: a deployed server's restarts).
-//   bench_kernel_cache_persist [isolated|kept]  all steps, side by side (both modes by default)
-//   bench_kernel_cache_persist STEP TOPO FILE   one step (save|load|cold|store-save|store-load,
-//                                               matmul|conv; FILE is the store's folder for the
-//                                               store steps)
+// cache alone gives) and kept (one CUDA_CACHE_PATH shared by a row's five steps, empty at the
+// row's first step: a deployed server's restarts).
+//   bench_kernel_cache_persist [isolated|kept] [--entries 1,2,10]
+//                              [--topologies matmul,conv,layernorm]
+//       all steps of every row (both modes, those entry counts and topologies by default)
+//   bench_kernel_cache_persist STEP TOPO FILE N
+//       one step, internal (the table runs it): STEP save|load|cold|store-save|store-load, TOPO
+//       matmul|conv|layernorm, FILE the document (the store's folder for the store steps), N the
+//       entries save and store-save fill the cache to (the other steps take it and ignore it).
+//       Prints one line "RESULT STEP ms=<build> doc_ms=<load> hit=0|1 size=<entries> ...".
+// Exit 77 without a CUDA device, 1 when a step failed, 2 for a bad command line.
 import dnngraph;
 
+#include <sys/wait.h>
+
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -23,17 +36,59 @@ import dnngraph;
 #include <fstream>
 #include <iterator>
 #include <memory>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 namespace {
 
 using Dims = std::vector<std::int64_t>;
+using Clock = std::chrono::steady_clock;
 
-dnngraph::Graph make_graph(bool conv, bool second_shape,
-                           const std::shared_ptr<dnngraph::KernelCache>& kc) {
+constexpr int exit_no_device = 77;
+
+enum class Topology : std::uint8_t { Matmul, Conv, Layernorm };
+
+constexpr std::array all_topologies{Topology::Matmul, Topology::Conv, Topology::Layernorm};
+
+const char* name_of(Topology t) {
+  switch (t) {
+    case Topology::Matmul: return "matmul";
+    case Topology::Conv: return "conv";
+    case Topology::Layernorm: return "layernorm";
+  }
+  return "?";
+}
+
+// The store's key name per topology.
+std::string_view store_name_of(Topology t) {
+  switch (t) {
+    case Topology::Matmul: return "matmul_bias_relu_fp16";
+    case Topology::Conv: return "conv_bias_relu_fp16";
+    case Topology::Layernorm: return "layernorm_inference_bf16";
+  }
+  return "?";
+}
+
+std::optional<Topology> topology_named(std::string_view name) {
+  for (const Topology t : all_topologies) {
+    if (std::string_view(name_of(t)) == name) {
+      return t;
+    }
+  }
+  return std::nullopt;
+}
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Matmul + bias + ReLU or NHWC conv 3x3 + bias + ReLU, fp16.
+dnngraph::Graph make_fused_graph(bool conv, bool second_shape,
+                                 const std::shared_ptr<dnngraph::KernelCache>& kc) {
   using namespace dnngraph;
   Graph g;
   g.set_io_data_type(DataType::Half).set_compute_data_type(DataType::Float);
@@ -64,20 +119,97 @@ dnngraph::Graph make_graph(bool conv, bool second_shape,
   return g;
 }
 
-int step(std::string_view what, bool conv, const std::string& file) {
+// Layernorm inference, bf16 X [rows, 256, 1, 1] channels-last (each row contiguous), Float
+// scale and bias (as bench/kernel_cache_mixed_soak.cpp builds it); 1024 rows, then 4096.
+dnngraph::Graph make_layernorm_graph(bool second_shape,
+                                     const std::shared_ptr<dnngraph::KernelCache>& kc) {
+  using namespace dnngraph;
+  constexpr std::int64_t features = 256;
+  const std::int64_t rows = second_shape ? 4096 : 1024;
+  Graph g;
+  g.set_io_data_type(DataType::BFloat16)
+      .set_intermediate_data_type(DataType::Float)
+      .set_compute_data_type(DataType::Float);
+  g.set_dynamic_shape_enabled(true).set_kernel_cache(kc);
+  const auto input = [&g](const char* name, std::int64_t uid, const Dims& dims,
+                          std::optional<DataType> type) {
+    TensorAttributes t;
+    t.set_name(name).set_uid(uid).set_dim(dims).set_stride(channels_last_strides(dims));
+    if (type) {
+      t.set_data_type(*type);
+    }
+    return g.tensor(t);
+  };
+  const Dims parameter{1, features, 1, 1};
+  auto x = input("X", 1, {rows, features, 1, 1}, std::nullopt);
+  auto scale = input("scale", 2, parameter, DataType::Float);
+  auto bias = input("bias", 4, parameter, DataType::Float);
+  const auto outputs = g.layernorm(x, scale, bias,
+                                   LayernormAttributes()
+                                       .set_name("ln")
+                                       .set_forward_phase(NormFwdPhase::Inference)
+                                       .set_epsilon(g.tensor(1e-5F)));
+  outputs.front()->set_output(true).set_uid(3);  // Y; inference writes no statistics
+  return g;
+}
+
+dnngraph::Graph make_graph(Topology t, bool second_shape,
+                           const std::shared_ptr<dnngraph::KernelCache>& kc) {
+  if (t == Topology::Layernorm) {
+    return make_layernorm_graph(second_shape, kc);
+  }
+  return make_fused_graph(t == Topology::Conv, second_shape, kc);
+}
+
+// After the first build: candidates 1, 2, ... in heuristics order until the cache holds
+// `entries` or they run out. Prints what it reached; returns false only for an error of the
+// cache itself.
+bool fill(dnngraph::Graph& g, const dnngraph::Handle& handle, const dnngraph::KernelCache& kc,
+          std::int64_t entries) {
+  const auto start = Clock::now();
+  auto size = kc.size();
+  auto count = g.plan_count();
+  if (!count) {
+    std::printf("plan_count: %s\n", count.error().message.c_str());
+  }
+  std::int64_t tried = 0, skipped = 0;
+  for (std::int64_t i = 1; size && count && i < *count && *size < entries; ++i) {
+    ++tried;
+    if (auto built = g.build_plan_at(handle, i); !built) {
+      ++skipped;
+    }
+    size = kc.size();
+  }
+  if (!size) {
+    std::printf("size: %s\n", size.error().message.c_str());
+    return false;
+  }
+  std::printf("FILL asked=%lld reached=%lld candidates=%lld tried=%lld skipped=%lld ms=%.1f\n",
+              static_cast<long long>(entries), static_cast<long long>(*size),
+              static_cast<long long>(count.value_or(-1)), static_cast<long long>(tried),
+              static_cast<long long>(skipped), ms_since(start));
+  return true;
+}
+
+int step(std::string_view what, Topology topo, const std::string& file, std::int64_t entries) {
   auto handle = dnngraph::Handle::create();
   if (!handle) {
     std::printf("needs a CUDA device\n");
-    return 77;
+    return exit_no_device;
   }
+  const bool saves = what == "save" || what == "store-save";
   auto kc = std::make_shared<dnngraph::KernelCache>();
   const bool with_store = what.starts_with("store-");
   std::unique_ptr<dnngraph::KernelCacheStore> store;
+  // The document's load: reading the file and from_json, or load_or_create (both read and
+  // parse the document); 0 for the steps that load none.
+  double doc_ms = 0;
   if (with_store) {
+    const auto start = Clock::now();
     store = std::make_unique<dnngraph::KernelCacheStore>(file);
-    const dnngraph::KernelCacheKey key{conv ? "conv_bias_relu_fp16" : "matmul_bias_relu_fp16",
-                                       "sm_90", 0};
+    const dnngraph::KernelCacheKey key{std::string(store_name_of(topo)), "sm_90", 0};
     auto stored = store->load_or_create(key);
+    doc_ms = ms_since(start);
     if (!stored) {
       std::printf("load_or_create: %s\n", stored.error().message.c_str());
       return 1;
@@ -90,20 +222,26 @@ int step(std::string_view what, bool conv, const std::string& file) {
     kc = stored->cache;
   }
   if (what == "load") {
+    const auto start = Clock::now();
     std::ifstream in(file);
     const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (auto loaded = kc->from_json(json); !loaded) {
+    auto loaded = kc->from_json(json);
+    doc_ms = ms_since(start);
+    if (!loaded) {
       std::printf("from_json: %s\n", loaded.error().message.c_str());
       return 1;
     }
   }
-  auto g = make_graph(conv, what != "save" && what != "store-save", kc);
-  const auto start = std::chrono::steady_clock::now();
+  auto g = make_graph(topo, !saves, kc);
+  const auto start = Clock::now();
   auto built = g.build(*handle, {dnngraph::HeuristicMode::A});
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double ms = ms_since(start);
   if (!built) {
     std::printf("build: %s\n", built.error().message.c_str());
+    return 1;
+  }
+  const auto info = g.plan_info();  // the first build's plan (fill() moves the graph on)
+  if (saves && !fill(g, *handle, *kc, entries)) {
     return 1;
   }
   if (what == "save") {
@@ -122,85 +260,344 @@ int step(std::string_view what, bool conv, const std::string& file) {
     }
     std::printf("store: save_if_changed wrote %d\n", *saved ? 1 : 0);
   }
-  std::printf("RESULT %.*s ms=%.3f hit=%d size=%lld  (%s)\n", static_cast<int>(what.size()),
-              what.data(), ms, g.plan_info()->kernel_cache_hit ? 1 : 0,
-              static_cast<long long>(kc->size().value_or(-1)), g.plan_info()->describe().c_str());
+  std::printf("RESULT %.*s ms=%.3f doc_ms=%.3f hit=%d size=%lld  (%s)\n",
+              static_cast<int>(what.size()), what.data(), ms, doc_ms,
+              info && info->kernel_cache_hit ? 1 : 0,
+              static_cast<long long>(kc->size().value_or(-1)),
+              info ? info->describe().c_str() : "no plan info");
   return 0;
 }
 
+// ---- the table: every step of a row in a child process -------------------------------------
+
 // A new empty folder under the system's temporary folder (for a CUDA_CACHE_PATH); empty on error.
-std::string empty_folder(const char* what) {
+std::string empty_folder(std::string_view what) {
   std::string pattern =
-      (std::filesystem::temp_directory_path() / (std::string("dnngraph-jit-") + what + "-XXXXXX"))
+      (std::filesystem::temp_directory_path() / ("dnngraph-jit-" + std::string(what) + "-XXXXXX"))
           .string();
   return mkdtemp(pattern.data()) != nullptr ? pattern : std::string();
 }
 
-int table(const char* self, bool isolated) {
-  std::printf("driver JIT cache %s\n",
-              isolated ? "isolated: an empty CUDA_CACHE_PATH for every step"
-                       : "kept: one CUDA_CACHE_PATH for a topology's steps, empty at its first");
-  for (const char* topo : {"matmul", "conv"}) {
-    const std::string kept = isolated ? std::string() : empty_folder(topo);
-    const std::string file = std::string("/tmp/dnngraph-kernel-cache-") + topo + ".json";
-    const std::string folder = std::string("/tmp/dnngraph-store-") + topo;
-    std::error_code ignored;
-    std::filesystem::remove_all(folder, ignored);
-    double ms[5] = {-1, -1, -1, -1, -1};
-    const std::array<const char*, 5> steps{"save", "load", "cold", "store-save", "store-load"};
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-      const std::string& where = i < 3 ? file : folder;
-      const std::string jit = isolated ? empty_folder(steps[i]) : kept;
-      if (jit.empty()) {
-        std::fprintf(stderr,
-                     "bench_kernel_cache_persist: no temporary folder for CUDA_CACHE_PATH\n");
-        return 1;
-      }
-      std::string command = "CUDA_CACHE_PATH=" + jit;
-      command.append(" ").append(self).append(" ").append(steps[i]).append(" ").append(topo);
-      command.append(" ").append(where);
-      std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-      std::array<char, 2048> line{};
-      while (pipe && std::fgets(line.data(), line.size(), pipe.get()) != nullptr) {
-        std::printf("  %s %s", topo, line.data());
-        char name[16];
-        double value = 0;
-        if (std::sscanf(line.data(), "RESULT %15s ms=%lf", name, &value) == 2) {
-          ms[i] = value;
-        }
-      }
-      pipe.reset();  // the step has ended
-      if (isolated) {
-        std::filesystem::remove_all(jit, ignored);
-      }
-    }
-    if (!isolated) {
-      std::filesystem::remove_all(kept, ignored);
-    }
-    std::printf(
-        "%s: first build in a new process %.1f ms with the saved cache, %.1f ms without: "
-        "%.1fx\n",
-        topo, ms[1], ms[2], ms[1] > 0 ? ms[2] / ms[1] : 0.0);
-    std::printf(
-        "%s: first build in a new process %.1f ms from a KernelCacheStore folder, %.1f ms "
-        "without: "
-        "%.1fx\n",
-        topo, ms[4], ms[2], ms[4] > 0 ? ms[2] / ms[4] : 0.0);
+// The number after " key=" in a line; nullopt when it is not there.
+std::optional<double> field(std::string_view line, std::string_view key) {
+  const std::string needle = " " + std::string(key) + "=";
+  const auto at = line.find(needle);
+  if (at == std::string_view::npos) {
+    return std::nullopt;
   }
-  return 0;
+  const std::string_view rest = line.substr(at + needle.size());
+  double value = 0;
+  const auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
+  return error == std::errc() ? std::optional(value) : std::nullopt;
+}
+
+// What one step's child printed on its RESULT (and FILL) line.
+struct StepResult {
+  bool ok = false;            // a RESULT line came and the child exited 0
+  double ms = -1;             // the first build
+  double doc_ms = 0;          // loading the document before it
+  bool hit = false;           // the first build's plan came from the kernel cache
+  std::int64_t size = -1;     // entries after the step
+  std::int64_t reached = -1;  // save steps: entries the fill reached
+  [[nodiscard]] double first_ms() const { return doc_ms + ms; }
+};
+
+struct Child {
+  StepResult result;
+  int exit_code = 1;
+};
+
+Child run_step(const char* self, std::string_view what, Topology topo, const std::string& where,
+               std::int64_t entries, const std::string& jit) {
+  std::string command = "CUDA_CACHE_PATH=" + jit;
+  command.append(" ").append(self).append(" ").append(what).append(" ").append(name_of(topo));
+  command.append(" ").append(where).append(" ").append(std::to_string(entries));
+  Child child;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    std::printf("  %s: popen failed\n", command.c_str());
+    return child;
+  }
+  std::array<char, 2048> buffer{};
+  bool got_result = false;
+  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) {
+    const std::string_view line(buffer.data());
+    std::printf("  %s %lld %s", name_of(topo), static_cast<long long>(entries), buffer.data());
+    if (line.starts_with("FILL ")) {
+      child.result.reached = static_cast<std::int64_t>(field(line, "reached").value_or(-1));
+    } else if (line.starts_with("RESULT ")) {
+      got_result = true;
+      child.result.ms = field(line, "ms").value_or(-1);
+      child.result.doc_ms = field(line, "doc_ms").value_or(0);
+      child.result.hit = field(line, "hit").value_or(0) != 0;
+      child.result.size = static_cast<std::int64_t>(field(line, "size").value_or(-1));
+    }
+  }
+  const int status = pclose(pipe);
+  child.exit_code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  child.result.ok = got_result && child.exit_code == 0;
+  return child;
+}
+
+struct Row {
+  Topology topology = Topology::Matmul;
+  std::int64_t asked = 0;
+  StepResult save, load, cold, store_save, store_load;
+};
+
+// Runs a row's five steps. The exit code of a step that could not run at all (77: no device).
+int run_row(const char* self, bool isolated, Row& row) {
+  const std::string tag = std::string(name_of(row.topology)) + "-" + std::to_string(row.asked);
+  const std::string file = "/tmp/dnngraph-kernel-cache-" + tag + ".json";
+  const std::string folder = "/tmp/dnngraph-store-" + tag;
+  std::error_code ignored;
+  std::filesystem::remove(file, ignored);  // a failed save must not leave an older document
+  std::filesystem::remove_all(folder, ignored);
+  const std::string kept = isolated ? std::string() : empty_folder(tag);
+  const std::array<std::pair<std::string_view, StepResult*>, 5> steps{{
+      {"save", &row.save},
+      {"load", &row.load},
+      {"cold", &row.cold},
+      {"store-save", &row.store_save},
+      {"store-load", &row.store_load},
+  }};
+  int code = 0;
+  for (const auto& [what, result] : steps) {
+    const std::string jit = isolated ? empty_folder(what) : kept;
+    if (jit.empty()) {
+      std::fprintf(stderr, "bench_kernel_cache_persist: no temporary folder for CUDA_CACHE_PATH\n");
+      return 1;
+    }
+    const Child child = run_step(self, what, row.topology,
+                                 what.starts_with("store-") ? folder : file, row.asked, jit);
+    *result = child.result;
+    if (isolated) {
+      std::filesystem::remove_all(jit, ignored);
+    }
+    if (child.exit_code == exit_no_device) {
+      code = exit_no_device;
+      break;
+    }
+  }
+  if (!isolated) {
+    std::filesystem::remove_all(kept, ignored);
+  }
+  return code;
+}
+
+// "10", or "10 asked, 7 reached" when a save step's fill fell short ("?": the step failed).
+std::string entries_text(const Row& r) {
+  const auto reached = [](const StepResult& s) {
+    return s.reached >= 0 ? std::to_string(s.reached) : std::string("?");
+  };
+  std::string asked = std::to_string(r.asked);
+  if (r.save.reached == r.asked && r.store_save.reached == r.asked) {
+    return asked;
+  }
+  std::string text = asked + " asked, " + reached(r.save) + " reached";
+  if (r.store_save.reached != r.save.reached) {
+    text += " (store " + reached(r.store_save) + ")";
+  }
+  return text;
+}
+
+std::string fixed(double value, const char* format = "%.3f") {
+  std::array<char, 32> text{};
+  std::snprintf(text.data(), text.size(), format, value);
+  return text.data();
+}
+
+// "12.3 (0.4+11.9) hit": the document's load plus the first build, then each.
+std::string warm_text(const StepResult& s) {
+  if (!s.ok) {
+    return "failed";
+  }
+  return fixed(s.first_ms(), "%.1f") + " (" + fixed(s.doc_ms, "%.1f") + "+" + fixed(s.ms, "%.1f") +
+         ")" + (s.hit ? " hit" : "");
+}
+
+std::string cold_text(const StepResult& s) {
+  return s.ok ? fixed(s.ms, "%.1f") + (s.hit ? " hit" : "") : std::string("failed");
+}
+
+std::string ratio_text(const StepResult& warm, const StepResult& cold) {
+  if (!warm.ok || !cold.ok || warm.first_ms() <= 0) {
+    return "-";
+  }
+  return fixed(cold.ms / warm.first_ms(), "%.2fx");
+}
+
+// Issue 33's question: the document's load plus the first build no slower than cold.
+std::optional<bool> no_slower(const StepResult& warm, const StepResult& cold) {
+  if (!warm.ok || !cold.ok) {
+    return std::nullopt;
+  }
+  return warm.first_ms() <= cold.ms;
+}
+
+const char* verdict_text(std::optional<bool> verdict) {
+  if (!verdict) {
+    return "no result (a step failed)";
+  }
+  return *verdict ? "yes" : "no";
+}
+
+// One row as one line of JSON; null for what a failed step did not give.
+std::string json_line(const Row& r, bool isolated) {
+  std::string out;
+  const auto add = [&out](std::string_view key, const std::string& value) {
+    out.append(out.empty() ? "{\"" : ",\"").append(key).append("\":").append(value);
+  };
+  const auto ms = [](const StepResult& s, double value) {
+    return s.ok ? fixed(value) : std::string("null");
+  };
+  const auto flag = [](std::optional<bool> value) {
+    return value ? std::string(*value ? "true" : "false") : std::string("null");
+  };
+  const auto hit = [](const StepResult& s) { return s.ok ? std::optional(s.hit) : std::nullopt; };
+  add("topology", "\"" + std::string(name_of(r.topology)) + "\"");
+  add("entries_asked", std::to_string(r.asked));
+  add("entries_reached", std::to_string(r.save.reached));
+  add("store_entries_reached", std::to_string(r.store_save.reached));
+  add("jit", isolated ? "\"isolated\"" : "\"kept\"");
+  add("load_ms", ms(r.load, r.load.first_ms()));
+  add("load_doc_ms", ms(r.load, r.load.doc_ms));
+  add("load_hit", flag(hit(r.load)));
+  add("load_size", std::to_string(r.load.size));
+  add("store_load_ms", ms(r.store_load, r.store_load.first_ms()));
+  add("store_doc_ms", ms(r.store_load, r.store_load.doc_ms));
+  add("store_load_hit", flag(hit(r.store_load)));
+  add("store_load_size", std::to_string(r.store_load.size));
+  add("cold_ms", ms(r.cold, r.cold.ms));
+  add("cold_hit", flag(hit(r.cold)));
+  add("load_no_slower", flag(no_slower(r.load, r.cold)));
+  add("store_load_no_slower", flag(no_slower(r.store_load, r.cold)));
+  return out + "}";
+}
+
+void print_rows(const std::vector<Row>& rows, bool isolated) {
+  const char* format = "%-10s %-24s %-24s %-24s %-12s %-10s %s\n";
+  std::printf("\n");
+  std::printf(format, "topology", "entries", "load ms (doc+build)", "store ms (doc+build)",
+              "cold ms", "cold/load", "cold/store");
+  for (const Row& r : rows) {
+    std::printf(format, name_of(r.topology), entries_text(r).c_str(), warm_text(r.load).c_str(),
+                warm_text(r.store_load).c_str(), cold_text(r.cold).c_str(),
+                ratio_text(r.load, r.cold).c_str(), ratio_text(r.store_load, r.cold).c_str());
+  }
+  std::printf("\n");
+  for (const Row& r : rows) {
+    std::printf("%s, entries %s: load + first build <= cold: %s; store + first build <= cold: %s\n",
+                name_of(r.topology), entries_text(r).c_str(),
+                verdict_text(no_slower(r.load, r.cold)),
+                verdict_text(no_slower(r.store_load, r.cold)));
+  }
+  std::printf("\n");
+  for (const Row& r : rows) {
+    std::printf("%s\n", json_line(r, isolated).c_str());
+  }
+}
+
+struct Options {
+  std::optional<bool> isolated;  // nullopt: both modes
+  std::vector<std::int64_t> entries{1, 2, 10};
+  std::vector<Topology> topologies{all_topologies.begin(), all_topologies.end()};
+};
+
+// Comma-separated items, each through `parse`; nullopt when any is bad or none is given.
+template <class T, class Parse>
+std::optional<std::vector<T>> parse_list(std::string_view text, Parse parse) {
+  std::vector<T> items;
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    auto item = parse(text.substr(0, comma));
+    if (!item) {
+      return std::nullopt;
+    }
+    items.push_back(*item);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+  }
+  return items.empty() ? std::nullopt : std::optional(items);
+}
+
+std::optional<std::int64_t> entry_count(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  const bool whole = error == std::errc() && end == text.data() + text.size();
+  return whole && value >= 1 && value <= 1000 ? std::optional(value) : std::nullopt;
+}
+
+std::optional<Options> parse_options(int argc, char* argv[]) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg(argv[i]);
+    if ((arg == "isolated" || arg == "kept") && !options.isolated) {
+      options.isolated = arg == "isolated";
+    } else if (arg == "--entries" && i + 1 < argc) {
+      auto list = parse_list<std::int64_t>(argv[++i], entry_count);
+      if (!list) {
+        return std::nullopt;
+      }
+      options.entries = *list;
+    } else if (arg == "--topologies" && i + 1 < argc) {
+      auto list = parse_list<Topology>(argv[++i], topology_named);
+      if (!list) {
+        return std::nullopt;
+      }
+      options.topologies = *list;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return options;
+}
+
+bool is_step(std::string_view what) {
+  return what == "save" || what == "load" || what == "cold" || what == "store-save" ||
+         what == "store-load";
+}
+
+int table(const char* self, bool isolated, const Options& options) {
+  std::printf("\ndriver JIT cache %s\n",
+              isolated ? "isolated: an empty CUDA_CACHE_PATH for every step"
+                       : "kept: one CUDA_CACHE_PATH for a row's steps, empty at its first");
+  std::vector<Row> rows;
+  bool failed = false;
+  for (const Topology topo : options.topologies) {
+    for (const std::int64_t entries : options.entries) {
+      Row row;
+      row.topology = topo;
+      row.asked = entries;
+      const int code = run_row(self, isolated, row);
+      if (code == exit_no_device) {
+        std::printf("bench_kernel_cache_persist: needs a CUDA device\n");
+        return exit_no_device;
+      }
+      failed |= code != 0 || !row.save.ok || !row.load.ok || !row.cold.ok || !row.store_save.ok ||
+                !row.store_load.ok;
+      rows.push_back(row);
+    }
+  }
+  print_rows(rows, isolated);
+  return failed ? 1 : 0;
 }
 
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  if (argc == 4) {
-    return step(argv[1], std::string_view(argv[2]) == "conv", argv[3]);
+  if (argc == 5 && is_step(argv[1])) {
+    const auto topo = topology_named(argv[2]);
+    const auto entries = entry_count(argv[4]);
+    if (topo && entries) {
+      return step(argv[1], *topo, argv[3], *entries);
+    }
   }
-  const std::string_view mode = argc == 2 ? std::string_view(argv[1]) : std::string_view();
-  if (argc > 2 || (argc == 2 && mode != "isolated" && mode != "kept")) {
+  const auto options = argc > 1 && is_step(argv[1]) ? std::nullopt : parse_options(argc, argv);
+  if (!options) {
     std::fprintf(stderr,
-                 "usage: bench_kernel_cache_persist [isolated|kept]\n"
-                 "       bench_kernel_cache_persist STEP TOPO FILE\n");
+                 "usage: bench_kernel_cache_persist [isolated|kept] [--entries 1,2,10]\n"
+                 "                                  [--topologies matmul,conv,layernorm]\n"
+                 "       bench_kernel_cache_persist STEP TOPO FILE N   (one step, internal)\n");
     return 2;
   }
   std::printf("kernel cache across processes, cuDNN %s, %s revision/size\n",
@@ -208,8 +605,12 @@ int main(int argc, char* argv[]) {
               std::string(dnngraph::KernelCache::introspection_path()).c_str());
   int failed = 0;
   for (const bool isolated : {true, false}) {
-    if (mode.empty() || (mode == "isolated") == isolated) {
-      failed |= table(argv[0], isolated);
+    if (!options->isolated || *options->isolated == isolated) {
+      const int code = table(argv[0], isolated, *options);
+      if (code == exit_no_device) {
+        return exit_no_device;
+      }
+      failed |= code;
     }
   }
   return failed;
