@@ -49,6 +49,7 @@ using dnngraph_bench::Clock;
 using dnngraph_bench::exit_no_device;
 using dnngraph_bench::field;
 using dnngraph_bench::fixed;
+using dnngraph_bench::JsonLine;
 using dnngraph_bench::ms_since;
 using dnngraph_bench::persist::name_of;
 using dnngraph_bench::persist::store_name_of;
@@ -225,7 +226,7 @@ int run_row(const char* self, bool isolated, Row& row) {
   std::error_code ignored;
   std::filesystem::remove(file, ignored);  // a failed save must not leave an older document
   std::filesystem::remove_all(folder, ignored);
-  const std::string kept = isolated ? std::string() : dnngraph_bench::empty_folder(tag);
+  dnngraph_bench::JitFolders jit_folders(isolated, tag);
   const std::array<std::pair<std::string_view, StepResult*>, 5> steps{{
       {"save", &row.save},
       {"load", &row.load},
@@ -235,7 +236,7 @@ int run_row(const char* self, bool isolated, Row& row) {
   }};
   int code = 0;
   for (const auto& [what, result] : steps) {
-    const std::string jit = isolated ? dnngraph_bench::empty_folder(what) : kept;
+    const std::string jit = jit_folders.next(what);
     if (jit.empty()) {
       std::fprintf(stderr, "bench_kernel_cache_persist: no temporary folder for CUDA_CACHE_PATH\n");
       return 1;
@@ -243,16 +244,10 @@ int run_row(const char* self, bool isolated, Row& row) {
     const Child child = run_step(self, what, row.topology,
                                  what.starts_with("store-") ? folder : file, row.asked, jit);
     *result = child.result;
-    if (isolated) {
-      std::filesystem::remove_all(jit, ignored);
-    }
     if (child.exit_code == exit_no_device) {
       code = exit_no_device;
       break;
     }
-  }
-  if (!isolated) {
-    std::filesystem::remove_all(kept, ignored);
   }
   return code;
 }
@@ -310,35 +305,29 @@ const char* verdict_text(std::optional<bool> verdict) {
 
 // One row as one line of JSON; null for what a failed step did not give.
 std::string json_line(const Row& r, bool isolated) {
-  std::string out;
-  const auto add = [&out](std::string_view key, const std::string& value) {
-    out.append(out.empty() ? "{\"" : ",\"").append(key).append("\":").append(value);
-  };
+  JsonLine json;
   const auto ms = [](const StepResult& s, double value) {
     return s.ok ? fixed(value) : std::string("null");
   };
-  const auto flag = [](std::optional<bool> value) {
-    return value ? std::string(*value ? "true" : "false") : std::string("null");
-  };
   const auto hit = [](const StepResult& s) { return s.ok ? std::optional(s.hit) : std::nullopt; };
-  add("topology", "\"" + std::string(name_of(r.topology)) + "\"");
-  add("entries_asked", std::to_string(r.asked));
-  add("entries_reached", std::to_string(r.save.reached));
-  add("store_entries_reached", std::to_string(r.store_save.reached));
-  add("jit", isolated ? "\"isolated\"" : "\"kept\"");
-  add("load_ms", ms(r.load, r.load.first_ms()));
-  add("load_doc_ms", ms(r.load, r.load.doc_ms));
-  add("load_hit", flag(hit(r.load)));
-  add("load_size", std::to_string(r.load.size));
-  add("store_load_ms", ms(r.store_load, r.store_load.first_ms()));
-  add("store_doc_ms", ms(r.store_load, r.store_load.doc_ms));
-  add("store_load_hit", flag(hit(r.store_load)));
-  add("store_load_size", std::to_string(r.store_load.size));
-  add("cold_ms", ms(r.cold, r.cold.ms));
-  add("cold_hit", flag(hit(r.cold)));
-  add("load_no_slower", flag(no_slower(r.load, r.cold)));
-  add("store_load_no_slower", flag(no_slower(r.store_load, r.cold)));
-  return out + "}";
+  json.add("topology", JsonLine::quoted(name_of(r.topology)));
+  json.add("entries_asked", std::to_string(r.asked));
+  json.add("entries_reached", std::to_string(r.save.reached));
+  json.add("store_entries_reached", std::to_string(r.store_save.reached));
+  json.add("jit", isolated ? "\"isolated\"" : "\"kept\"");
+  json.add("load_ms", ms(r.load, r.load.first_ms()));
+  json.add("load_doc_ms", ms(r.load, r.load.doc_ms));
+  json.add("load_hit", JsonLine::flag(hit(r.load)));
+  json.add("load_size", std::to_string(r.load.size));
+  json.add("store_load_ms", ms(r.store_load, r.store_load.first_ms()));
+  json.add("store_doc_ms", ms(r.store_load, r.store_load.doc_ms));
+  json.add("store_load_hit", JsonLine::flag(hit(r.store_load)));
+  json.add("store_load_size", std::to_string(r.store_load.size));
+  json.add("cold_ms", ms(r.cold, r.cold.ms));
+  json.add("cold_hit", JsonLine::flag(hit(r.cold)));
+  json.add("load_no_slower", JsonLine::flag(no_slower(r.load, r.cold)));
+  json.add("store_load_no_slower", JsonLine::flag(no_slower(r.store_load, r.cold)));
+  return json.text();
 }
 
 void print_rows(const std::vector<Row>& rows, bool isolated) {
@@ -379,27 +368,12 @@ std::optional<std::int64_t> entry_count(std::string_view text) {
 
 std::optional<Options> parse_options(int argc, char* argv[]) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg(argv[i]);
-    if ((arg == "isolated" || arg == "kept") && !options.isolated) {
-      options.isolated = arg == "isolated";
-    } else if (arg == "--entries" && i + 1 < argc) {
-      auto list = dnngraph_bench::parse_list<std::int64_t>(argv[++i], entry_count);
-      if (!list) {
-        return std::nullopt;
-      }
-      options.entries = *list;
-    } else if (arg == "--topologies" && i + 1 < argc) {
-      auto list = dnngraph_bench::parse_list<Topology>(argv[++i], topology_named);
-      if (!list) {
-        return std::nullopt;
-      }
-      options.topologies = *list;
-    } else {
-      return std::nullopt;
-    }
-  }
-  return options;
+  const std::array<dnngraph_bench::ListOption, 2> lists{{
+      {"--entries", dnngraph_bench::list_into(options.entries, entry_count)},
+      {"--topologies", dnngraph_bench::list_into(options.topologies, topology_named)},
+  }};
+  const bool read = dnngraph_bench::parse_table_options(argc, argv, options.isolated, lists);
+  return read ? std::optional(options) : std::nullopt;
 }
 
 bool is_step(std::string_view what) {
@@ -408,28 +382,22 @@ bool is_step(std::string_view what) {
 }
 
 int table(const char* self, bool isolated, const Options& options) {
-  std::printf("\ndriver JIT cache %s\n",
-              isolated ? "isolated: an empty CUDA_CACHE_PATH for every step"
-                       : "kept: one CUDA_CACHE_PATH for a row's steps, empty at its first");
   std::vector<Row> rows;
-  bool failed = false;
   for (const Topology topo : options.topologies) {
     for (const std::int64_t entries : options.entries) {
       Row row;
       row.topology = topo;
       row.asked = entries;
-      const int code = run_row(self, isolated, row);
-      if (code == exit_no_device) {
-        std::printf("bench_kernel_cache_persist: needs a CUDA device\n");
-        return exit_no_device;
-      }
-      failed |= code != 0 || !row.save.ok || !row.load.ok || !row.cold.ok || !row.store_save.ok ||
-                !row.store_load.ok;
       rows.push_back(row);
     }
   }
-  print_rows(rows, isolated);
-  return failed ? 1 : 0;
+  const auto failed = [](const Row& row) {
+    return !row.save.ok || !row.load.ok || !row.cold.ok || !row.store_save.ok || !row.store_load.ok;
+  };
+  return dnngraph_bench::run_table(
+      "bench_kernel_cache_persist", isolated, std::move(rows),
+      [&](Row& row) { return run_row(self, isolated, row); }, failed,
+      [isolated](const std::vector<Row>& done) { print_rows(done, isolated); });
 }
 
 }  // namespace
@@ -453,15 +421,6 @@ int main(int argc, char* argv[]) {
   std::printf("kernel cache across processes, cuDNN %s, %s revision/size\n",
               dnngraph::cudnn_version_string(dnngraph::cudnn_runtime_version()).c_str(),
               std::string(dnngraph::KernelCache::introspection_path()).c_str());
-  int failed = 0;
-  for (const bool isolated : {true, false}) {
-    if (!options->isolated || *options->isolated == isolated) {
-      const int code = table(argv[0], isolated, *options);
-      if (code == exit_no_device) {
-        return exit_no_device;
-      }
-      failed |= code;
-    }
-  }
-  return failed;
+  return dnngraph_bench::each_jit_mode(
+      options->isolated, [&](bool isolated) { return table(argv[0], isolated, *options); });
 }
