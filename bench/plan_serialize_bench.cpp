@@ -260,9 +260,106 @@ int save(const dnngraph::Graph& g, const dnngraph::KernelCache* kc, const std::s
   return 0;
 }
 
+// The document a step loads before it builds, timed into m.doc_ms: cache, the kernel cache's
+// (into kc); plan, the plan's (returned). "" or why not.
+std::string load_document(Step what, const std::string& file, dnngraph::KernelCache* kc,
+                          std::optional<std::string>& plan, Measured& m) {
+  const auto start = Clock::now();
+  if (what == Step::Cache) {
+    const auto json = read_file(file + ".cache");
+    if (!json) {
+      return "cannot read " + file + ".cache";
+    }
+    if (auto loaded = kc->from_json(*json); !loaded) {
+      return "from_json: " + loaded.error().message;
+    }
+  } else if (what == Step::Plan) {
+    plan = read_file(file);
+    if (!plan) {
+      return "cannot read " + file;
+    }
+  }
+  m.doc_ms = ms_since(start);
+  return "";
+}
+
+// The first execute on the buffers, timed up to the device's synchronize into m.exec_ms (the
+// workspace allocated before, untimed); the output's bytes downloaded into `output`. "" or why
+// not.
+std::string first_execute(const dnngraph::Graph& g, const dnngraph::Handle& handle,
+                          const Buffers& buffers, Measured& m, std::vector<std::byte>& output) {
+  auto workspace_size = g.get_workspace_size();
+  if (!workspace_size) {
+    return "get_workspace_size: " + workspace_size.error().message;
+  }
+  auto workspace = DeviceBuffer::allocate(static_cast<std::size_t>(*workspace_size));
+  if (!workspace) {
+    return "workspace: " + workspace.error();
+  }
+  const auto start = Clock::now();
+  auto ran = g.execute(handle, buffers.pack, workspace->get());
+  auto synced = dnngraph::test::cuda_check(cudaDeviceSynchronize(), "after execute");
+  m.exec_ms = ms_since(start);
+  if (!ran) {
+    return "execute: " + ran.error().message;
+  }
+  if (!synced) {
+    return synced.error();
+  }
+  const DeviceBuffer& device = buffers.owned[buffers.output];
+  output.resize(device.size_bytes());
+  if (auto read = device.download(std::span(output)); !read) {
+    return "output: " + read.error();
+  }
+  return "";
+}
+
+// The RESULT line (equal=0|1 but in save; the plan document's size in plan).
+void print_result(Step what, const Measured& m, const dnngraph::PlanInfo& info,
+                  const std::string& differs, const std::optional<std::string>& plan) {
+  std::printf(
+      "RESULT %s ms=%.3f doc_ms=%.3f exec_ms=%.3f total_ms=%.3f handle_ms=%.3f heur=%lld "
+      "deserialized=%d hit=%d",
+      name_of(what), m.ms, m.doc_ms, m.exec_ms, m.doc_ms + m.ms + m.exec_ms, m.handle_ms,
+      static_cast<long long>(info.heuristics_queries), info.deserialized ? 1 : 0,
+      info.kernel_cache_hit ? 1 : 0);
+  if (what != Step::Save) {
+    std::printf(" equal=%d", differs.empty() ? 1 : 0);
+  }
+  if (plan) {
+    std::printf(" bytes=%lld", static_cast<long long>(plan->size()));
+  }
+  std::printf("  (%s)\n", info.describe().c_str());
+}
+
+// The step's checks after its RESULT line: 1 when one failed (each says why), else 0. An output
+// other than the saving process's fails only the plan step (a cold build may take another
+// config; the line says so).
+int judge(Step what, const dnngraph::PlanInfo& info, const std::string& wrong,
+          const std::string& differs) {
+  int code = 0;
+  if (!wrong.empty()) {
+    code = fail("output", wrong);
+  }
+  if (!differs.empty() && what == Step::Plan) {
+    code = fail("output", differs + " from the saving process's");
+  } else if (!differs.empty()) {
+    std::printf("note: output %s from the saving process's (%s)\n", differs.c_str(),
+                info.describe().c_str());
+  }
+  if (what == Step::Plan && info.heuristics_queries != 0) {
+    code = fail("plan", "deserialize() made " + std::to_string(info.heuristics_queries) +
+                            " heuristics queries; a saved plan needs none");
+  }
+  if (what == Step::Plan && !info.deserialized) {
+    code = fail("plan", "PlanInfo::deserialized is false after deserialize()");
+  }
+  return code;
+}
+
 int step(Step what, Topology topo, Kind kind, const std::string& file) {
   Measured m;
-  auto start = Clock::now();
+  const auto start = Clock::now();
   auto handle = dnngraph::Handle::create();
   m.handle_ms = ms_since(start);
   if (!handle) {
@@ -279,57 +376,26 @@ int step(Step what, Topology topo, Kind kind, const std::string& file) {
   if (auto made = make_buffers(g, buffers); !made.empty()) {
     return fail("buffers", made);
   }
-  std::optional<std::string> plan_document;
-  start = Clock::now();
-  if (what == Step::Cache) {
-    const auto json = read_file(file + ".cache");
-    if (!json) {
-      return fail("cache", "cannot read " + file + ".cache");
-    }
-    if (auto loaded = kc->from_json(*json); !loaded) {
-      return fail("from_json", loaded.error().message);
-    }
-  } else if (what == Step::Plan) {
-    plan_document = read_file(file);
-    if (!plan_document) {
-      return fail("plan", "cannot read " + file);
-    }
+  std::optional<std::string> plan;
+  if (auto loaded = load_document(what, file, kc.get(), plan, m); !loaded.empty()) {
+    return fail(name_of(what), loaded);
   }
-  m.doc_ms = ms_since(start);
-  start = Clock::now();
-  auto built =
-      plan_document ? g.deserialize(*handle, *plan_document) : g.build(*handle, build_modes);
-  m.ms = ms_since(start);
+  const auto build_start = Clock::now();
+  auto built = plan ? g.deserialize(*handle, *plan) : g.build(*handle, build_modes);
+  m.ms = ms_since(build_start);
   if (!built) {
-    return fail(plan_document ? "deserialize" : "build", built.error().message);
+    return fail(plan ? "deserialize" : "build", built.error().message);
   }
   auto info = g.plan_info();
-  auto workspace_size = g.get_workspace_size();
   if (!info) {
     return fail("plan_info", info.error().message);
   }
-  if (!workspace_size) {
-    return fail("get_workspace_size", workspace_size.error().message);
-  }
-  auto workspace = DeviceBuffer::allocate(static_cast<std::size_t>(*workspace_size));
-  if (!workspace) {
-    return fail("workspace", workspace.error());
-  }
-  start = Clock::now();
-  auto ran = g.execute(*handle, buffers.pack, workspace->get());
-  auto synced = dnngraph::test::cuda_check(cudaDeviceSynchronize(), "after execute");
-  m.exec_ms = ms_since(start);
-  if (!ran) {
-    return fail("execute", ran.error().message);
-  }
-  if (!synced) {
-    return fail("execute", synced.error());
-  }
-  std::vector<std::byte> output(buffers.owned[buffers.output].size_bytes());
-  if (auto read = buffers.owned[buffers.output].download(std::span(output)); !read) {
-    return fail("output", read.error());
+  std::vector<std::byte> output;
+  if (auto ran = first_execute(g, *handle, buffers, m, output); !ran.empty()) {
+    return fail(name_of(what), ran);
   }
   const std::string wrong = check_output(buffers.output_type, output);
+  std::string differs;
   if (what == Step::Save) {
     if (!wrong.empty()) {
       return fail("output", wrong);  // nothing to save that later steps could be compared with
@@ -337,45 +403,12 @@ int step(Step what, Topology topo, Kind kind, const std::string& file) {
     if (const int saved = save(g, kc.get(), file, output); saved != 0) {
       return saved;
     }
-  }
-  std::string differs;
-  if (what != Step::Save) {
+  } else {
     const auto saved = read_file(file + ".out");
     differs = saved ? compare_bytes(output, *saved) : "cannot read " + file + ".out";
   }
-  std::printf(
-      "RESULT %s ms=%.3f doc_ms=%.3f exec_ms=%.3f total_ms=%.3f handle_ms=%.3f heur=%lld "
-      "deserialized=%d hit=%d",
-      name_of(what), m.ms, m.doc_ms, m.exec_ms, m.doc_ms + m.ms + m.exec_ms, m.handle_ms,
-      static_cast<long long>(info->heuristics_queries), info->deserialized ? 1 : 0,
-      info->kernel_cache_hit ? 1 : 0);
-  if (what != Step::Save) {
-    std::printf(" equal=%d", differs.empty() ? 1 : 0);
-  }
-  if (plan_document) {
-    std::printf(" bytes=%lld", static_cast<long long>(plan_document->size()));
-  }
-  std::printf("  (%s)\n", info->describe().c_str());
-  int code = 0;
-  if (!wrong.empty()) {
-    code = fail("output", wrong);
-  }
-  if (!differs.empty()) {
-    if (what == Step::Plan) {
-      code = fail("output", differs + " from the saving process's");
-    } else {
-      std::printf("note: output %s from the saving process's (%s)\n", differs.c_str(),
-                  info->describe().c_str());
-    }
-  }
-  if (what == Step::Plan && info->heuristics_queries != 0) {
-    code = fail("plan", "deserialize() made " + std::to_string(info->heuristics_queries) +
-                            " heuristics queries; a saved plan needs none");
-  }
-  if (what == Step::Plan && !info->deserialized) {
-    code = fail("plan", "PlanInfo::deserialized is false after deserialize()");
-  }
-  return code;
+  print_result(what, m, *info, differs, plan);
+  return judge(what, *info, wrong, differs);
 }
 
 // ---- the table: every step of a row in a child process -------------------------------------
