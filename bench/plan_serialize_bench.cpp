@@ -7,7 +7,8 @@
 // runs it once. Each step times the document's load, build() or deserialize(), and the first
 // execute() up to the device's synchronize (the Handle's creation, the same in every step, apart)
 // and reports PlanInfo::heuristics_queries. `plan` must make no heuristics query, say
-// deserialized, and write the saving process's output bit for bit; the others' outputs are
+// deserialized, and write the saving process's output bit for bit (unless cuDNN notes the
+// engine nondeterministic: then a difference is said, not failed); the others' outputs are
 // compared too and said, not judged (another engine config is not wrong). Every output must be
 // finite and not all zero.
 // Topologies (bench/persist_graphs.hpp): fp16 matmul + bias + ReLU, fp16 NHWC conv 3x3 + bias +
@@ -314,15 +315,22 @@ std::string first_execute(const dnngraph::Graph& g, const dnngraph::Handle& hand
   return "";
 }
 
+// cuDNN's note that the engine's bits may differ from run to run: then no two processes' outputs
+// need be equal.
+bool nondeterministic(const dnngraph::PlanInfo& info) {
+  return std::ranges::find(info.numerical_notes, dnngraph::NumericalNote::Nondeterministic) !=
+         info.numerical_notes.end();
+}
+
 // The RESULT line (equal=0|1 but in save; the plan document's size in plan).
 void print_result(Step what, const Measured& m, const dnngraph::PlanInfo& info,
                   const std::string& differs, const std::optional<std::string>& plan) {
   std::printf(
       "RESULT %s ms=%.3f doc_ms=%.3f exec_ms=%.3f total_ms=%.3f handle_ms=%.3f heur=%lld "
-      "deserialized=%d hit=%d",
+      "deserialized=%d hit=%d nondeterministic=%d",
       name_of(what), m.ms, m.doc_ms, m.exec_ms, m.doc_ms + m.ms + m.exec_ms, m.handle_ms,
       static_cast<long long>(info.heuristics_queries), info.deserialized ? 1 : 0,
-      info.kernel_cache_hit ? 1 : 0);
+      info.kernel_cache_hit ? 1 : 0, nondeterministic(info) ? 1 : 0);
   if (what != Step::Save) {
     std::printf(" equal=%d", differs.empty() ? 1 : 0);
   }
@@ -333,15 +341,15 @@ void print_result(Step what, const Measured& m, const dnngraph::PlanInfo& info,
 }
 
 // The step's checks after its RESULT line: 1 when one failed (each says why), else 0. An output
-// other than the saving process's fails only the plan step (a cold build may take another
-// config; the line says so).
+// other than the saving process's fails only the plan step, and only with a deterministic engine
+// (a cold build may take another config; the line says so).
 int judge(Step what, const dnngraph::PlanInfo& info, const std::string& wrong,
           const std::string& differs) {
   int code = 0;
   if (!wrong.empty()) {
     code = fail("output", wrong);
   }
-  if (!differs.empty() && what == Step::Plan) {
+  if (!differs.empty() && what == Step::Plan && !nondeterministic(info)) {
     code = fail("output", differs + " from the saving process's");
   } else if (!differs.empty()) {
     std::printf("note: output %s from the saving process's (%s)\n", differs.c_str(),
@@ -420,8 +428,9 @@ struct StepResult {
   double handle_ms = -1, doc_ms = 0, ms = -1, exec_ms = -1;
   std::int64_t heur = -1;
   bool deserialized = false, hit = false;
-  std::optional<bool> equal;  // not in save
-  std::int64_t bytes = -1;    // plan: the document it loaded; save: the one it wrote
+  bool nondeterministic = false;  // cuDNN's note on the engine: bits may differ run to run
+  std::optional<bool> equal;      // not in save
+  std::int64_t bytes = -1;        // plan: the document it loaded; save: the one it wrote
   std::int64_t cache_bytes = -1;
   double serialize_ms = -1;
   [[nodiscard]] bool ok() const { return ran && exit_code == 0; }
@@ -455,6 +464,7 @@ StepResult run_step(const char* self, Step what, Topology topo, Kind kind, const
       r.heur = whole(line, "heur");
       r.deserialized = field(line, "deserialized").value_or(0) != 0;
       r.hit = field(line, "hit").value_or(0) != 0;
+      r.nondeterministic = field(line, "nondeterministic").value_or(0) != 0;
       if (const auto equal = field(line, "equal")) {
         r.equal = *equal != 0;
       }
@@ -554,9 +564,10 @@ void print_verdict(const Row& r, Step what, const char* jit) {
     std::printf("no result (the %s step failed)\n", s.ran ? "cold" : name_of(what));
     return;
   }
-  std::printf("%.1f ms vs cold %.1f ms (%s), heuristics %lld, bit-equal %s%s\n", s.first_ms(),
+  std::printf("%.1f ms vs cold %.1f ms (%s), heuristics %lld, bit-equal %s%s%s\n", s.first_ms(),
               cold.first_ms(), speedup_text(s, cold).c_str(), static_cast<long long>(s.heur),
-              equal_text(s), s.ok() ? "" : " (a check failed: the step's lines above say which)");
+              equal_text(s), s.nondeterministic ? " (a nondeterministic engine)" : "",
+              s.ok() ? "" : " (a check failed: the step's lines above say which)");
 }
 
 // One row as one line of JSON; null for what a failed step did not give.
@@ -579,6 +590,8 @@ std::string json_line(const Row& r, bool isolated) {
     json.add(key + "_handle_ms", number(s, s.handle_ms));
     json.add(key + "_heuristics", count(s, s.heur));
     json.add(key + "_equal", JsonLine::flag(s.ran ? s.equal : std::nullopt));
+    json.add(key + "_nondeterministic",
+             JsonLine::flag(s.ran ? std::optional(s.nondeterministic) : std::nullopt));
     json.add(key + "_ok", JsonLine::flag(s.ok()));
   };
   const StepResult& save = r[Step::Save];
