@@ -382,6 +382,25 @@ class Graph {
   // the one at policy.plan_index, or the pinned policy.engine (docs/plan-control.md).
   [[nodiscard]] Result<void> build(const Handle& handle, const std::vector<HeuristicMode>& modes,
                                    const PlanPolicy& policy);
+  // After build() (or deserialize()): the built plan as a text document (JSON) for deserialize()
+  // in another process: the loaded cuDNN's version, the GPU (name and compute capability of the
+  // CUDA context current on this thread), key(), the engine config and its notes, and cuDNN's
+  // own plan document (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION) where the engine gives
+  // one. Not for graphs with set_override_shape_enabled (InvalidState). The document holds no
+  // tensor data and no by-value scalars; like a kernel cache document, load only what your own
+  // processes wrote (a digest catches a cut or changed plan, not a crafted one).
+  [[nodiscard]] Result<std::string> serialize() const;
+  // Instead of build(): the same graph described again (same tensors, uids, nodes, settings;
+  // checked through key()), then its plan taken from serialize()'s document on `handle` with no
+  // heuristics query — cuDNN's plan document finalized, or the saved engine config where the
+  // document has none. Refused before anything is made when the document is not one
+  // serialize() wrote (InvalidJson), the loaded cuDNN or the handle's GPU differ from the
+  // document's (InvalidState, naming both), or the graph's key differs (InvalidAttribute,
+  // naming both). plan_info() then says deserialized; build_plan_at and autotune rank under
+  // the document's heuristics mode. With a kernel cache, later builds of other shapes take the
+  // document's engine config first.
+  [[nodiscard]] Result<void> deserialize(const Handle& handle, std::string_view document);
+
   // After build(): how many candidates the plan policy's filters left, in heuristics order of
   // the modes given (duplicates removed), so build_plan_at(0 .. plan_count() - 1) can try each.
   // An error when the build ranked none (a pinned engine, or a kernel cache's known config).
@@ -454,6 +473,13 @@ class Graph {
                                            const PlanPolicy& policy);
   void record(Error error);
   [[nodiscard]] Result<std::string> key_of_lowering(bool with_shapes);
+  // deserialize() without its log line.
+  [[nodiscard]] Result<void> deserialize_checked(const Handle& handle, std::string_view text);
+  // key_of_lowering on the graph as last validated (check_validated first).
+  [[nodiscard]] Result<std::string> key_of_validated(bool with_shapes) const;
+  // What build() and deserialize() check before making anything: the settings, the handle, the
+  // graph complete and valid; `call` names the caller in the errors.
+  [[nodiscard]] Result<void> check_before_build(const Handle& handle, std::string_view call);
   [[nodiscard]] Result<void> validate_filling();
   // build() needs a complete graph: every tensor read by a node or produced by one, and every
   // virtual node output read by another node.

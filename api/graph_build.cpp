@@ -51,10 +51,11 @@ std::unexpected<Error> logged_failure(std::string_view call, const Error& error)
 }
 
 // A kernel cache on a graph without dynamic shapes: its plans could never use it.
-std::unexpected<Error> cache_needs_dynamic_shapes() {
+std::unexpected<Error> cache_needs_dynamic_shapes(std::string_view call) {
   return make_error(ErrorCode::InvalidAttribute,
-                    "build: a kernel cache applies only to dynamic-shape graphs; call "
-                    "set_dynamic_shape_enabled(true) or remove the cache");
+                    std::string(call) +
+                        ": a kernel cache applies only to dynamic-shape graphs; call "
+                        "set_dynamic_shape_enabled(true) or remove the cache");
 }
 
 }  // namespace
@@ -85,36 +86,29 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
   return built;
 }
 
-Result<void> Graph::build_checked(const Handle& handle, const std::vector<HeuristicMode>& modes,
-                                  const PlanPolicy& policy) {
+Result<void> Graph::check_before_build(const Handle& handle, std::string_view call) {
+  const std::string prefix = std::string(call) + ": ";
   if (kernel_cache_ && !dynamic_shape_) {
-    return cache_needs_dynamic_shapes();
+    return cache_needs_dynamic_shapes(call);
   }
   if (!deferred_error_) {
     if (auto complete = check_complete(); !complete) {
       return complete;
     }
   }
-  for (std::size_t i = 0; i < modes.size(); ++i) {
-    if (!is_known(modes[i])) {
-      return make_error(ErrorCode::InvalidAttribute,
-                        "build: heuristic mode " + std::to_string(i) + " has the value " +
-                            std::to_string(static_cast<int>(modes[i])) +
-                            ", which is none of A, B, Fallback");
-    }
-  }
   if (handle.empty()) {
     return make_error(ErrorCode::InvalidHandle,
-                      "build: the Handle is empty; create one with Handle::create()");
+                      prefix + "the Handle is empty; create one with Handle::create()");
   }
   // The variant pack's override attributes, in the headers compiled against and the library
   // loaded now.
   if (override_shape_ && !backend::available(backend::Feature::VariantPackOverrides)) {
-    return std::unexpected(detail::version_too_old(backend::Feature::VariantPackOverrides,
-                                                   "build: set_override_shape_enabled"));
+    return std::unexpected(
+        detail::version_too_old(backend::Feature::VariantPackOverrides,
+                                std::string(call) + ": set_override_shape_enabled"));
   }
   if (nodes_.empty() && !deferred_error_) {
-    return make_error(ErrorCode::InvalidAttribute, "build: the graph has no operations");
+    return make_error(ErrorCode::InvalidAttribute, prefix + "the graph has no operations");
   }
   if (auto ok = validate(); !ok) {
     return ok;
@@ -124,10 +118,26 @@ Result<void> Graph::build_checked(const Handle& handle, const std::vector<Heuris
   if (override_shape_) {
     if (auto checked = detail::check_overrides({}, tensors_, nodes_); !checked) {
       return make_error(checked.error().code,
-                        "build: set_override_shape_enabled: " + checked.error().message +
+                        prefix + "set_override_shape_enabled: " + checked.error().message +
                             ". Build without overrides: a static graph per shape, or a "
                             "dynamic-shape graph with a kernel cache");
     }
+  }
+  return {};
+}
+
+Result<void> Graph::build_checked(const Handle& handle, const std::vector<HeuristicMode>& modes,
+                                  const PlanPolicy& policy) {
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    if (!is_known(modes[i])) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        "build: heuristic mode " + std::to_string(i) + " has the value " +
+                            std::to_string(static_cast<int>(modes[i])) +
+                            ", which is none of A, B, Fallback");
+    }
+  }
+  if (auto ok = check_before_build(handle, "build"); !ok) {
+    return ok;
   }
   auto built = detail::BuiltGraph::build(Builder::view(*this), {.handle = handle.native(),
                                                                 .modes = modes,
@@ -295,7 +305,7 @@ Result<void> GraphAccess::build_kernel_cache(Graph& graph) {
                       "build_kernel_cache: the graph has no kernel cache (set_kernel_cache)");
   }
   if (!graph.dynamic_shape_) {
-    return cache_needs_dynamic_shapes();
+    return cache_needs_dynamic_shapes("build");
   }
   if (auto ok = graph.validate(); !ok) {
     return ok;

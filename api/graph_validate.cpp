@@ -508,6 +508,10 @@ Result<std::string> Graph::key_of_lowering(bool with_shapes) {
   if (auto ok = validate(); !ok) {
     return std::unexpected(ok.error());
   }
+  return key_of_validated(with_shapes);
+}
+
+Result<std::string> Graph::key_of_validated(bool with_shapes) const {
   const backend::AttributeLog log;  // records the lowering below, on this thread
   auto lowered = detail::lower_graph(Builder::view(*this));
   if (!lowered) {

@@ -229,6 +229,10 @@ std::string PlanInfo::describe() const {
   if (kernel_cache_hit) {
     out += ", kernel cache hit";
   }
+  if (deserialized) {
+    out += plan_from_document ? ", deserialized (cuDNN's plan document)"
+                              : ", deserialized (engine config finalized again)";
+  }
   if (plan_index >= 0) {
     out += ", candidate " + std::to_string(plan_index) + " of " + std::to_string(plan_count);
   }

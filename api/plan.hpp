@@ -107,6 +107,13 @@ struct PlanInfo {
   bool from_cached_config = false;
   // The kernel cache held this config's kernel before the plan was finalized (no compilation).
   bool kernel_cache_hit = false;
+  // Heuristics queries this build made (one per mode ranked; none for a pinned config, a
+  // kernel cache's known config or a deserialized plan).
+  std::int64_t heuristics_queries = 0;
+  // The plan came from Graph::deserialize(): cuDNN's plan document when it had one
+  // (plan_from_document), else the document's engine config finalized again.
+  bool deserialized = false;
+  bool plan_from_document = false;
   // With set_override_shape_enabled: how overrides reach cuDNN ("operation graph override
   // flag (cuDNN >= 9.21)" or "dynamic-shape graph (cuDNN < 9.21)") and how the workspace for
   // them is found ("cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)" or "a plan built for

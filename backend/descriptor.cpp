@@ -6,6 +6,10 @@
 #include "backend/features.hpp"
 #include "backend/library.hpp"
 
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -100,12 +104,33 @@ void Descriptor::reset() noexcept {
   finalized_ = false;
 }
 
+namespace {
+
+// finalize_count's counters, by descriptor type; types past the table (none in cuDNN 9.28) are
+// not counted.
+constexpr std::size_t counted_types = 64;
+std::array<std::atomic<std::int64_t>, counted_types> finalized_by_type{};
+
+void count_finalize(cudnnBackendDescriptorType_t type) noexcept {
+  if (const auto i = static_cast<std::size_t>(type); i < counted_types) {
+    finalized_by_type[i].fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace
+
+std::int64_t finalize_count(cudnnBackendDescriptorType_t type) noexcept {
+  const auto i = static_cast<std::size_t>(type);
+  return i < counted_types ? finalized_by_type[i].load(std::memory_order_relaxed) : 0;
+}
+
 Expected<void> Descriptor::finalize() {
   auto ok = call_described(
       [this] { return "cudnnBackendFinalize(" + std::string(descriptor_type_name(type_)) + ")"; },
       [&] { return lib::cudnnBackendFinalize(raw_); });
   if (ok) {
     finalized_ = true;
+    count_finalize(type_);
   }
   return ok;
 }

@@ -125,6 +125,10 @@ struct AttributeType<cudnnBackendBehaviorNote_t> {
 
 // "OperationGraph" for CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, used in error contexts.
 [[nodiscard]] std::string_view descriptor_type_name(cudnnBackendDescriptorType_t type) noexcept;
+// Successful cudnnBackendFinalize calls on descriptors of `type` in this process, all threads
+// together: how a test or a bench tells which cuDNN work a call did (a heuristics query is a
+// finalized CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR).
+[[nodiscard]] std::int64_t finalize_count(cudnnBackendDescriptorType_t type) noexcept;
 
 class Descriptor {
  public:

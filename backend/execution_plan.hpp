@@ -5,7 +5,9 @@
 #include "backend/engine_config.hpp"
 #include "backend/kernel_cache.hpp"
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace dnngraph::backend {
 
@@ -34,6 +36,12 @@ class ExecutionPlan final : public Descriptor {
   // CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION of a finalized plan.
   [[nodiscard]] Expected<std::string> json() const {
     return get_string(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION));
+  }
+  // The plan json() gave (in this cuDNN version, on this GPU), set instead of an engine config
+  // before finalize: cudnn-frontend's loadFromJson sets it, then the handle, then finalizes.
+  [[nodiscard]] Expected<void> set_json(std::string_view json) {
+    return set_raw(DNNGRAPH_ATTRIBUTE(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION),
+                   CUDNN_TYPE_CHAR, static_cast<std::int64_t>(json.size()), json.data(), 1);
   }
 
  private:

@@ -8,6 +8,7 @@
 #include "backend/features.hpp"
 #include "backend/version.hpp"
 #include "detail/cache/kernel_cache_access.hpp"
+#include "detail/common/in_order.hpp"
 #include "detail/cudnn/cudnn_error.hpp"
 #include "detail/cudnn/known_issues.hpp"
 #include "detail/plan/plan_choice.hpp"
@@ -272,16 +273,80 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::build(const GraphView& gra
   if (!chosen) {
     return std::unexpected(chosen.error());
   }
-  auto built = std::make_unique<BuiltGraph>(std::move(topology->lowered),
-                                            std::move(topology->graph), std::move(chosen->plan),
-                                            std::move(chosen->info), std::move(topology->cache));
+  return assemble(graph, request, std::move(*topology), std::move(chosen->plan),
+                  std::move(chosen->info));
+}
+
+namespace {
+
+// cuDNN's plan document finalized on `handle`, as cudnn-frontend's loadFromJson does it: the
+// document, then the handle, then finalize.
+Result<backend::ExecutionPlan> plan_from_document(cudnnHandle_t handle, std::string_view text) {
+  auto plan = backend::ExecutionPlan::create();
+  if (!plan) {
+    return std::unexpected(cudnn_error(plan.error(), "deserialize: execution plan"));
+  }
+  if (auto ok =
+          in_order([&] { return plan->set_json(text); }, [&] { return plan->set_handle(handle); },
+                   [&] { return plan->finalize(); });
+      !ok) {
+    return std::unexpected(cudnn_error(
+        ok.error(), "deserialize: cuDNN did not take the document's plan (build() instead)"));
+  }
+  return std::move(*plan);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::load(const GraphView& graph,
+                                                           const BuildRequest& request,
+                                                           const SavedPlan& saved) {
+  auto topology = bind_topology(graph, request);
+  if (!topology) {
+    return std::unexpected(topology.error());
+  }
+  PlanInfo info = saved.info;
+  const EngineChoice choice = info.choice();
+  auto plan = saved.cudnn_plan
+                  ? plan_from_document(request.handle, *saved.cudnn_plan)
+                  : plan_for_choice(topology->graph, request.handle, choice, topology->cache.get());
+  if (!plan) {
+    return std::unexpected(plan.error());
+  }
+  auto workspace = plan->workspace_size();
+  if (!workspace) {
+    return std::unexpected(cudnn_error(workspace.error(), "deserialize: workspace size"));
+  }
+  if (topology->cache) {  // later builds of other shapes take this config first
+    KernelCacheAccess::remember(*topology->cache, choice);
+  }
+  info.workspace_size = *workspace;
+  info.candidates_tried = 1;
+  info.heuristics_queries = 0;
+  info.plan_count = -1;
+  info.plan_index = -1;
+  info.from_cached_config = false;
+  info.kernel_cache_hit = false;
+  info.deserialized = true;
+  info.plan_from_document = saved.cudnn_plan.has_value();
+  return assemble(graph, request, std::move(*topology), std::move(*plan), std::move(info));
+}
+
+Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::assemble(const GraphView& graph,
+                                                               const BuildRequest& request,
+                                                               Topology topology,
+                                                               backend::ExecutionPlan plan,
+                                                               PlanInfo info) {
+  auto built =
+      std::make_unique<BuiltGraph>(std::move(topology.lowered), std::move(topology.graph),
+                                   std::move(plan), std::move(info), std::move(topology.cache));
   auto workspace_rows = built->lay_out_workspace_tensors(graph);
   if (!workspace_rows) {
     return std::unexpected(workspace_rows.error());
   }
   built->assemble_io(graph, std::move(*workspace_rows));
   if (request.override_shape) {
-    built->enable_overrides(topology->native_override);
+    built->enable_overrides(topology.native_override);
   }
   return built;
 }

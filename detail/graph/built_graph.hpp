@@ -109,15 +109,31 @@ struct Topology {
 // request's, or one of the graph's own for override shapes through a dynamic-shape graph.
 [[nodiscard]] Result<Topology> bind_topology(const GraphView& graph, const BuildRequest& request);
 
+// What Graph::deserialize() gives in place of plan choice: the engine config and notes the
+// plan was chosen with, and cuDNN's plan document when the engine gave one.
+struct SavedPlan {
+  PlanInfo info;  // mode, engine_id, knobs and notes; the rest is the load's
+  const std::optional<std::string>& cudnn_plan;
+};
+
 class BuiltGraph {
  public:
   // Lowers the (validated) graph, makes the operation graph and chooses the plan; then lays out
   // the tables and the workspace execute reads.
   [[nodiscard]] static Result<std::unique_ptr<const BuiltGraph>> build(const GraphView& graph,
                                                                        const BuildRequest& request);
+  // build() with the saved plan instead of plan choice: no heuristics query. The plan is
+  // cuDNN's document finalized on the request's handle, or without one the saved engine config
+  // finalized (attached to the request's kernel cache, if any).
+  [[nodiscard]] static Result<std::unique_ptr<const BuiltGraph>> load(const GraphView& graph,
+                                                                      const BuildRequest& request,
+                                                                      const SavedPlan& saved);
 
   [[nodiscard]] const PlanInfo& info() const noexcept { return info_; }
   [[nodiscard]] bool override_enabled() const noexcept { return override_enabled_; }
+  // cuDNN's document of the plan (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION), or cuDNN's
+  // refusal (an engine that does not serialize).
+  [[nodiscard]] backend::Expected<std::string> plan_document() const { return plan_.json(); }
 
   // Checks overrides against the graph (once per distinct set; see OverrideMemo).
   [[nodiscard]] Result<std::shared_ptr<const CheckedOverrides>> check(const Overrides& overrides,
@@ -142,7 +158,10 @@ class BuiltGraph {
         cache_(std::move(cache)) {}
 
  private:
-  // build()'s phases once the plan is chosen, in its order.
+  // build()'s and load()'s phases once the plan is made, in their order.
+  [[nodiscard]] static Result<std::unique_ptr<const BuiltGraph>> assemble(
+      const GraphView& graph, const BuildRequest& request, Topology topology,
+      backend::ExecutionPlan plan, PlanInfo info);
   struct IoEntry;  // one row of the io tables below, before they are sorted
   // Gives each workspace tensor its place in the caller's workspace (tensor_workspace_ bytes in
   // all, counted in info_.workspace_size); their io rows, or which one has no settled layout.

@@ -440,6 +440,7 @@ Result<ChosenPlan> choose_plan(const PlanRequest& request) {
   const auto chose = [&](ChosenPlan& found, std::size_t index) -> Result<ChosenPlan> {
     found.info.plan_count = count;
     found.info.plan_index = gsl::narrow_cast<std::int64_t>(index);
+    found.info.heuristics_queries = gsl::narrow_cast<std::int64_t>(request.modes.size());
     return std::move(found);
   };
   const auto try_at = [&](std::size_t index) -> Step { return search.attempt(ranked[index]); };

@@ -876,6 +876,26 @@ void def_run(nb::class_<PyGraph>& cls) {
           "build() under a PlanPolicy: its filters, and the first plan, the one at\n"
           "policy.plan_index, or the pinned policy.engine (docs/plan-control.md).")
       .def(
+          "serialize",
+          [](PyGraph& g) {
+            const auto locked = lock(g);
+            return unwrap(g.graph.serialize());
+          },
+          "After build(): the built plan as a JSON text for deserialize() in another process\n"
+          "(cuDNN version, GPU, key(), engine config, cuDNN's plan document where the engine\n"
+          "gives one). Load only documents your own processes wrote.")
+      .def(
+          "deserialize",
+          [](PyGraph& g, const Handle& handle, const std::string& document) {
+            run_unlocked(g, [&](Graph& gr) { return gr.deserialize(handle, document); });
+            remember_build(g);
+          },
+          "handle"_a, "document"_a,
+          "Instead of build(): the same graph described again, its plan taken from serialize()'s\n"
+          "document with no heuristics query. Raises when the document is not serialize()'s, the\n"
+          "cuDNN version or GPU differ, or this graph's key() is not the document's. The GIL is\n"
+          "released meanwhile.")
+      .def(
           "plan_count",
           [](PyGraph& g) {
             const auto locked = lock(g);

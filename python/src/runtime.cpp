@@ -133,6 +133,12 @@ void bind_reports(nb::module_& m) {
       .def_ro("candidates_tried", &PlanInfo::candidates_tried)
       .def_ro("from_cached_config", &PlanInfo::from_cached_config)
       .def_ro("kernel_cache_hit", &PlanInfo::kernel_cache_hit)
+      .def_ro("heuristics_queries", &PlanInfo::heuristics_queries,
+              "Heuristics queries the build made: one per mode ranked, 0 for a pinned config, a "
+              "kernel cache's known config or a deserialized plan.")
+      .def_ro("deserialized", &PlanInfo::deserialized, "The plan came from Graph.deserialize().")
+      .def_ro("plan_from_document", &PlanInfo::plan_from_document,
+              "Deserialized from cuDNN's plan document (else the engine config, finalized again).")
       .def_ro("override_path", &PlanInfo::override_path)
       .def_ro("override_workspace_path", &PlanInfo::override_workspace_path)
       .def_ro("numerical_notes", &PlanInfo::numerical_notes)

@@ -1,0 +1,167 @@
+// dnngraph::Graph, the plan-document part: serialize() writes the built plan with what it was
+// made for (cuDNN, GPU, graph key); deserialize() checks those against this process and graph,
+// then takes the plan without plan choice (detail::BuiltGraph::load).
+#include "api/graph.hpp"
+
+#include "backend/handle.hpp"
+#include "backend/version.hpp"
+#include "detail/common/cuda_driver.hpp"
+#include "detail/common/logging.hpp"
+#include "detail/cudnn/cudnn_error.hpp"
+#include "detail/graph/built_graph.hpp"
+#include "detail/graph/graph_builder.hpp"
+#include "detail/plan/plan_document.hpp"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace dnngraph {
+
+using Builder = detail::GraphBuilder;
+
+namespace {
+
+Error no_override_plans(std::string_view call) {
+  return Error{ErrorCode::InvalidState,
+               std::string(call) +
+                   ": plans of graphs with set_override_shape_enabled are not serialized (their "
+                   "execute-time paths are not measured from a document); build() them"};
+}
+
+// The GPU `handle`'s stream runs on (the current context's with the default stream).
+Result<detail::GpuIdentity> gpu_of_handle(const Handle& handle, std::string_view call) {
+  auto stream = backend::get_stream(handle.native());
+  if (!stream) {
+    return std::unexpected(detail::cudnn_error(stream.error(), std::string(call) + ": stream"));
+  }
+  return detail::gpu_of(*stream, call);
+}
+
+}  // namespace
+
+Result<std::string> Graph::serialize() const {
+  if (!built_) {
+    return make_error(ErrorCode::NotBuilt, "serialize: the graph is not built; call build() first");
+  }
+  if (built_->override_enabled()) {
+    return std::unexpected(no_override_plans("serialize"));
+  }
+  if (auto ok = check_validated("serialize"); !ok) {
+    return std::unexpected(ok.error());
+  }
+  auto key = key_of_validated(true);
+  if (!key) {
+    return std::unexpected(key.error());
+  }
+  auto gpu = detail::gpu_of(nullptr, "serialize");
+  if (!gpu) {
+    return std::unexpected(gpu.error());
+  }
+  const PlanInfo& info = built_->info();
+  detail::PlanDocument document{.cudnn_version = backend::runtime_version(),
+                                .gpu = std::move(*gpu),
+                                .key = std::move(*key),
+                                .dynamic_shape = dynamic_shape_,
+                                .mode = info.mode,
+                                .engine = info.choice(),
+                                .numerical_notes = info.numerical_notes,
+                                .behavior_notes = info.behavior_notes,
+                                .cudnn_plan = std::nullopt};
+  // Engines that give no plan document (cudnn-frontend's notes: only runtime-compiled ones
+  // serialize) are saved by their config, which deserialize() finalizes again.
+  if (auto text = built_->plan_document()) {
+    document.cudnn_plan = std::move(*text);
+  } else {
+    detail::log_info([&] {
+      return "serialize: cuDNN gave no plan document for engine " + std::to_string(info.engine_id) +
+             " (" + text.error().to_string() + "); the document keeps the engine config";
+    });
+  }
+  return detail::to_json(document);
+}
+
+Result<void> Graph::deserialize(const Handle& handle, std::string_view text) {
+  const bool logging = detail::log_enabled(LogLevel::Info);
+  const auto started =
+      logging ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  auto loaded = deserialize_checked(handle, text);
+  if (logging) {
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
+    detail::emit(LogLevel::Info,
+                 "deserialize '" + name_ + "'" +
+                     (loaded ? ": " + built_->info().describe()
+                             : ": failed, " + std::string(to_string(loaded.error().code)) + ": " +
+                                   loaded.error().message) +
+                     "; " + std::to_string(ms) + " ms");
+  }
+  return loaded;
+}
+
+Result<void> Graph::deserialize_checked(const Handle& handle, std::string_view text) {
+  if (override_shape_) {
+    return std::unexpected(no_override_plans("deserialize"));
+  }
+  if (auto ok = check_before_build(handle, "deserialize"); !ok) {
+    return ok;
+  }
+  auto document = detail::parse_plan_document(text);
+  if (!document) {
+    return std::unexpected(document.error());
+  }
+  if (const std::int64_t loaded = backend::runtime_version(); document->cudnn_version != loaded) {
+    return make_error(ErrorCode::InvalidState,
+                      "deserialize: the plan was made with cuDNN " +
+                          backend::version_string(document->cudnn_version) + "; cuDNN " +
+                          backend::version_string(loaded) +
+                          " is loaded: build() instead (plans do not move between versions)");
+  }
+  auto gpu = gpu_of_handle(handle, "deserialize");
+  if (!gpu) {
+    return std::unexpected(gpu.error());
+  }
+  if (*gpu != document->gpu) {
+    return make_error(ErrorCode::InvalidState,
+                      "deserialize: the plan was made on " + detail::describe(document->gpu) +
+                          "; the handle's GPU is " + detail::describe(*gpu) + ": build() instead");
+  }
+  auto key = key_of_validated(true);
+  if (!key) {
+    return std::unexpected(key.error());
+  }
+  if (*key != document->key) {
+    return make_error(ErrorCode::InvalidAttribute,
+                      "deserialize: this graph's key() is " + *key + ", the document's " +
+                          document->key +
+                          ": describe the graph that was serialized (the same tensors, uids, "
+                          "dims, strides, types, nodes and settings), or build() this one");
+  }
+  PlanInfo info;
+  info.mode = document->mode;
+  info.engine_id = document->engine.engine_id;
+  info.knobs = document->engine.knobs;
+  info.numerical_notes = document->numerical_notes;
+  info.behavior_notes = document->behavior_notes;
+  const std::vector<HeuristicMode> modes{document->mode};
+  auto built =
+      detail::BuiltGraph::load(Builder::view(*this),
+                               {.handle = handle.native(),
+                                .modes = modes,
+                                .cache = kernel_cache_,
+                                .dynamic_shape = dynamic_shape_,
+                                .cache_first = cache_first_,
+                                .override_shape = false,
+                                .policy = nullptr},
+                               {.info = std::move(info), .cudnn_plan = document->cudnn_plan});
+  if (!built) {
+    return std::unexpected(built.error());
+  }
+  built_ = std::move(*built);
+  built_modes_ = modes;
+  built_policy_ = PlanPolicy{};
+  return {};
+}
+
+}  // namespace dnngraph
