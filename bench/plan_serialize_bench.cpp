@@ -327,10 +327,11 @@ void print_result(Step what, const Measured& m, const dnngraph::PlanInfo& info,
                   const std::string& differs, const std::optional<std::string>& plan) {
   std::printf(
       "RESULT %s ms=%.3f doc_ms=%.3f exec_ms=%.3f total_ms=%.3f handle_ms=%.3f heur=%lld "
-      "deserialized=%d hit=%d nondeterministic=%d",
+      "deserialized=%d from_document=%d hit=%d nondeterministic=%d",
       name_of(what), m.ms, m.doc_ms, m.exec_ms, m.doc_ms + m.ms + m.exec_ms, m.handle_ms,
       static_cast<long long>(info.heuristics_queries), info.deserialized ? 1 : 0,
-      info.kernel_cache_hit ? 1 : 0, nondeterministic(info) ? 1 : 0);
+      info.plan_from_document ? 1 : 0, info.kernel_cache_hit ? 1 : 0,
+      nondeterministic(info) ? 1 : 0);
   if (what != Step::Save) {
     std::printf(" equal=%d", differs.empty() ? 1 : 0);
   }
@@ -428,6 +429,7 @@ struct StepResult {
   double handle_ms = -1, doc_ms = 0, ms = -1, exec_ms = -1;
   std::int64_t heur = -1;
   bool deserialized = false, hit = false;
+  bool from_document = false;     // deserialized from cuDNN's plan document, not the engine config
   bool nondeterministic = false;  // cuDNN's note on the engine: bits may differ run to run
   std::optional<bool> equal;      // not in save
   std::int64_t bytes = -1;        // plan: the document it loaded; save: the one it wrote
@@ -463,6 +465,7 @@ StepResult run_step(const char* self, Step what, Topology topo, Kind kind, const
       r.exec_ms = field(line, "exec_ms").value_or(-1);
       r.heur = whole(line, "heur");
       r.deserialized = field(line, "deserialized").value_or(0) != 0;
+      r.from_document = field(line, "from_document").value_or(0) != 0;
       r.hit = field(line, "hit").value_or(0) != 0;
       r.nondeterministic = field(line, "nondeterministic").value_or(0) != 0;
       if (const auto equal = field(line, "equal")) {
@@ -525,13 +528,18 @@ int run_row(const char* self, bool isolated, Row& row) {
 }
 
 // "12.3 (0.4+10.2+1.7) h2": the first call, then the document's load, build or deserialize and
-// the first execute, and the heuristics queries; "failed" when the step printed no result.
+// the first execute, and the heuristics queries; a kernel cache hit, and where a deserialized
+// plan came from (cuDNN's plan document, or the engine config finalized again); "failed" when
+// the step printed no result.
 std::string step_text(const StepResult& s) {
   if (!s.ran) {
     return "failed";
   }
   return fixed(s.first_ms(), "%.1f") + " (" + fixed(s.doc_ms, "%.1f") + "+" + fixed(s.ms, "%.1f") +
-         "+" + fixed(s.exec_ms, "%.1f") + ") h" + std::to_string(s.heur) + (s.hit ? " hit" : "");
+         "+" + fixed(s.exec_ms, "%.1f") + ") h" + std::to_string(s.heur) + (s.hit ? " hit" : "") +
+         (!s.deserialized   ? ""
+          : s.from_document ? " doc"
+                            : " config");
 }
 
 // The cold first call over this one's: above 1, the document made the first call faster.
@@ -612,6 +620,8 @@ std::string json_line(const Row& r, bool isolated) {
   step("plan", plan);
   json.add("plan_deserialized",
            JsonLine::flag(plan.ran ? std::optional(plan.deserialized) : std::nullopt));
+  json.add("plan_from_document",
+           JsonLine::flag(plan.ran ? std::optional(plan.from_document) : std::nullopt));
   const auto x = speedup(plan, r[Step::Cold]);
   json.add("plan_speedup", x ? fixed(*x) : std::string("null"));
   return json.text();
