@@ -112,7 +112,7 @@ bool has_row(Topology t, Kind k) { return t != Topology::Sdpa || k == Kind::Stat
 
 // ---- one step, in its own process ------------------------------------------------------------
 
-// Builds the same as every step: heuristics A, the first plan that finalizes.
+// Every build here, save's and the others': heuristics A, the first plan that finalizes.
 const std::vector<dnngraph::HeuristicMode> build_modes{dnngraph::HeuristicMode::A};
 
 std::optional<std::string> read_file(const std::string& path) {
