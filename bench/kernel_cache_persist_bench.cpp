@@ -24,14 +24,14 @@
 // Exit 77 without a CUDA device, 1 when a step failed, 2 for a bad command line.
 import dnngraph;
 
-#include <sys/wait.h>
+#include "child_steps.hpp"
+#include "persist_graphs.hpp"
+#include "timing.hpp"
 
 #include <array>
 #include <charconv>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -45,120 +45,21 @@ import dnngraph;
 
 namespace {
 
-using Dims = std::vector<std::int64_t>;
-using Clock = std::chrono::steady_clock;
+using dnngraph_bench::Clock;
+using dnngraph_bench::exit_no_device;
+using dnngraph_bench::field;
+using dnngraph_bench::fixed;
+using dnngraph_bench::JsonLine;
+using dnngraph_bench::ms_since;
+using dnngraph_bench::persist::name_of;
+using dnngraph_bench::persist::store_name_of;
+using dnngraph_bench::persist::Topology;
 
-constexpr int exit_no_device = 77;
-
-enum class Topology : std::uint8_t { Matmul, Conv, Layernorm };
-
+// Attention has no dynamic-shape graph to load a kernel cache into (persist_graphs.hpp).
 constexpr std::array all_topologies{Topology::Matmul, Topology::Conv, Topology::Layernorm};
 
-const char* name_of(Topology t) {
-  switch (t) {
-    case Topology::Matmul: return "matmul";
-    case Topology::Conv: return "conv";
-    case Topology::Layernorm: return "layernorm";
-  }
-  return "?";
-}
-
-// The store's key name per topology.
-std::string_view store_name_of(Topology t) {
-  switch (t) {
-    case Topology::Matmul: return "matmul_bias_relu_fp16";
-    case Topology::Conv: return "conv_bias_relu_fp16";
-    case Topology::Layernorm: return "layernorm_inference_bf16";
-  }
-  return "?";
-}
-
 std::optional<Topology> topology_named(std::string_view name) {
-  for (const Topology t : all_topologies) {
-    if (std::string_view(name_of(t)) == name) {
-      return t;
-    }
-  }
-  return std::nullopt;
-}
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-// Matmul + bias + ReLU or NHWC conv 3x3 + bias + ReLU, fp16.
-dnngraph::Graph make_fused_graph(bool conv, bool second_shape,
-                                 const std::shared_ptr<dnngraph::KernelCache>& kc) {
-  using namespace dnngraph;
-  Graph g;
-  g.set_io_data_type(DataType::Half).set_compute_data_type(DataType::Float);
-  g.set_dynamic_shape_enabled(true).set_kernel_cache(kc);
-  std::shared_ptr<TensorAttributes> y;
-  std::shared_ptr<TensorAttributes> bias;
-  if (conv) {
-    const std::int64_t n = second_shape ? 4 : 1, hw = second_shape ? 28 : 56;
-    const Dims xd{n, 64, hw, hw}, wd{64, 64, 3, 3}, bd{1, 64, 1, 1};
-    auto x = g.tensor(TensorAttributes().set_name("X").set_uid(1).set_dim(xd).set_stride(
-        channels_last_strides(xd)));
-    auto w = g.tensor(TensorAttributes().set_name("W").set_uid(2).set_dim(wd).set_stride(
-        channels_last_strides(wd)));
-    bias = g.tensor(TensorAttributes().set_name("bias").set_uid(4).set_dim(bd).set_stride(
-        channels_last_strides(bd)));
-    y = g.conv_fprop(x, w, ConvFpropAttributes().set_padding({1, 1}));
-  } else {
-    const std::int64_t m = second_shape ? 2048 : 1024, n = second_shape ? 512 : 1024;
-    auto a = g.tensor(TensorAttributes().set_name("A").set_uid(1).set_dim({1, m, 1024}));
-    auto b = g.tensor(TensorAttributes().set_name("B").set_uid(2).set_dim({1, 1024, n}));
-    bias = g.tensor(TensorAttributes().set_name("bias").set_uid(4).set_dim({1, 1, n}));
-    y = g.matmul(a, b);
-  }
-  auto d = g.pointwise(y, bias, PointwiseAttributes().set_mode(PointwiseMode::Add));
-  g.pointwise(d, PointwiseAttributes().set_mode(PointwiseMode::ReluFwd))
-      ->set_output(true)
-      .set_uid(3);
-  return g;
-}
-
-// Layernorm inference, bf16 X [rows, 256, 1, 1] channels-last (each row contiguous), Float
-// scale and bias (as bench/kernel_cache_mixed_soak.cpp builds it); 1024 rows, then 4096.
-dnngraph::Graph make_layernorm_graph(bool second_shape,
-                                     const std::shared_ptr<dnngraph::KernelCache>& kc) {
-  using namespace dnngraph;
-  constexpr std::int64_t features = 256;
-  const std::int64_t rows = second_shape ? 4096 : 1024;
-  Graph g;
-  g.set_io_data_type(DataType::BFloat16)
-      .set_intermediate_data_type(DataType::Float)
-      .set_compute_data_type(DataType::Float);
-  g.set_dynamic_shape_enabled(true).set_kernel_cache(kc);
-  const auto input = [&g](const char* name, std::int64_t uid, const Dims& dims,
-                          std::optional<DataType> type) {
-    TensorAttributes t;
-    t.set_name(name).set_uid(uid).set_dim(dims).set_stride(channels_last_strides(dims));
-    if (type) {
-      t.set_data_type(*type);
-    }
-    return g.tensor(t);
-  };
-  const Dims parameter{1, features, 1, 1};
-  auto x = input("X", 1, {rows, features, 1, 1}, std::nullopt);
-  auto scale = input("scale", 2, parameter, DataType::Float);
-  auto bias = input("bias", 4, parameter, DataType::Float);
-  const auto outputs = g.layernorm(x, scale, bias,
-                                   LayernormAttributes()
-                                       .set_name("ln")
-                                       .set_forward_phase(NormFwdPhase::Inference)
-                                       .set_epsilon(g.tensor(1e-5F)));
-  outputs.front()->set_output(true).set_uid(3);  // Y; inference writes no statistics
-  return g;
-}
-
-dnngraph::Graph make_graph(Topology t, bool second_shape,
-                           const std::shared_ptr<dnngraph::KernelCache>& kc) {
-  if (t == Topology::Layernorm) {
-    return make_layernorm_graph(second_shape, kc);
-  }
-  return make_fused_graph(t == Topology::Conv, second_shape, kc);
+  return dnngraph_bench::persist::topology_named(name, all_topologies);
 }
 
 // After the first build: candidates 1, 2, ... in heuristics order until the cache holds
@@ -232,7 +133,7 @@ int step(std::string_view what, Topology topo, const std::string& file, std::int
       return 1;
     }
   }
-  auto g = make_graph(topo, !saves, kc);
+  auto g = dnngraph_bench::persist::graph_of(topo, !saves, kc);
   const auto start = Clock::now();
   auto built = g.build(*handle, {dnngraph::HeuristicMode::A});
   const double ms = ms_since(start);
@@ -270,27 +171,6 @@ int step(std::string_view what, Topology topo, const std::string& file, std::int
 
 // ---- the table: every step of a row in a child process -------------------------------------
 
-// A new empty folder under the system's temporary folder (for a CUDA_CACHE_PATH); empty on error.
-std::string empty_folder(std::string_view what) {
-  std::string pattern =
-      (std::filesystem::temp_directory_path() / ("dnngraph-jit-" + std::string(what) + "-XXXXXX"))
-          .string();
-  return mkdtemp(pattern.data()) != nullptr ? pattern : std::string();
-}
-
-// The number after " key=" in a line; nullopt when it is not there.
-std::optional<double> field(std::string_view line, std::string_view key) {
-  const std::string needle = " " + std::string(key) + "=";
-  const auto at = line.find(needle);
-  if (at == std::string_view::npos) {
-    return std::nullopt;
-  }
-  const std::string_view rest = line.substr(at + needle.size());
-  double value = 0;
-  const auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
-  return error == std::errc() ? std::optional(value) : std::nullopt;
-}
-
 // What one step's child printed on its RESULT (and FILL) line.
 struct StepResult {
   bool ok = false;            // a RESULT line came and the child exited 0
@@ -312,17 +192,12 @@ Child run_step(const char* self, std::string_view what, Topology topo, const std
   std::string command = "CUDA_CACHE_PATH=" + jit;
   command.append(" ").append(self).append(" ").append(what).append(" ").append(name_of(topo));
   command.append(" ").append(where).append(" ").append(std::to_string(entries));
+  const auto output = dnngraph_bench::run_child(
+      command, std::string(name_of(topo)) + " " + std::to_string(entries));
   Child child;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    std::printf("  %s: popen failed\n", command.c_str());
-    return child;
-  }
-  std::array<char, 2048> buffer{};
+  child.exit_code = output.exit_code;
   bool got_result = false;
-  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) {
-    const std::string_view line(buffer.data());
-    std::printf("  %s %lld %s", name_of(topo), static_cast<long long>(entries), buffer.data());
+  for (const std::string_view line : output.lines) {
     if (line.starts_with("FILL ")) {
       child.result.reached = static_cast<std::int64_t>(field(line, "reached").value_or(-1));
     } else if (line.starts_with("RESULT ")) {
@@ -333,8 +208,6 @@ Child run_step(const char* self, std::string_view what, Topology topo, const std
       child.result.size = static_cast<std::int64_t>(field(line, "size").value_or(-1));
     }
   }
-  const int status = pclose(pipe);
-  child.exit_code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
   child.result.ok = got_result && child.exit_code == 0;
   return child;
 }
@@ -353,7 +226,7 @@ int run_row(const char* self, bool isolated, Row& row) {
   std::error_code ignored;
   std::filesystem::remove(file, ignored);  // a failed save must not leave an older document
   std::filesystem::remove_all(folder, ignored);
-  const std::string kept = isolated ? std::string() : empty_folder(tag);
+  dnngraph_bench::JitFolders jit_folders(isolated, tag);
   const std::array<std::pair<std::string_view, StepResult*>, 5> steps{{
       {"save", &row.save},
       {"load", &row.load},
@@ -363,7 +236,7 @@ int run_row(const char* self, bool isolated, Row& row) {
   }};
   int code = 0;
   for (const auto& [what, result] : steps) {
-    const std::string jit = isolated ? empty_folder(what) : kept;
+    const std::string jit = jit_folders.next(what);
     if (jit.empty()) {
       std::fprintf(stderr, "bench_kernel_cache_persist: no temporary folder for CUDA_CACHE_PATH\n");
       return 1;
@@ -371,16 +244,10 @@ int run_row(const char* self, bool isolated, Row& row) {
     const Child child = run_step(self, what, row.topology,
                                  what.starts_with("store-") ? folder : file, row.asked, jit);
     *result = child.result;
-    if (isolated) {
-      std::filesystem::remove_all(jit, ignored);
-    }
     if (child.exit_code == exit_no_device) {
       code = exit_no_device;
       break;
     }
-  }
-  if (!isolated) {
-    std::filesystem::remove_all(kept, ignored);
   }
   return code;
 }
@@ -399,12 +266,6 @@ std::string entries_text(const Row& r) {
     text += " (store " + reached(r.store_save) + ")";
   }
   return text;
-}
-
-std::string fixed(double value, const char* format = "%.3f") {
-  std::array<char, 32> text{};
-  std::snprintf(text.data(), text.size(), format, value);
-  return text.data();
 }
 
 // "12.3 (0.4+11.9) hit": the document's load plus the first build, then each.
@@ -444,35 +305,29 @@ const char* verdict_text(std::optional<bool> verdict) {
 
 // One row as one line of JSON; null for what a failed step did not give.
 std::string json_line(const Row& r, bool isolated) {
-  std::string out;
-  const auto add = [&out](std::string_view key, const std::string& value) {
-    out.append(out.empty() ? "{\"" : ",\"").append(key).append("\":").append(value);
-  };
+  JsonLine json;
   const auto ms = [](const StepResult& s, double value) {
     return s.ok ? fixed(value) : std::string("null");
   };
-  const auto flag = [](std::optional<bool> value) {
-    return value ? std::string(*value ? "true" : "false") : std::string("null");
-  };
   const auto hit = [](const StepResult& s) { return s.ok ? std::optional(s.hit) : std::nullopt; };
-  add("topology", "\"" + std::string(name_of(r.topology)) + "\"");
-  add("entries_asked", std::to_string(r.asked));
-  add("entries_reached", std::to_string(r.save.reached));
-  add("store_entries_reached", std::to_string(r.store_save.reached));
-  add("jit", isolated ? "\"isolated\"" : "\"kept\"");
-  add("load_ms", ms(r.load, r.load.first_ms()));
-  add("load_doc_ms", ms(r.load, r.load.doc_ms));
-  add("load_hit", flag(hit(r.load)));
-  add("load_size", std::to_string(r.load.size));
-  add("store_load_ms", ms(r.store_load, r.store_load.first_ms()));
-  add("store_doc_ms", ms(r.store_load, r.store_load.doc_ms));
-  add("store_load_hit", flag(hit(r.store_load)));
-  add("store_load_size", std::to_string(r.store_load.size));
-  add("cold_ms", ms(r.cold, r.cold.ms));
-  add("cold_hit", flag(hit(r.cold)));
-  add("load_no_slower", flag(no_slower(r.load, r.cold)));
-  add("store_load_no_slower", flag(no_slower(r.store_load, r.cold)));
-  return out + "}";
+  json.add("topology", JsonLine::quoted(name_of(r.topology)));
+  json.add("entries_asked", std::to_string(r.asked));
+  json.add("entries_reached", std::to_string(r.save.reached));
+  json.add("store_entries_reached", std::to_string(r.store_save.reached));
+  json.add("jit", isolated ? "\"isolated\"" : "\"kept\"");
+  json.add("load_ms", ms(r.load, r.load.first_ms()));
+  json.add("load_doc_ms", ms(r.load, r.load.doc_ms));
+  json.add("load_hit", JsonLine::flag(hit(r.load)));
+  json.add("load_size", std::to_string(r.load.size));
+  json.add("store_load_ms", ms(r.store_load, r.store_load.first_ms()));
+  json.add("store_doc_ms", ms(r.store_load, r.store_load.doc_ms));
+  json.add("store_load_hit", JsonLine::flag(hit(r.store_load)));
+  json.add("store_load_size", std::to_string(r.store_load.size));
+  json.add("cold_ms", ms(r.cold, r.cold.ms));
+  json.add("cold_hit", JsonLine::flag(hit(r.cold)));
+  json.add("load_no_slower", JsonLine::flag(no_slower(r.load, r.cold)));
+  json.add("store_load_no_slower", JsonLine::flag(no_slower(r.store_load, r.cold)));
+  return json.text();
 }
 
 void print_rows(const std::vector<Row>& rows, bool isolated) {
@@ -504,22 +359,6 @@ struct Options {
   std::vector<Topology> topologies{all_topologies.begin(), all_topologies.end()};
 };
 
-// Comma-separated items, each through `parse`; nullopt when any is bad or none is given.
-template <class T, class Parse>
-std::optional<std::vector<T>> parse_list(std::string_view text, Parse parse) {
-  std::vector<T> items;
-  while (!text.empty()) {
-    const auto comma = text.find(',');
-    auto item = parse(text.substr(0, comma));
-    if (!item) {
-      return std::nullopt;
-    }
-    items.push_back(*item);
-    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
-  }
-  return items.empty() ? std::nullopt : std::optional(items);
-}
-
 std::optional<std::int64_t> entry_count(std::string_view text) {
   std::int64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -529,27 +368,12 @@ std::optional<std::int64_t> entry_count(std::string_view text) {
 
 std::optional<Options> parse_options(int argc, char* argv[]) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg(argv[i]);
-    if ((arg == "isolated" || arg == "kept") && !options.isolated) {
-      options.isolated = arg == "isolated";
-    } else if (arg == "--entries" && i + 1 < argc) {
-      auto list = parse_list<std::int64_t>(argv[++i], entry_count);
-      if (!list) {
-        return std::nullopt;
-      }
-      options.entries = *list;
-    } else if (arg == "--topologies" && i + 1 < argc) {
-      auto list = parse_list<Topology>(argv[++i], topology_named);
-      if (!list) {
-        return std::nullopt;
-      }
-      options.topologies = *list;
-    } else {
-      return std::nullopt;
-    }
-  }
-  return options;
+  const std::array<dnngraph_bench::ListOption, 2> lists{{
+      {"--entries", dnngraph_bench::list_into(options.entries, entry_count)},
+      {"--topologies", dnngraph_bench::list_into(options.topologies, topology_named)},
+  }};
+  const bool read = dnngraph_bench::parse_table_options(argc, argv, options.isolated, lists);
+  return read ? std::optional(options) : std::nullopt;
 }
 
 bool is_step(std::string_view what) {
@@ -558,28 +382,22 @@ bool is_step(std::string_view what) {
 }
 
 int table(const char* self, bool isolated, const Options& options) {
-  std::printf("\ndriver JIT cache %s\n",
-              isolated ? "isolated: an empty CUDA_CACHE_PATH for every step"
-                       : "kept: one CUDA_CACHE_PATH for a row's steps, empty at its first");
   std::vector<Row> rows;
-  bool failed = false;
   for (const Topology topo : options.topologies) {
     for (const std::int64_t entries : options.entries) {
       Row row;
       row.topology = topo;
       row.asked = entries;
-      const int code = run_row(self, isolated, row);
-      if (code == exit_no_device) {
-        std::printf("bench_kernel_cache_persist: needs a CUDA device\n");
-        return exit_no_device;
-      }
-      failed |= code != 0 || !row.save.ok || !row.load.ok || !row.cold.ok || !row.store_save.ok ||
-                !row.store_load.ok;
       rows.push_back(row);
     }
   }
-  print_rows(rows, isolated);
-  return failed ? 1 : 0;
+  const auto failed = [](const Row& row) {
+    return !row.save.ok || !row.load.ok || !row.cold.ok || !row.store_save.ok || !row.store_load.ok;
+  };
+  return dnngraph_bench::run_table(
+      "bench_kernel_cache_persist", isolated, std::move(rows),
+      [&](Row& row) { return run_row(self, isolated, row); }, failed,
+      [isolated](const std::vector<Row>& done) { print_rows(done, isolated); });
 }
 
 }  // namespace
@@ -603,15 +421,6 @@ int main(int argc, char* argv[]) {
   std::printf("kernel cache across processes, cuDNN %s, %s revision/size\n",
               dnngraph::cudnn_version_string(dnngraph::cudnn_runtime_version()).c_str(),
               std::string(dnngraph::KernelCache::introspection_path()).c_str());
-  int failed = 0;
-  for (const bool isolated : {true, false}) {
-    if (!options->isolated || *options->isolated == isolated) {
-      const int code = table(argv[0], isolated, *options);
-      if (code == exit_no_device) {
-        return exit_no_device;
-      }
-      failed |= code;
-    }
-  }
-  return failed;
+  return dnngraph_bench::each_jit_mode(
+      options->isolated, [&](bool isolated) { return table(argv[0], isolated, *options); });
 }
