@@ -397,8 +397,7 @@ class Graph {
   // serialize() wrote (InvalidJson), the loaded cuDNN or the handle's GPU differ from the
   // document's (InvalidState, naming both), or the graph's key differs (InvalidAttribute,
   // naming both). plan_info() then says deserialized; build_plan_at and autotune rank under
-  // the document's heuristics mode. With a kernel cache, later builds of other shapes take the
-  // document's engine config first.
+  // the document's heuristics mode. cuDNN's plan document puts no kernel into a kernel cache.
   [[nodiscard]] Result<void> deserialize(const Handle& handle, std::string_view document);
 
   // After build(): how many candidates the plan policy's filters left, in heuristics order of

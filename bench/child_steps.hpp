@@ -5,6 +5,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -32,6 +33,14 @@ inline std::string empty_folder(std::string_view what) {
       (std::filesystem::temp_directory_path() / ("dnngraph-jit-" + std::string(what) + "-XXXXXX"))
           .string();
   return mkdtemp(pattern.data()) != nullptr ? pattern : std::string();
+}
+
+// A path under the system's temporary folder for a row's documents, unique to this process:
+// two benches run at once (one per cuDNN version) must not read each other's files.
+inline std::string scratch_path(std::string_view stem) {
+  return (std::filesystem::temp_directory_path() /
+          ("dnngraph-" + std::string(stem) + "-" + std::to_string(getpid())))
+      .string();
 }
 
 // The driver's JIT cache (CUDA_CACHE_PATH) would make a "cold" process warm. Isolated: every step

@@ -221,8 +221,8 @@ struct Row {
 // Runs a row's five steps. The exit code of a step that could not run at all (77: no device).
 int run_row(const char* self, bool isolated, Row& row) {
   const std::string tag = std::string(name_of(row.topology)) + "-" + std::to_string(row.asked);
-  const std::string file = "/tmp/dnngraph-kernel-cache-" + tag + ".json";
-  const std::string folder = "/tmp/dnngraph-store-" + tag;
+  const std::string file = dnngraph_bench::scratch_path("kernel-cache-" + tag) + ".json";
+  const std::string folder = dnngraph_bench::scratch_path("store-" + tag);
   std::error_code ignored;
   std::filesystem::remove(file, ignored);  // a failed save must not leave an older document
   std::filesystem::remove_all(folder, ignored);
@@ -249,6 +249,8 @@ int run_row(const char* self, bool isolated, Row& row) {
       break;
     }
   }
+  std::filesystem::remove(file, ignored);
+  std::filesystem::remove_all(folder, ignored);
   return code;
 }
 

@@ -497,8 +497,7 @@ struct Row {
 // run at all (77: no device), else 0.
 int run_row(const char* self, bool isolated, Row& row) {
   const std::string tag = std::string(name_of(row.topology)) + "-" + name_of(row.kind);
-  const std::string file =
-      (std::filesystem::temp_directory_path() / ("dnngraph-plan-" + tag + ".json")).string();
+  const std::string file = dnngraph_bench::scratch_path("plan-" + tag) + ".json";
   std::error_code ignored;
   for (const char* suffix : {"", ".cache", ".out"}) {
     std::filesystem::remove(file + suffix, ignored);  // a failed save must leave no older one

@@ -317,7 +317,7 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::load(const GraphView& grap
   if (!workspace) {
     return std::unexpected(cudnn_error(workspace.error(), "deserialize: workspace size"));
   }
-  if (topology->cache) {  // later builds of other shapes take this config first
+  if (topology->cache) {  // as build() does: a known config, taken first once the cache holds it
     KernelCacheAccess::remember(*topology->cache, choice);
   }
   info.workspace_size = *workspace;
