@@ -384,7 +384,7 @@ class Graph {
                                    const PlanPolicy& policy);
   // After build() (or deserialize()): the built plan as a text document (JSON) for deserialize()
   // in another process: the loaded cuDNN's version, the GPU (name and compute capability of the
-  // CUDA context current on this thread), key(), the engine config and its notes, and cuDNN's
+  // build's handle), key(), the engine config and its notes, and cuDNN's
   // own plan document (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION) where the engine gives
   // one. Not for graphs with set_override_shape_enabled (InvalidState). The document holds no
   // tensor data and no by-value scalars; like a kernel cache document, load only what your own

@@ -3,7 +3,6 @@
 // then takes the plan without plan choice (detail::BuiltGraph::load).
 #include "api/graph.hpp"
 
-#include "backend/handle.hpp"
 #include "backend/version.hpp"
 #include "detail/common/cuda_driver.hpp"
 #include "detail/common/logging.hpp"
@@ -29,15 +28,6 @@ Error no_override_plans(std::string_view call) {
                    "execute-time paths are not measured from a document); build() them"};
 }
 
-// The GPU `handle`'s stream runs on (the current context's with the default stream).
-Result<detail::GpuIdentity> gpu_of_handle(const Handle& handle, std::string_view call) {
-  auto stream = backend::get_stream(handle.native());
-  if (!stream) {
-    return std::unexpected(detail::cudnn_error(stream.error(), std::string(call) + ": stream"));
-  }
-  return detail::gpu_of(*stream, call);
-}
-
 }  // namespace
 
 Result<std::string> Graph::serialize() const {
@@ -54,13 +44,13 @@ Result<std::string> Graph::serialize() const {
   if (!key) {
     return std::unexpected(key.error());
   }
-  auto gpu = detail::gpu_of(nullptr, "serialize");
+  const auto& gpu = built_->gpu();
   if (!gpu) {
     return std::unexpected(gpu.error());
   }
   const PlanInfo& info = built_->info();
   detail::PlanDocument document{.cudnn_version = backend::runtime_version(),
-                                .gpu = std::move(*gpu),
+                                .gpu = *gpu,
                                 .key = std::move(*key),
                                 .dynamic_shape = dynamic_shape_,
                                 .mode = info.mode,
@@ -118,7 +108,7 @@ Result<void> Graph::deserialize_checked(const Handle& handle, std::string_view t
                           backend::version_string(loaded) +
                           " is loaded: build() instead (plans do not move between versions)");
   }
-  auto gpu = gpu_of_handle(handle, "deserialize");
+  auto gpu = detail::gpu_of_handle(handle.native(), "deserialize");
   if (!gpu) {
     return std::unexpected(gpu.error());
   }

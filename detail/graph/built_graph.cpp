@@ -6,6 +6,7 @@
 #include "detail/common/checked.hpp"
 
 #include "backend/features.hpp"
+#include "backend/handle.hpp"
 #include "backend/version.hpp"
 #include "detail/cache/kernel_cache_access.hpp"
 #include "detail/common/in_order.hpp"
@@ -348,7 +349,16 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::assemble(const GraphView& 
   if (request.override_shape) {
     built->enable_overrides(topology.native_override);
   }
+  built->gpu_ = gpu_of_handle(request.handle, "serialize (the GPU the plan was built on)");
   return built;
+}
+
+Result<GpuIdentity> gpu_of_handle(cudnnHandle_t handle, std::string_view what) {
+  auto stream = backend::get_stream(handle);
+  if (!stream) {
+    return std::unexpected(cudnn_error(stream.error(), std::string(what) + ": stream"));
+  }
+  return gpu_of(*stream, what);
 }
 
 Result<std::vector<BuiltGraph::IoEntry>> BuiltGraph::lay_out_workspace_tensors(

@@ -11,6 +11,7 @@
 #include "backend/operation_graph.hpp"
 #include "backend/variant_pack.hpp"
 #include "detail/common/checkout_memo.hpp"
+#include "detail/common/cuda_driver.hpp"
 #include "detail/graph/override_shapes.hpp"
 #include "detail/graph/pipeline.hpp"
 
@@ -23,6 +24,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -116,6 +118,10 @@ struct SavedPlan {
   const std::optional<std::string>& cudnn_plan;
 };
 
+// The GPU `handle`'s stream runs on (with the default stream, the current context's); `what`
+// names the caller in the error.
+[[nodiscard]] Result<GpuIdentity> gpu_of_handle(cudnnHandle_t handle, std::string_view what);
+
 class BuiltGraph {
  public:
   // Lowers the (validated) graph, makes the operation graph and chooses the plan; then lays out
@@ -134,6 +140,9 @@ class BuiltGraph {
   // cuDNN's document of the plan (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION), or cuDNN's
   // refusal (an engine that does not serialize).
   [[nodiscard]] backend::Expected<std::string> plan_document() const { return plan_.json(); }
+  // The GPU of the handle the plan was built on, asked right after the build (the thread that
+  // built has the handle's context), or why it could not be told.
+  [[nodiscard]] const Result<GpuIdentity>& gpu() const noexcept { return gpu_; }
 
   // Checks overrides against the graph (once per distinct set; see OverrideMemo).
   [[nodiscard]] Result<std::shared_ptr<const CheckedOverrides>> check(const Overrides& overrides,
@@ -202,8 +211,9 @@ class BuiltGraph {
   // pointers into this buffer, which is allocated once and never moves.
   std::unique_ptr<std::int64_t[]> values_;  // 8 bytes each: a Float's or an Int64's
   bool override_enabled_ = false;
-  bool native_workspace_ = false;       // cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)
-  std::shared_ptr<KernelCache> cache_;  // the user's, or the graph's own for override plans
+  bool native_workspace_ = false;            // cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)
+  std::shared_ptr<KernelCache> cache_;       // the user's, or the graph's own for override plans
+  Result<GpuIdentity> gpu_ = GpuIdentity{};  // see gpu()
   mutable OverrideMemo memo_;
   // Variant packs of recent executes, reused while the pointers, workspace and override set
   // repeat (a server's steady state): no descriptor is made or finalized then. Bounded; each
