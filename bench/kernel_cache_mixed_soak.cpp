@@ -6,7 +6,10 @@
 // so the process keeps a table topology -> cache, as users share caches. Static attention (sdpa
 // forward, bf16, causal or not) is built per shape by the thread, on no cache: no cuDNN serves
 // dynamic-shape attention (docs/known-issues.md, sdpa-dynamic-shape).
-//   bench_kernel_cache_mixed_soak THREADS SECONDS
+//   bench_kernel_cache_mixed_soak THREADS SECONDS [--topologies NAME,NAME...]
+// --topologies runs only those (the names the lines print: matmul_bias_relu, matmul_bias_gelu,
+// matmul_bias_silu, conv_bias_relu, layernorm_training, layernorm_inference, sdpa_static), to
+// tell which of them a growth comes from.
 // At start the main thread builds each topology once (each attention shape): what the loaded
 // cuDNN refuses is printed as "refused: <topology>: <error>" and left out, not a failure. Every
 // 10 s one line: counts, RSS, device memory, each cache's revision and size; at the end one JSON
@@ -519,7 +522,8 @@ void worker(int id, double seconds, Soak& soak) {
 
 // Builds each topology once on the main thread (the dynamic ones on their shared cache, which
 // warms it); what the loaded cuDNN refuses is printed and left out. Returns the refusals.
-boost::json::object probe(const dnngraph::Handle& handle, Soak& soak) {
+boost::json::object probe(const dnngraph::Handle& handle, Soak& soak,
+                          const std::vector<Topology>& chosen) {
   boost::json::object refused;
   const auto accepted = [&](std::string_view what, const dnngraph::Result<void>& built) {
     if (built) return true;
@@ -529,7 +533,7 @@ boost::json::object probe(const dnngraph::Handle& handle, Soak& soak) {
   };
   const std::vector<dnngraph::HeuristicMode> modes{dnngraph::HeuristicMode::A,
                                                    dnngraph::HeuristicMode::Fallback};
-  for (const Topology t : all_topologies) {
+  for (const Topology t : chosen) {
     if (is_dynamic(t)) soak.caches[index_of(t)] = std::make_shared<dnngraph::KernelCache>();
     bool ok = false;
     switch (t) {
@@ -601,9 +605,39 @@ boost::json::object to_json(const Growth& g) {
 
 }  // namespace
 
+// The topologies named in a comma-separated list, or nullopt when a name is none of them.
+std::optional<std::vector<Topology>> topologies_named(std::string_view list) {
+  std::vector<Topology> chosen;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    const std::string_view name = list.substr(0, comma);
+    const auto* found =
+        std::ranges::find_if(all_topologies, [&](Topology t) { return name == name_of(t); });
+    if (found == all_topologies.end()) {
+      return std::nullopt;
+    }
+    chosen.push_back(*found);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return chosen;
+}
+
 int main(int argc, char* argv[]) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : 8;
   const double seconds = argc > 2 ? std::atof(argv[2]) : 600.0;
+  std::vector<Topology> chosen(all_topologies.begin(), all_topologies.end());
+  if (argc > 3) {
+    const auto named = argc == 5 && std::string_view(argv[3]) == "--topologies"
+                           ? topologies_named(argv[4])
+                           : std::nullopt;
+    if (!named || named->empty()) {
+      std::fprintf(stderr,
+                   "usage: bench_kernel_cache_mixed_soak THREADS SECONDS [--topologies "
+                   "NAME,NAME...]\n");
+      return 2;
+    }
+    chosen = *named;
+  }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("skipped: no CUDA device\n");
@@ -621,7 +655,7 @@ int main(int argc, char* argv[]) {
       cudnn.c_str(), threads, seconds,
       std::string(dnngraph::KernelCache::introspection_path()).c_str(), executes_per_graph);
   Soak soak;
-  const boost::json::object refused = probe(*handle, soak);
+  const boost::json::object refused = probe(*handle, soak, chosen);
   if (soak.running.empty()) {
     std::printf("nothing to run: every topology refused\n");
     return 1;
