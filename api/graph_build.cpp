@@ -163,7 +163,9 @@ Result<std::int64_t> Graph::plan_count() const {
   if (info.plan_count < 0) {
     return make_error(ErrorCode::InvalidState,
                       "plan_count: the build ranked no candidates (" +
-                          std::string(info.from_cached_config
+                          std::string(info.deserialized ? "the plan came from deserialize(); "
+                                                          "build() to rank candidates"
+                                      : info.from_cached_config
                                           ? "it took a kernel cache's known config first; build "
                                             "with set_cache_first_plan_choice(false)"
                                           : "it built the pinned PlanPolicy::engine") +
