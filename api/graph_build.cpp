@@ -13,8 +13,6 @@
 #include "detail/graph/pipeline.hpp"
 #include "detail/nodes/node.hpp"
 
-#include <chrono>
-
 namespace dnngraph {
 
 using Builder = detail::GraphBuilder;
@@ -66,24 +64,13 @@ Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>
 
 Result<void> Graph::build(const Handle& handle, const std::vector<HeuristicMode>& modes,
                           const PlanPolicy& policy) {
-  const bool logging = detail::log_enabled(LogLevel::Info);
-  const auto started =
-      logging ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  auto built = build_checked(handle, modes, policy);
-  if (logging) {
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
-            .count();
-    detail::emit(LogLevel::Info,
-                 "build " +
-                     build_summary(name_, nodes_, tensors_.size(), dynamic_shape_,
-                                   kernel_cache_ != nullptr, override_shape_, modes) +
-                     (built ? ": " + built_->info().describe()
-                            : ": failed, " + std::string(to_string(built.error().code)) + ": " +
-                                  built.error().message) +
-                     "; " + std::to_string(ms) + " ms");
-  }
-  return built;
+  return detail::logged_call(
+      [&] { return build_checked(handle, modes, policy); },
+      [&] {
+        return "build " + build_summary(name_, nodes_, tensors_.size(), dynamic_shape_,
+                                        kernel_cache_ != nullptr, override_shape_, modes);
+      },
+      [&] { return built_->info().describe(); });
 }
 
 Result<void> Graph::check_before_build(const Handle& handle, std::string_view call) {

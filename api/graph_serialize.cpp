@@ -11,7 +11,6 @@
 #include "detail/graph/graph_builder.hpp"
 #include "detail/plan/plan_document.hpp"
 
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -44,13 +43,13 @@ Result<std::string> Graph::serialize() const {
   if (!key) {
     return std::unexpected(key.error());
   }
-  const auto& gpu = built_->gpu();
+  auto gpu = built_->gpu();
   if (!gpu) {
     return std::unexpected(gpu.error());
   }
   const PlanInfo& info = built_->info();
   detail::PlanDocument document{.cudnn_version = backend::runtime_version(),
-                                .gpu = *gpu,
+                                .gpu = std::move(*gpu),
                                 .key = std::move(*key),
                                 .dynamic_shape = dynamic_shape_,
                                 .mode = info.mode,
@@ -72,22 +71,9 @@ Result<std::string> Graph::serialize() const {
 }
 
 Result<void> Graph::deserialize(const Handle& handle, std::string_view text) {
-  const bool logging = detail::log_enabled(LogLevel::Info);
-  const auto started =
-      logging ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  auto loaded = deserialize_checked(handle, text);
-  if (logging) {
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
-            .count();
-    detail::emit(LogLevel::Info,
-                 "deserialize '" + name_ + "'" +
-                     (loaded ? ": " + built_->info().describe()
-                             : ": failed, " + std::string(to_string(loaded.error().code)) + ": " +
-                                   loaded.error().message) +
-                     "; " + std::to_string(ms) + " ms");
-  }
-  return loaded;
+  return detail::logged_call([&] { return deserialize_checked(handle, text); },
+                             [&] { return "deserialize '" + name_ + "'"; },
+                             [&] { return built_->info().describe(); });
 }
 
 Result<void> Graph::deserialize_checked(const Handle& handle, std::string_view text) {
@@ -108,7 +94,9 @@ Result<void> Graph::deserialize_checked(const Handle& handle, std::string_view t
                           backend::version_string(loaded) +
                           " is loaded: build() instead (plans do not move between versions)");
   }
-  auto gpu = detail::gpu_of_handle(handle.native(), "deserialize");
+  auto device = detail::device_of_handle(handle.native(), "deserialize");
+  auto gpu = device ? detail::identity_of(*device, "deserialize")
+                    : Result<detail::GpuIdentity>(std::unexpected(device.error()));
   if (!gpu) {
     return std::unexpected(gpu.error());
   }
@@ -128,23 +116,16 @@ Result<void> Graph::deserialize_checked(const Handle& handle, std::string_view t
                           ": describe the graph that was serialized (the same tensors, uids, "
                           "dims, strides, types, nodes and settings), or build() this one");
   }
-  PlanInfo info;
-  info.mode = document->mode;
-  info.engine_id = document->engine.engine_id;
-  info.knobs = document->engine.knobs;
-  info.numerical_notes = document->numerical_notes;
-  info.behavior_notes = document->behavior_notes;
   const std::vector<HeuristicMode> modes{document->mode};
-  auto built =
-      detail::BuiltGraph::load(Builder::view(*this),
-                               {.handle = handle.native(),
-                                .modes = modes,
-                                .cache = kernel_cache_,
-                                .dynamic_shape = dynamic_shape_,
-                                .cache_first = cache_first_,
-                                .override_shape = false,
-                                .policy = nullptr},
-                               {.info = std::move(info), .cudnn_plan = document->cudnn_plan});
+  auto built = detail::BuiltGraph::load(Builder::view(*this),
+                                        {.handle = handle.native(),
+                                         .modes = modes,
+                                         .cache = kernel_cache_,
+                                         .dynamic_shape = dynamic_shape_,
+                                         .cache_first = cache_first_,
+                                         .override_shape = false,
+                                         .policy = nullptr},
+                                        *document);
   if (!built) {
     return std::unexpected(built.error());
   }

@@ -105,41 +105,43 @@ std::string describe(const GpuIdentity& gpu) {
   return gpu.name + " (sm_" + std::to_string(gpu.major) + std::to_string(gpu.minor) + ")";
 }
 
-Result<GpuIdentity> gpu_of(CUstream_st* stream, std::string_view what) {
+Result<CuDevice> device_of(CUstream_st* stream, std::string_view what) {
   const CudaDriver& d = cuda_driver();
   if (!d.missing.empty()) {
     return make_error(ErrorCode::CudaFailure, std::string(what) + ": " + d.missing);
   }
-  Result<CuDevice> device = 0;
   if (stream != nullptr) {
-    device = device_of_stream(d, stream, what);
-  } else {
-    CuContext context = nullptr;
-    if (const CuResult s = d.ctx_get_current(&context); s != cuda_success) {
-      return std::unexpected(cuda_driver_error(what, s, "cuCtxGetCurrent"));
-    }
-    if (context == nullptr) {
-      return make_error(ErrorCode::CudaFailure,
-                        std::string(what) +
-                            ": no CUDA context is current on this thread and the handle has "
-                            "the default stream, so the GPU cannot be told; use CUDA on this "
-                            "thread first (cudaSetDevice), or give the handle a stream");
-    }
-    device = current_device(d, what);
+    return device_of_stream(d, stream, what);
   }
-  if (!device) {
-    return std::unexpected(device.error());
+  CuContext context = nullptr;
+  if (const CuResult s = d.ctx_get_current(&context); s != cuda_success) {
+    return std::unexpected(cuda_driver_error(what, s, "cuCtxGetCurrent"));
+  }
+  if (context == nullptr) {
+    return make_error(ErrorCode::CudaFailure,
+                      std::string(what) +
+                          ": no CUDA context is current on this thread and the handle has "
+                          "the default stream, so the GPU cannot be told; use CUDA on this "
+                          "thread first (cudaSetDevice), or give the handle a stream");
+  }
+  return current_device(d, what);
+}
+
+Result<GpuIdentity> identity_of(CuDevice device, std::string_view what) {
+  const CudaDriver& d = cuda_driver();
+  if (!d.missing.empty()) {
+    return make_error(ErrorCode::CudaFailure, std::string(what) + ": " + d.missing);
   }
   GpuIdentity gpu;
   std::array<char, 256> name{};
-  if (const CuResult s = d.device_get_name(name.data(), static_cast<int>(name.size()), *device);
+  if (const CuResult s = d.device_get_name(name.data(), static_cast<int>(name.size()), device);
       s != cuda_success) {
     return std::unexpected(cuda_driver_error(what, s, "cuDeviceGetName"));
   }
   gpu.name = name.data();
   for (auto [attribute, out] :
        {std::pair{attribute_cc_major, &gpu.major}, std::pair{attribute_cc_minor, &gpu.minor}}) {
-    if (const CuResult s = d.device_get_attribute(out, attribute, *device); s != cuda_success) {
+    if (const CuResult s = d.device_get_attribute(out, attribute, device); s != cuda_success) {
       return std::unexpected(cuda_driver_error(what, s, "cuDeviceGetAttribute"));
     }
   }

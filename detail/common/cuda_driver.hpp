@@ -54,9 +54,13 @@ struct GpuIdentity {
 // "NVIDIA H200 (sm_90)"
 [[nodiscard]] std::string describe(const GpuIdentity& gpu);
 
-// The GPU of `stream`'s context (a non-null stream), else of the context current on this
-// thread. A CudaFailure naming `what` when the driver cannot say: no driver, or neither a
-// stream nor a current context (this thread has not used CUDA yet).
-[[nodiscard]] Result<GpuIdentity> gpu_of(CUstream_st* stream, std::string_view what);
+// The device ordinal of `stream`'s context (a non-null stream), else of the context current on
+// this thread: a few driver calls, cheap enough for every build. A CudaFailure naming `what`
+// when the driver cannot say: no driver, or neither a stream nor a current context (this thread
+// has not used CUDA yet).
+[[nodiscard]] Result<CuDevice> device_of(CUstream_st* stream, std::string_view what);
+
+// The name and compute capability of a device ordinal.
+[[nodiscard]] Result<GpuIdentity> identity_of(CuDevice device, std::string_view what);
 
 }  // namespace dnngraph::detail

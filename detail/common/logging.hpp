@@ -3,9 +3,11 @@
 // no text when logging is off.
 #pragma once
 
+#include "api/error.hpp"
 #include "api/log.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -37,6 +39,25 @@ void log_info(MakeLine&& make_line) {
 template <class MakeLine>
 void log_debug(MakeLine&& make_line) {
   log_at(LogLevel::Debug, std::forward<MakeLine>(make_line));
+}
+
+// Runs call() (a Result<void>); at Info, one line after it: head(), then ": " and success() or
+// ": failed, CODE: message", then the time it took. Without Info only the call runs.
+template <class Call, class Head, class Success>
+Result<void> logged_call(Call&& call, Head&& head, Success&& success) {
+  if (!log_enabled(LogLevel::Info)) {
+    return std::forward<Call>(call)();
+  }
+  const auto started = std::chrono::steady_clock::now();
+  Result<void> result = std::forward<Call>(call)();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  emit(LogLevel::Info, std::forward<Head>(head)() +
+                           (result ? ": " + std::forward<Success>(success)()
+                                   : ": failed, " + std::string(to_string(result.error().code)) +
+                                         ": " + result.error().message) +
+                           "; " + std::to_string(ms) + " ms");
+  return result;
 }
 
 }  // namespace dnngraph::detail

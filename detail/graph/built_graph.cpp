@@ -301,16 +301,14 @@ Result<backend::ExecutionPlan> plan_from_document(cudnnHandle_t handle, std::str
 
 Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::load(const GraphView& graph,
                                                            const BuildRequest& request,
-                                                           const SavedPlan& saved) {
+                                                           const PlanDocument& document) {
   auto topology = bind_topology(graph, request);
   if (!topology) {
     return std::unexpected(topology.error());
   }
-  PlanInfo info = saved.info;
-  const EngineChoice choice = info.choice();
-  auto plan = saved.cudnn_plan
-                  ? plan_from_document(request.handle, *saved.cudnn_plan)
-                  : plan_for_choice(topology->graph, request.handle, choice, topology->cache.get());
+  auto plan = document.cudnn_plan ? plan_from_document(request.handle, *document.cudnn_plan)
+                                  : plan_for_choice(topology->graph, request.handle,
+                                                    document.engine, topology->cache.get());
   if (!plan) {
     return std::unexpected(plan.error());
   }
@@ -319,17 +317,19 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::load(const GraphView& grap
     return std::unexpected(cudnn_error(workspace.error(), "deserialize: workspace size"));
   }
   if (topology->cache) {  // as build() does: a known config, taken first once the cache holds it
-    KernelCacheAccess::remember(*topology->cache, choice);
+    KernelCacheAccess::remember(*topology->cache, document.engine);
   }
+  // Nothing was ranked or looked up: those fields keep their defaults (none, -1, false).
+  PlanInfo info;
+  info.mode = document.mode;
+  info.engine_id = document.engine.engine_id;
+  info.knobs = document.engine.knobs;
+  info.numerical_notes = document.numerical_notes;
+  info.behavior_notes = document.behavior_notes;
   info.workspace_size = *workspace;
   info.candidates_tried = 1;
-  info.heuristics_queries = 0;
-  info.plan_count = -1;
-  info.plan_index = -1;
-  info.from_cached_config = false;
-  info.kernel_cache_hit = false;
   info.deserialized = true;
-  info.plan_from_document = saved.cudnn_plan.has_value();
+  info.plan_from_document = document.cudnn_plan.has_value();
   return assemble(graph, request, std::move(*topology), std::move(*plan), std::move(info));
 }
 
@@ -349,16 +349,16 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::assemble(const GraphView& 
   if (request.override_shape) {
     built->enable_overrides(topology.native_override);
   }
-  built->gpu_ = gpu_of_handle(request.handle, "serialize (the GPU the plan was built on)");
+  built->device_ = device_of_handle(request.handle, "serialize (the GPU the plan was built on)");
   return built;
 }
 
-Result<GpuIdentity> gpu_of_handle(cudnnHandle_t handle, std::string_view what) {
+Result<CuDevice> device_of_handle(cudnnHandle_t handle, std::string_view what) {
   auto stream = backend::get_stream(handle);
   if (!stream) {
     return std::unexpected(cudnn_error(stream.error(), std::string(what) + ": stream"));
   }
-  return gpu_of(*stream, what);
+  return device_of(*stream, what);
 }
 
 Result<std::vector<BuiltGraph::IoEntry>> BuiltGraph::lay_out_workspace_tensors(

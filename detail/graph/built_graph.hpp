@@ -14,6 +14,7 @@
 #include "detail/common/cuda_driver.hpp"
 #include "detail/graph/override_shapes.hpp"
 #include "detail/graph/pipeline.hpp"
+#include "detail/plan/plan_document.hpp"
 
 #include <cudnn.h>
 
@@ -111,16 +112,9 @@ struct Topology {
 // request's, or one of the graph's own for override shapes through a dynamic-shape graph.
 [[nodiscard]] Result<Topology> bind_topology(const GraphView& graph, const BuildRequest& request);
 
-// What Graph::deserialize() gives in place of plan choice: the engine config and notes the
-// plan was chosen with, and cuDNN's plan document when the engine gave one.
-struct SavedPlan {
-  PlanInfo info;  // mode, engine_id, knobs and notes; the rest is the load's
-  const std::optional<std::string>& cudnn_plan;
-};
-
-// The GPU `handle`'s stream runs on (with the default stream, the current context's); `what`
+// The device `handle`'s stream runs on (with the default stream, the current context's); `what`
 // names the caller in the error.
-[[nodiscard]] Result<GpuIdentity> gpu_of_handle(cudnnHandle_t handle, std::string_view what);
+[[nodiscard]] Result<CuDevice> device_of_handle(cudnnHandle_t handle, std::string_view what);
 
 class BuiltGraph {
  public:
@@ -128,21 +122,27 @@ class BuiltGraph {
   // the tables and the workspace execute reads.
   [[nodiscard]] static Result<std::unique_ptr<const BuiltGraph>> build(const GraphView& graph,
                                                                        const BuildRequest& request);
-  // build() with the saved plan instead of plan choice: no heuristics query. The plan is
-  // cuDNN's document finalized on the request's handle, or without one the saved engine config
-  // finalized (attached to the request's kernel cache, if any).
+  // build() with a plan document's plan instead of plan choice: no heuristics query. The plan
+  // is cuDNN's document finalized on the request's handle, or without one the document's engine
+  // config finalized (attached to the request's kernel cache, if any). The caller checked the
+  // document against this graph, cuDNN and GPU.
   [[nodiscard]] static Result<std::unique_ptr<const BuiltGraph>> load(const GraphView& graph,
                                                                       const BuildRequest& request,
-                                                                      const SavedPlan& saved);
+                                                                      const PlanDocument& document);
 
   [[nodiscard]] const PlanInfo& info() const noexcept { return info_; }
   [[nodiscard]] bool override_enabled() const noexcept { return override_enabled_; }
   // cuDNN's document of the plan (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION), or cuDNN's
   // refusal (an engine that does not serialize).
   [[nodiscard]] backend::Expected<std::string> plan_document() const { return plan_.json(); }
-  // The GPU of the handle the plan was built on, asked right after the build (the thread that
-  // built has the handle's context), or why it could not be told.
-  [[nodiscard]] const Result<GpuIdentity>& gpu() const noexcept { return gpu_; }
+  // The GPU of the handle the plan was built on (its device asked right after the build, on the
+  // thread that built), or why it cannot be told.
+  [[nodiscard]] Result<GpuIdentity> gpu() const {
+    if (!device_) {
+      return std::unexpected(device_.error());
+    }
+    return identity_of(*device_, "serialize (the GPU the plan was built on)");
+  }
 
   // Checks overrides against the graph (once per distinct set; see OverrideMemo).
   [[nodiscard]] Result<std::shared_ptr<const CheckedOverrides>> check(const Overrides& overrides,
@@ -211,9 +211,9 @@ class BuiltGraph {
   // pointers into this buffer, which is allocated once and never moves.
   std::unique_ptr<std::int64_t[]> values_;  // 8 bytes each: a Float's or an Int64's
   bool override_enabled_ = false;
-  bool native_workspace_ = false;            // cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)
-  std::shared_ptr<KernelCache> cache_;       // the user's, or the graph's own for override plans
-  Result<GpuIdentity> gpu_ = GpuIdentity{};  // see gpu()
+  bool native_workspace_ = false;          // cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23)
+  std::shared_ptr<KernelCache> cache_;     // the user's, or the graph's own for override plans
+  Result<CuDevice> device_ = CuDevice{0};  // see gpu()
   mutable OverrideMemo memo_;
   // Variant packs of recent executes, reused while the pointers, workspace and override set
   // repeat (a server's steady state): no descriptor is made or finalized then. Bounded; each
