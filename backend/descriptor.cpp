@@ -59,6 +59,45 @@ std::string_view descriptor_type_name(cudnnBackendDescriptorType_t type) noexcep
   }
 }
 
+namespace {
+
+// finalize_count's and live_count's counters, by descriptor type; types past the table (none in
+// cuDNN 9.28) are not counted.
+constexpr std::size_t counted_types = 64;
+std::array<std::atomic<std::int64_t>, counted_types> finalized_by_type{};
+std::array<std::atomic<std::int64_t>, counted_types> live_by_type{};
+
+void count(std::array<std::atomic<std::int64_t>, counted_types>& counters,
+           cudnnBackendDescriptorType_t type, std::int64_t delta) noexcept {
+  if (const auto i = static_cast<std::size_t>(type); i < counted_types) {
+    counters[i].fetch_add(delta, std::memory_order_relaxed);
+  }
+}
+
+std::int64_t read(const std::array<std::atomic<std::int64_t>, counted_types>& counters,
+                  cudnnBackendDescriptorType_t type) noexcept {
+  const auto i = static_cast<std::size_t>(type);
+  return i < counted_types ? counters[i].load(std::memory_order_relaxed) : 0;
+}
+
+}  // namespace
+
+std::int64_t finalize_count(cudnnBackendDescriptorType_t type) noexcept {
+  return read(finalized_by_type, type);
+}
+
+std::int64_t live_count(cudnnBackendDescriptorType_t type) noexcept {
+  return read(live_by_type, type);
+}
+
+std::int64_t live_count_all() noexcept {
+  std::int64_t total = 0;
+  for (const auto& counter : live_by_type) {
+    total += counter.load(std::memory_order_relaxed);
+  }
+  return total;
+}
+
 Expected<Descriptor> Descriptor::create(cudnnBackendDescriptorType_t type) {
   cudnnBackendDescriptor_t raw = nullptr;
   // Every context below is made on failure only: execute() creates, sets and finalizes a
@@ -74,6 +113,7 @@ Expected<Descriptor> Descriptor::create(cudnnBackendDescriptorType_t type) {
   if (AttributeLog* log = AttributeLog::active()) {
     log->created(raw, type);
   }
+  count(live_by_type, type, 1);
   return Descriptor(raw, type);
 }
 
@@ -99,29 +139,10 @@ void Descriptor::reset() noexcept {
     // A destroy failure leaves nothing to recover; the descriptor is gone either way.
     [[maybe_unused]] auto destroyed = call(
         "cudnnBackendDestroyDescriptor", [&] { return lib::cudnnBackendDestroyDescriptor(raw_); });
+    count(live_by_type, type_, -1);
     raw_ = nullptr;
   }
   finalized_ = false;
-}
-
-namespace {
-
-// finalize_count's counters, by descriptor type; types past the table (none in cuDNN 9.28) are
-// not counted.
-constexpr std::size_t counted_types = 64;
-std::array<std::atomic<std::int64_t>, counted_types> finalized_by_type{};
-
-void count_finalize(cudnnBackendDescriptorType_t type) noexcept {
-  if (const auto i = static_cast<std::size_t>(type); i < counted_types) {
-    finalized_by_type[i].fetch_add(1, std::memory_order_relaxed);
-  }
-}
-
-}  // namespace
-
-std::int64_t finalize_count(cudnnBackendDescriptorType_t type) noexcept {
-  const auto i = static_cast<std::size_t>(type);
-  return i < counted_types ? finalized_by_type[i].load(std::memory_order_relaxed) : 0;
 }
 
 Expected<void> Descriptor::finalize() {
@@ -130,7 +151,7 @@ Expected<void> Descriptor::finalize() {
       [&] { return lib::cudnnBackendFinalize(raw_); });
   if (ok) {
     finalized_ = true;
-    count_finalize(type_);
+    count(finalized_by_type, type_, 1);
   }
   return ok;
 }

@@ -129,6 +129,11 @@ struct AttributeType<cudnnBackendBehaviorNote_t> {
 // together: how a test or a bench tells which cuDNN work a call did (a heuristics query is a
 // finalized CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR).
 [[nodiscard]] std::int64_t finalize_count(cudnnBackendDescriptorType_t type) noexcept;
+// Descriptors of `type` created through Descriptor and not yet destroyed, in this process, all
+// threads together: how a soak tells whether its descriptors leak or something below them grows.
+[[nodiscard]] std::int64_t live_count(cudnnBackendDescriptorType_t type) noexcept;
+// The same over every type.
+[[nodiscard]] std::int64_t live_count_all() noexcept;
 
 class Descriptor {
  public:

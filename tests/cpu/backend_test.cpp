@@ -220,6 +220,26 @@ BOOST_AUTO_TEST_CASE(move_assignment_into_a_moved_from_descriptor_works) {
   BOOST_TEST(keeper.native() != nullptr);
 }
 
+BOOST_AUTO_TEST_CASE(live_count_follows_creation_moves_and_destruction) {
+  const std::int64_t tensors = backend::live_count(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  const std::int64_t all = backend::live_count_all();
+  {
+    backend::Tensor first = finalized_tensor(1);
+    auto matmul = backend::Matmul::create();
+    BOOST_TEST_REQUIRE(matmul.has_value());
+    BOOST_TEST(backend::live_count(CUDNN_BACKEND_TENSOR_DESCRIPTOR) == tensors + 1);
+    BOOST_TEST(backend::live_count(CUDNN_BACKEND_MATMUL_DESCRIPTOR) >= 1);
+    BOOST_TEST(backend::live_count_all() == all + 2);
+    backend::Tensor moved(std::move(first));  // a move creates nothing
+    BOOST_TEST(backend::live_count(CUDNN_BACKEND_TENSOR_DESCRIPTOR) == tensors + 1);
+    backend::Tensor second = finalized_tensor(2);
+    moved = std::move(second);  // destroys the descriptor `moved` held
+    BOOST_TEST(backend::live_count(CUDNN_BACKEND_TENSOR_DESCRIPTOR) == tensors + 1);
+  }
+  BOOST_TEST(backend::live_count(CUDNN_BACKEND_TENSOR_DESCRIPTOR) == tensors);
+  BOOST_TEST(backend::live_count_all() == all);
+}
+
 // Status.
 
 BOOST_AUTO_TEST_CASE(status_text_has_context_status_name_code_and_last_error) {
