@@ -12,21 +12,30 @@
 // tell which of them a growth comes from.
 // At start the main thread builds each topology once (each attention shape): what the loaded
 // cuDNN refuses is printed as "refused: <topology>: <error>" and left out, not a failure. Every
-// 10 s one line: counts, RSS, device memory, each cache's revision and size; at the end one JSON
-// line. Exit 0 only with no build or execute failure, no wrong result and no memory growth.
-// Growth rule: the samples after warm-up (the first 60 s, or the first quarter of a shorter run)
-// are cut in thirds; memory grew when the last third's maximum exceeds the first third's by more
-// than the larger of 10% and a floor, 64 MiB for RSS and 256 MiB for the device (read
-// device-wide; up to 8 threads hold buffers and workspaces of tens of MiB at any moment). Maxima,
-// not means: the allocator and cuDNN's lazily loaded kernels make RSS step and jitter, and a leak
-// shows as a rising ceiling; at the ~100 builds/s of a mixed soak, 1 KiB per build leaks 60 MiB in
-// 10 minutes. Fewer than 3 samples after warm-up leave growth unjudged (and not failed). Exit 77
-// without a CUDA device.
+// 10 s one line: counts, RSS, malloc's bytes in use, device memory, live cuDNN descriptors (all,
+// and execution plans) made through dnngraph, each cache's revision and size; at the end one
+// JSON line. Exit 0 only with no build or execute failure, no wrong result and no memory growth.
+// Growth rule: judged on the samples after warm-up (the first 60 s, or the first quarter of a
+// shorter run) and after the last change of the caches' total entry count: a cache that gains an
+// entry holds a compiled kernel more, which is what it is for, not a leak (on cuDNN 9.28.1 a
+// dynamic layernorm keeps one entry per row count). Those samples are cut in thirds; memory grew
+// when the last third's maximum exceeds the first third's by more than the larger of 10% and a
+// floor, 64 MiB for RSS and malloc in use, 256 MiB for the device (read device-wide; up to 8
+// threads hold buffers and workspaces of tens of MiB at any moment). Maxima, not means: the
+// allocator and cuDNN's lazily loaded kernels make RSS step and jitter, and a leak shows as a
+// rising ceiling; at the ~100 builds/s of a mixed soak, 1 KiB per build leaks 60 MiB in 10
+// minutes. Fewer than 3 such samples leave growth unjudged, and the run is not clean when the
+// caches were still growing then (nothing left to judge on). RSS growing while malloc in use and
+// the live descriptors stay flat points below dnngraph's allocations (cuDNN's own mappings, the
+// allocator's arenas). Exit 77 without a CUDA device.
 import dnngraph;
 
 #include <cuda_runtime_api.h>
 #include <boost/json.hpp>
 
+// backend::live_count: how many cuDNN descriptors dnngraph holds, a diagnostic the public API
+// does not offer (bench/side_by_side.cpp reads the backend layer too).
+#include "backend/descriptor.hpp"
 #include "bf16_matmul.hpp"
 #include "matmul_graph.hpp"
 #include "soak_support.hpp"
@@ -583,15 +592,39 @@ struct Growth {
   std::int64_t first_max = -1, last_max = -1;  // MiB, of the first and last thirds
 };
 
+// One sampler tick (every 10 s).
+struct Sample {
+  int second = 0;
+  std::int64_t rss_mib = 0, gpu_mib = 0, malloc_mib = 0;
+  std::int64_t cache_entries = 0;  // every shared cache's size together
+  std::int64_t live_plans = 0, live_descriptors = 0;
+};
+
+// The samples the growth rule judges: after warm-up and after the caches' last size change.
+std::span<const Sample> judged_samples(std::span<const Sample> samples, double warm_up) {
+  std::size_t from = 0;
+  while (from < samples.size() && samples[from].second < warm_up) ++from;
+  for (std::size_t i = 1; i < samples.size(); ++i) {
+    if (samples[i].cache_entries != samples[i - 1].cache_entries) from = std::max(from, i);
+  }
+  return samples.subspan(from);
+}
+
 // The rule in the first comment: the last third's maximum against the first third's, by more
 // than the larger of 10% and the floor.
-Growth growth_of(std::span<const std::int64_t> mib, std::int64_t floor_mib) {
+Growth growth_of(std::span<const Sample> samples, std::int64_t Sample::* field,
+                 std::int64_t floor_mib) {
   Growth g;
-  if (mib.size() < 3) return g;
-  const std::size_t third = mib.size() / 3;
+  if (samples.size() < 3) return g;
+  const std::size_t third = samples.size() / 3;
+  const auto max_of = [field](std::span<const Sample> part) {
+    std::int64_t m = -1;
+    for (const Sample& s : part) m = std::max(m, s.*field);
+    return m;
+  };
   g.judged = true;
-  g.first_max = *std::ranges::max_element(mib.first(third));
-  g.last_max = *std::ranges::max_element(mib.last(third));
+  g.first_max = max_of(samples.first(third));
+  g.last_max = max_of(samples.last(third));
   g.grew = g.last_max > g.first_max + std::max(g.first_max / 10, floor_mib);
   return g;
 }
@@ -670,20 +703,20 @@ int main(int argc, char* argv[]) {
   for (int t = 0; t < threads; ++t) pool.emplace_back(worker, t, seconds, std::ref(soak));
   // Sampled by the sampler thread alone; read after it is joined.
   const double warm_up = std::min(60.0, seconds / 4);
-  std::vector<std::int64_t> rss_mib, gpu_mib;
+  std::vector<Sample> samples;
   std::atomic<bool> done{false};
   std::thread sampler([&] {
     int tick = 0;
     while (!done) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       if (++tick % 50 != 0) continue;
-      const std::int64_t rss = dnngraph_bench::rss_kib() >> 10;
-      const std::int64_t gpu = dnngraph_bench::gpu_used_mib();
-      const int second = tick / 5;
-      if (second >= warm_up) {
-        rss_mib.push_back(rss);
-        gpu_mib.push_back(gpu);
-      }
+      Sample sample{
+          .second = tick / 5,
+          .rss_mib = dnngraph_bench::rss_kib() >> 10,
+          .gpu_mib = dnngraph_bench::gpu_used_mib(),
+          .malloc_mib = dnngraph_bench::malloc_in_use_mib(),
+          .live_plans = dnngraph::backend::live_count(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR),
+          .live_descriptors = dnngraph::backend::live_count_all()};
       std::int64_t builds = 0, executes = 0, checked = 0, failures = 0;
       for (const Tally& tally : soak.tallies) {
         builds += tally.builds;
@@ -694,16 +727,20 @@ int main(int argc, char* argv[]) {
       std::string caches;
       for (const Topology t : soak.running) {
         if (const auto& cache = soak.caches[index_of(t)]) {
+          const std::int64_t size = cache->size().value_or(-1);
+          sample.cache_entries += size;
           caches += " " + std::string(name_of(t)) + " " +
-                    std::to_string(cache->revision().value_or(-1)) + "/" +
-                    std::to_string(cache->size().value_or(-1));
+                    std::to_string(cache->revision().value_or(-1)) + "/" + std::to_string(size);
         }
       }
-      say("  t=%3d s builds %lld executes %lld checked %lld failures %lld | RSS %lld MiB GPU "
-          "%lld MiB | revision/size%s\n",
-          second, static_cast<long long>(builds), static_cast<long long>(executes),
+      samples.push_back(sample);
+      say("  t=%3d s builds %lld executes %lld checked %lld failures %lld | RSS %lld MiB malloc "
+          "%lld MiB GPU %lld MiB | descriptors %lld plans %lld | revision/size%s\n",
+          sample.second, static_cast<long long>(builds), static_cast<long long>(executes),
           static_cast<long long>(checked), static_cast<long long>(failures),
-          static_cast<long long>(rss), static_cast<long long>(gpu), caches.c_str());
+          static_cast<long long>(sample.rss_mib), static_cast<long long>(sample.malloc_mib),
+          static_cast<long long>(sample.gpu_mib), static_cast<long long>(sample.live_descriptors),
+          static_cast<long long>(sample.live_plans), caches.c_str());
     }
   });
   for (auto& t : pool) t.join();
@@ -712,9 +749,13 @@ int main(int argc, char* argv[]) {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  const Growth rss = growth_of(rss_mib, 64);
-  const Growth gpu = growth_of(gpu_mib, 256);
-  bool clean = !rss.grew && !gpu.grew;
+  const std::span<const Sample> judged = judged_samples(samples, warm_up);
+  const Growth rss = growth_of(judged, &Sample::rss_mib, 64);
+  const Growth malloced = growth_of(judged, &Sample::malloc_mib, 64);
+  const Growth gpu = growth_of(judged, &Sample::gpu_mib, 256);
+  // Caches that changed size within the last 3 samples leave nothing to judge growth on.
+  const bool caches_still_growing = judged.size() < 3 && samples.size() >= 3;
+  bool clean = !rss.grew && !malloced.grew && !gpu.grew && !caches_still_growing;
   boost::json::object per_topology;
   for (const Topology t : soak.running) {
     const Tally& tally = soak.tallies[index_of(t)];
@@ -736,10 +777,21 @@ int main(int argc, char* argv[]) {
     clean = clean && tally.build_failures == 0 && tally.execute_failures == 0 && tally.wrong == 0;
   }
   const boost::json::object summary{
-      {"cudnn", cudnn},          {"threads", threads},
-      {"seconds", elapsed},      {"topologies", std::move(per_topology)},
-      {"refused", refused},      {"rss_mib", to_json(rss)},
-      {"gpu_mib", to_json(gpu)}, {"clean", clean}};
+      {"cudnn", cudnn},
+      {"threads", threads},
+      {"seconds", elapsed},
+      {"topologies", std::move(per_topology)},
+      {"refused", refused},
+      {"rss_mib", to_json(rss)},
+      {"malloc_mib", to_json(malloced)},
+      {"gpu_mib", to_json(gpu)},
+      {"judged_from_second", judged.empty() ? -1 : judged.front().second},
+      {"caches_still_growing", caches_still_growing},
+      // After every worker's graphs are gone: what is left is the caches' and the probe's.
+      {"live_descriptors_after_join", dnngraph::backend::live_count_all()},
+      {"live_plans_after_join",
+       dnngraph::backend::live_count(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)},
+      {"clean", clean}};
   std::printf("%s\n", boost::json::serialize(summary).c_str());
   return clean ? 0 : 1;
 }

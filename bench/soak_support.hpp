@@ -1,8 +1,9 @@
-// What the kernel cache soaks share: one line of output at a time, the process's RSS and the
-// device's used memory. Needs no dnngraph header.
+// What the kernel cache soaks share: one line of output at a time, the process's RSS, its heap
+// in use and the device's used memory. Needs no dnngraph header.
 #pragma once
 
 #include <cuda_runtime_api.h>
+#include <malloc.h>
 
 #include <cstdarg>
 #include <cstddef>
@@ -33,6 +34,14 @@ inline std::int64_t rss_kib() {
     resident = 0;
   }
   return static_cast<std::int64_t>(resident) * 4;
+}
+
+// Bytes malloc has handed out and not had back, in MiB (glibc's mallinfo2: in-use arena chunks
+// plus mmapped ones): what the process's heap holds, without the pages the allocator keeps free,
+// so RSS growth with flat malloc use is the allocator's or a mapping's, not a leak of the heap.
+inline std::int64_t malloc_in_use_mib() {
+  const struct mallinfo2 info = mallinfo2();
+  return static_cast<std::int64_t>((info.uordblks + info.hblkhd) >> 20);
 }
 
 // Memory in use on the current device, every process's (cudaMemGetInfo); -1 if unread.
