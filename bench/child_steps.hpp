@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -44,28 +45,50 @@ inline std::string scratch_path(std::string_view stem) {
 }
 
 // The driver's JIT cache (CUDA_CACHE_PATH) would make a "cold" process warm. Isolated: every step
-// a new empty folder of its own, removed after it (what the library's own documents give).
-// Kept: one folder for all the steps of a row, empty at its first, removed with this object (a
-// deployed server's restarts).
+// a new empty folder of its own, removed after it (what the library's own documents give). Kept
+// (a deployed server's restarts): a step that saves starts from an empty folder and leaves it as
+// its process left it; each restart step after it gets a copy of that folder, so no restart step
+// sees what another restart step compiled (session 22: the cold step ran after the load step had
+// put the new shape's kernel in a shared folder, and the row compared a warm "cold" with the load).
+// Every folder is removed with this object or at the next step of the same kind.
 class JitFolders {
  public:
-  JitFolders(bool isolated, std::string_view row)
-      : isolated_(isolated), kept_(isolated ? std::string() : empty_folder(row)) {}
+  enum class Step : std::uint8_t { Save, Restart };
+
+  JitFolders(bool isolated, std::string_view row) : isolated_(isolated), row_(row) {}
   JitFolders(const JitFolders&) = delete;
   JitFolders& operator=(const JitFolders&) = delete;
   ~JitFolders() {
+    remove(saved_);
     remove(step_);
-    remove(kept_);
   }
 
-  // The folder for the next step (isolated: the last step's is removed); empty when none could
-  // be made.
-  [[nodiscard]] std::string next(std::string_view step) {
-    if (!isolated_) {
-      return kept_;
-    }
+  // The folder for the next step; empty when none could be made (or, for a kept restart, no save
+  // step came before it).
+  [[nodiscard]] std::string next(std::string_view step, Step kind) {
     remove(step_);
-    step_ = empty_folder(step);
+    step_.clear();
+    if (isolated_) {
+      step_ = empty_folder(step);
+      return step_;
+    }
+    if (kind == Step::Save) {
+      remove(saved_);
+      saved_ = empty_folder(row_ + "-" + std::string(step));
+      return saved_;
+    }
+    if (saved_.empty()) {
+      return {};
+    }
+    step_ = empty_folder(row_ + "-" + std::string(step));
+    std::error_code error;
+    if (!step_.empty()) {
+      std::filesystem::copy(saved_, step_, std::filesystem::copy_options::recursive, error);
+    }
+    if (error) {
+      remove(step_);
+      step_.clear();
+    }
     return step_;
   }
 
@@ -78,15 +101,17 @@ class JitFolders {
   }
 
   bool isolated_;
-  std::string kept_;  // kept: the row's folder
-  std::string step_;  // isolated: the current step's folder
+  std::string row_;
+  std::string saved_;  // kept: the last save step's folder, as its process left it
+  std::string step_;   // the current step's own folder (isolated, or a kept restart's copy)
 };
 
 // The line a mode's table starts with.
 inline void print_jit_mode(bool isolated) {
   std::printf("\ndriver JIT cache %s\n",
               isolated ? "isolated: an empty CUDA_CACHE_PATH for every step"
-                       : "kept: one CUDA_CACHE_PATH for a row's steps, empty at its first");
+                       : "kept: a save step's CUDA_CACHE_PATH starts empty, each restart step "
+                         "after it gets a copy of it as the save left it");
 }
 
 // One mode's table: the mode's line, run_row(row) for each row in turn (stopping at the first

@@ -11,8 +11,9 @@
 // one that fails is skipped); the row says how many it reached.
 // The driver's JIT cache (CUDA_CACHE_PATH) would make a "cold" process warm: the table is taken
 // twice, with it isolated (every step a fresh empty CUDA_CACHE_PATH of its own: what the kernel
-// cache alone gives) and kept (one CUDA_CACHE_PATH shared by a row's five steps, empty at the
-// row's first step: a deployed server's restarts).
+// cache alone gives) and kept (a deployed server's restarts: save and store-save start from an
+// empty CUDA_CACHE_PATH; load and cold each get a copy of save's as save left it, store-load one
+// of store-save's, so load and cold find the same driver cache and neither sees the other's).
 //   bench_kernel_cache_persist [isolated|kept] [--entries 1,2,10]
 //                              [--topologies matmul,conv,layernorm]
 //       all steps of every row (both modes, those entry counts and topologies by default)
@@ -236,7 +237,9 @@ int run_row(const char* self, bool isolated, Row& row) {
   }};
   int code = 0;
   for (const auto& [what, result] : steps) {
-    const std::string jit = jit_folders.next(what);
+    const std::string jit =
+        jit_folders.next(what, what.ends_with("save") ? dnngraph_bench::JitFolders::Step::Save
+                                                      : dnngraph_bench::JitFolders::Step::Restart);
     if (jit.empty()) {
       std::fprintf(stderr, "bench_kernel_cache_persist: no temporary folder for CUDA_CACHE_PATH\n");
       return 1;

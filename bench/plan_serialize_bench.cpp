@@ -15,8 +15,9 @@
 // ReLU, bf16 layernorm inference, each static (no dynamic shapes, no kernel cache: what a saved
 // plan is for) and dynamic (on a KernelCache); static bf16 causal attention [2, 8, 1024, 128].
 // The driver's JIT cache (CUDA_CACHE_PATH) would make a "cold" process warm: the table is taken
-// twice, isolated (every step a fresh empty CUDA_CACHE_PATH) and kept (one per row, empty at its
-// first step), as bench_kernel_cache_persist does.
+// twice, isolated (every step a fresh empty CUDA_CACHE_PATH) and kept (save starts from an empty
+// one; cold, cache and plan each get a copy of it as save left it), as
+// bench_kernel_cache_persist does.
 //   bench_plan_serialize [isolated|kept] [--topologies matmul,conv,layernorm,sdpa]
 //                        [--kinds static,dynamic]
 //       all steps of every row (both modes, all topologies and kinds by default; attention is
@@ -508,7 +509,9 @@ int run_row(const char* self, bool isolated, Row& row) {
     if (what == Step::Cache && row.kind == Kind::Static) {
       continue;
     }
-    const std::string jit = jit_folders.next(name_of(what));
+    const std::string jit = jit_folders.next(
+        name_of(what), what == Step::Save ? dnngraph_bench::JitFolders::Step::Save
+                                          : dnngraph_bench::JitFolders::Step::Restart);
     if (jit.empty()) {
       std::fprintf(stderr, "bench_plan_serialize: no temporary folder for CUDA_CACHE_PATH\n");
       return 1;
