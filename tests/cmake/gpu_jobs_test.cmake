@@ -7,21 +7,12 @@ file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 set(jobs ${WORK_DIR}/jobs)
 
-function(jobs expected_rc output_var)
-  execute_process(
-    COMMAND ${CMAKE_COMMAND} -E env DNNGRAPH_JOBS_DIR=${jobs} DNNGRAPH_JOBS_MAX_MIB=1
-            bash ${SCRIPT} ${ARGN}
-    RESULT_VARIABLE rc OUTPUT_VARIABLE output ERROR_VARIABLE errors)
-  if(NOT rc EQUAL expected_rc)
-    message(FATAL_ERROR "gpu-jobs ${ARGN} exited ${rc}, expected ${expected_rc}:\n${output}\n${errors}")
-  endif()
-  set(${output_var} "${output}${errors}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/script_test_support.cmake)
 
-function(expect text pattern)
-  if(NOT text MATCHES "${pattern}")
-    message(FATAL_ERROR "expected /${pattern}/ in:\n${text}")
-  endif()
+function(jobs expected_rc output_var)
+  run_script("gpu-jobs ${ARGN}" ${expected_rc} output
+    ${CMAKE_COMMAND} -E env DNNGRAPH_JOBS_DIR=${jobs} DNNGRAPH_JOBS_MAX_MIB=1 bash ${SCRIPT} ${ARGN})
+  set(${output_var} "${output}" PARENT_SCOPE)
 endfunction()
 
 # (No semicolons in the commands: CMake would split them into arguments.)

@@ -38,21 +38,13 @@ case "$name $tool" in
 esac
 ]=])
 
-function(sweep expected_rc output_var)
-  execute_process(
-    COMMAND ${CMAKE_COMMAND} -E env DNNGRAPH_BUNDLE=${bundle} DNNGRAPH_CUDNN_LIB=${WORK_DIR}/cudnn
-            COMPUTE_SANITIZER=${WORK_DIR}/compute-sanitizer OUT=${out} ${ARGN} bash ${SCRIPT}
-    RESULT_VARIABLE rc OUTPUT_VARIABLE output ERROR_VARIABLE errors)
-  if(NOT rc EQUAL expected_rc)
-    message(FATAL_ERROR "gpu-sanitize exited ${rc}, expected ${expected_rc}:\n${output}\n${errors}")
-  endif()
-  set(${output_var} "${output}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/script_test_support.cmake)
 
-function(expect text pattern)
-  if(NOT text MATCHES "${pattern}")
-    message(FATAL_ERROR "expected /${pattern}/ in:\n${text}")
-  endif()
+function(sweep expected_rc output_var)
+  run_script(gpu-sanitize ${expected_rc} output
+    ${CMAKE_COMMAND} -E env DNNGRAPH_BUNDLE=${bundle} DNNGRAPH_CUDNN_LIB=${WORK_DIR}/cudnn
+    COMPUTE_SANITIZER=${WORK_DIR}/compute-sanitizer OUT=${out} ${ARGN} bash ${SCRIPT})
+  set(${output_var} "${output}" PARENT_SCOPE)
 endfunction()
 
 function(runs expected)
