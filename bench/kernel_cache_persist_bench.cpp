@@ -15,8 +15,12 @@
 // empty CUDA_CACHE_PATH; load and cold each get a copy of save's as save left it, store-load one
 // of store-save's, so load and cold find the same driver cache and neither sees the other's).
 //   bench_kernel_cache_persist [isolated|kept] [--entries 1,2,10]
-//                              [--topologies matmul,conv,layernorm]
-//       all steps of every row (both modes, those entry counts and topologies by default)
+//                              [--topologies matmul,conv,layernorm] [--repeat N]
+//       all steps of every row (both modes, those entry counts and topologies by default);
+//       --repeat N (1 to 20, default 1) runs the load and cold steps N times each, alternately,
+//       each in a new process with its own JIT folder as the mode says, and compares their
+//       medians: a build that compiles varies by tens of percent from one process to the next,
+//       more than the document's load costs, so one pair of processes cannot answer the question
 //   bench_kernel_cache_persist STEP TOPO FILE N
 //       one step, internal (the table runs it): STEP save|load|cold|store-save|store-load, TOPO
 //       matmul|conv|layernorm, FILE the document (the store's folder for the store steps), N the
@@ -32,6 +36,7 @@ import dnngraph;
 #include "persist_graphs.hpp"
 #include "timing.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -232,8 +237,25 @@ Child run_step(const char* self, std::string_view what, Topology topo, const std
 struct Row {
   Topology topology = Topology::Matmul;
   std::int64_t asked = 0;
+  int repeat = 1;
+  // load and cold: the median of the runs (by load + first build, and by build), every run kept
   StepResult save, load, cold, store_save, store_load;
+  std::vector<StepResult> loads, colds;
 };
+
+// The median run by `key` (the lower middle one of an even count); a failed run makes the
+// result failed.
+template <class Key>
+StepResult median_of(std::vector<StepResult> runs, Key key) {
+  if (runs.empty()) {
+    return {};
+  }
+  const bool all_ok = std::ranges::all_of(runs, &StepResult::ok);
+  std::ranges::sort(runs, {}, key);
+  StepResult median = runs[(runs.size() - 1) / 2];
+  median.ok = all_ok;
+  return median;
+}
 
 // Runs a row's five steps. The exit code of a step that could not run at all (77: no device).
 int run_row(const char* self, bool isolated, Row& row) {
@@ -244,13 +266,17 @@ int run_row(const char* self, bool isolated, Row& row) {
   std::filesystem::remove(file, ignored);  // a failed save must not leave an older document
   std::filesystem::remove_all(folder, ignored);
   dnngraph_bench::JitFolders jit_folders(isolated, tag);
-  const std::array<std::pair<std::string_view, StepResult*>, 5> steps{{
-      {"save", &row.save},
-      {"load", &row.load},
-      {"cold", &row.cold},
-      {"store-save", &row.store_save},
-      {"store-load", &row.store_load},
-  }};
+  // save, then load and cold `repeat` times in turn, then the store's pair (its load step saves
+  // what it compiled, so it runs once, against the folder store-save left).
+  row.loads.assign(static_cast<std::size_t>(row.repeat), StepResult{});
+  row.colds.assign(static_cast<std::size_t>(row.repeat), StepResult{});
+  std::vector<std::pair<std::string_view, StepResult*>> steps{{"save", &row.save}};
+  for (std::size_t i = 0; i < row.loads.size(); ++i) {
+    steps.emplace_back("load", &row.loads[i]);
+    steps.emplace_back("cold", &row.colds[i]);
+  }
+  steps.emplace_back("store-save", &row.store_save);
+  steps.emplace_back("store-load", &row.store_load);
   int code = 0;
   for (const auto& [what, result] : steps) {
     const std::string jit =
@@ -270,7 +296,28 @@ int run_row(const char* self, bool isolated, Row& row) {
   }
   std::filesystem::remove(file, ignored);
   std::filesystem::remove_all(folder, ignored);
+  row.load = median_of(row.loads, &StepResult::first_ms);
+  row.cold = median_of(row.colds, &StepResult::ms);
   return code;
+}
+
+// "361.2 368.0 380.4": every run's load + first build (or cold build), in run order.
+std::string runs_text(const std::vector<StepResult>& runs, bool first) {
+  std::string text;
+  for (const StepResult& r : runs) {
+    text += (text.empty() ? "" : " ") +
+            (r.ok ? fixed(first ? r.first_ms() : r.ms, "%.1f") : std::string("failed"));
+  }
+  return text;
+}
+
+std::string runs_json(const std::vector<StepResult>& runs, bool first) {
+  std::string text = "[";
+  for (const StepResult& r : runs) {
+    text += (text.size() > 1 ? "," : "") +
+            (r.ok ? fixed(first ? r.first_ms() : r.ms) : std::string("null"));
+  }
+  return text + "]";
 }
 
 // "10", or "10 asked, 7 reached" when a save step's fill fell short ("?": the step failed).
@@ -347,6 +394,9 @@ std::string json_line(const Row& r, bool isolated) {
   json.add("store_load_size", std::to_string(r.store_load.size));
   json.add("cold_ms", ms(r.cold, r.cold.ms));
   json.add("cold_hit", JsonLine::flag(hit(r.cold)));
+  json.add("repeat", std::to_string(r.repeat));
+  json.add("load_runs_ms", runs_json(r.loads, true));
+  json.add("cold_runs_ms", runs_json(r.colds, false));
   json.add("load_no_slower", JsonLine::flag(no_slower(r.load, r.cold)));
   json.add("store_load_no_slower", JsonLine::flag(no_slower(r.store_load, r.cold)));
   return json.text();
@@ -369,6 +419,15 @@ void print_rows(const std::vector<Row>& rows, bool isolated) {
                 verdict_text(no_slower(r.load, r.cold)),
                 verdict_text(no_slower(r.store_load, r.cold)));
   }
+  if (!rows.empty() && rows.front().repeat > 1) {
+    std::printf("\nload and cold: medians of %d runs each (above); every run, in order:\n",
+                rows.front().repeat);
+    for (const Row& r : rows) {
+      std::printf("%s, entries %s: load + first build %s; cold %s\n", name_of(r.topology),
+                  entries_text(r).c_str(), runs_text(r.loads, true).c_str(),
+                  runs_text(r.colds, false).c_str());
+    }
+  }
   std::printf("\n");
   for (const Row& r : rows) {
     std::printf("%s\n", json_line(r, isolated).c_str());
@@ -379,6 +438,7 @@ struct Options {
   std::optional<bool> isolated;  // nullopt: both modes
   std::vector<std::int64_t> entries{1, 2, 10};
   std::vector<Topology> topologies{all_topologies.begin(), all_topologies.end()};
+  int repeat = 1;
 };
 
 std::optional<std::int64_t> entry_count(std::string_view text) {
@@ -390,9 +450,17 @@ std::optional<std::int64_t> entry_count(std::string_view text) {
 
 std::optional<Options> parse_options(int argc, char* argv[]) {
   Options options;
-  const std::array<dnngraph_bench::ListOption, 2> lists{{
+  const std::array<dnngraph_bench::ListOption, 3> lists{{
       {"--entries", dnngraph_bench::list_into(options.entries, entry_count)},
       {"--topologies", dnngraph_bench::list_into(options.topologies, topology_named)},
+      {"--repeat",
+       [&options](std::string_view text) {
+         const auto count = entry_count(text);
+         if (count && *count <= 20) {
+           options.repeat = static_cast<int>(*count);
+         }
+         return count && *count <= 20;
+       }},
   }};
   const bool read = dnngraph_bench::parse_table_options(argc, argv, options.isolated, lists);
   return read ? std::optional(options) : std::nullopt;
@@ -410,6 +478,7 @@ int table(const char* self, bool isolated, const Options& options) {
       Row row;
       row.topology = topo;
       row.asked = entries;
+      row.repeat = options.repeat;
       rows.push_back(row);
     }
   }
@@ -434,10 +503,11 @@ int main(int argc, char* argv[]) {
   }
   const auto options = argc > 1 && is_step(argv[1]) ? std::nullopt : parse_options(argc, argv);
   if (!options) {
-    std::fprintf(stderr,
-                 "usage: bench_kernel_cache_persist [isolated|kept] [--entries 1,2,10]\n"
-                 "                                  [--topologies matmul,conv,layernorm]\n"
-                 "       bench_kernel_cache_persist STEP TOPO FILE N   (one step, internal)\n");
+    std::fprintf(
+        stderr,
+        "usage: bench_kernel_cache_persist [isolated|kept] [--entries 1,2,10]\n"
+        "                                  [--topologies matmul,conv,layernorm] [--repeat N]\n"
+        "       bench_kernel_cache_persist STEP TOPO FILE N   (one step, internal)\n");
     return 2;
   }
   std::printf("kernel cache across processes, cuDNN %s, %s revision/size\n",
