@@ -1,7 +1,9 @@
 # scripts/gpu-sanitize's bookkeeping, on the CPU: a bundle of stub programs, a stub
 # compute-sanitizer that runs them and prints an error summary as each tool does (racecheck's
 # "RACECHECK SUMMARY: N hazards displayed (2 errors, ...)" for gpu_b_test, none at all for
-# gpu_c_test under memcheck), and a stub cuDNN folder. Checks the
+# gpu_c_test under memcheck, and for gpu_b_test under memcheck 25 errors with the second summary
+# line the tool adds past --print-limit, "5 errors were not printed", which is no second count),
+# and a stub cuDNN folder. Checks the
 # budget (no pair started once spent), the table and exit codes, that a resumed sweep runs no
 # pair twice, that another cuDNN version runs them again, that bench_* programs are left out and
 # that a pair past its time limit is recorded as a timeout.
@@ -33,6 +35,8 @@ echo "$name $tool" >> "$(dirname "$0")/runs.txt"
 case "$name $tool" in
   "gpu_b_test racecheck") echo "========= RACECHECK SUMMARY: 3 hazards displayed (2 errors, 1 warnings)" ;;
   "gpu_c_test memcheck") ;;
+  "gpu_b_test memcheck") printf '%s\n' "========= ERROR SUMMARY: 25 errors" \
+    "========= ERROR SUMMARY: 5 errors were not printed. Use --print-limit option to adjust" ;;
   *" racecheck") echo "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" ;;
   *) echo "========= ERROR SUMMARY: 0 errors" ;;
 esac
@@ -63,13 +67,14 @@ set(v919 DNNGRAPH_SANITIZE_CUDNN_VERSION=91900 "DNNGRAPH_SANITIZE_TOOLS=memcheck
 sweep(3 output ${v919} DNNGRAPH_SANITIZE_SECONDS=0)
 expect("${output}" "0 pairs, 0 with errors, 6 left")
 runs(0)
-# The whole sweep: gpu_b_test racecheck has 2 errors, gpu_c_test memcheck no summary.
+# The whole sweep: gpu_b_test racecheck has 2 errors, memcheck 25, gpu_c_test memcheck no summary.
 sweep(1 output ${v919})
 runs(6)
 expect("${output}" "gpu_b_test +racecheck +2 +rc 0")
+expect("${output}" "gpu_b_test +memcheck +25 +rc 0")
 expect("${output}" "gpu_c_test +memcheck +none")
 expect("${output}" "gpu_a_test +memcheck +0 +rc 0")
-expect("${output}" "6 pairs, 2 with errors, 0 left")
+expect("${output}" "6 pairs, 3 with errors, 0 left")
 if(output MATCHES "bench_x")
   message(FATAL_ERROR "bench_x was swept:\n${output}")
 endif()
@@ -85,7 +90,7 @@ file(COPY_FILE ${out}/sanitize.tsv ${WORK_DIR}/carried.tsv)
 file(REMOVE ${out}/sanitize.tsv)
 sweep(1 output ${v919} DNNGRAPH_SANITIZE_RESULTS=${WORK_DIR}/carried.tsv)
 runs(6)
-expect("${output}" "6 pairs, 2 with errors, 0 left")
+expect("${output}" "6 pairs, 3 with errors, 0 left")
 # Another cuDNN: its pairs run again (synccheck only), the 9.19 lines stay.
 sweep(0 output DNNGRAPH_SANITIZE_CUDNN_VERSION=92801 DNNGRAPH_SANITIZE_TOOLS=synccheck)
 runs(9)
