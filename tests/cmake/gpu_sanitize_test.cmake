@@ -5,8 +5,9 @@
 # line the tool adds past --print-limit, "5 errors were not printed", which is no second count),
 # and a stub cuDNN folder. Checks the
 # budget (no pair started once spent), the table and exit codes, that a resumed sweep runs no
-# pair twice, that another cuDNN version runs them again, that bench_* programs are left out and
-# that a pair past its time limit is recorded as a timeout.
+# pair twice, that another cuDNN version runs them again, that bench_* programs are left out,
+# that a pair past its time limit is recorded as a timeout, and that a program split into its
+# suites or cases (DNNGRAPH_SANITIZE_SPLIT, two at a time) runs each as a pair of its own.
 # cmake -DSCRIPT=<scripts/gpu-sanitize> -DWORK_DIR=<dir> -P gpu_sanitize_test.cmake
 file(REMOVE_RECURSE ${WORK_DIR})
 set(bundle ${WORK_DIR}/bundle)
@@ -29,7 +30,9 @@ write_executable(${WORK_DIR}/compute-sanitizer [=[#!/bin/bash
 tool=$2
 for a in "$@"; do case "$a" in */gpu_*|*/bench_*) program=$a ;; esac; done
 name=$(basename "$program")
-echo "$name $tool" >> "$(dirname "$0")/runs.txt"
+unit=""
+for a in "$@"; do case "$a" in --run_test=*) unit=" ${a#--run_test=}" ;; esac; done
+echo "$name $tool$unit" >> "$(dirname "$0")/runs.txt"
 [ "$name" = gpu_slow_test ] && sleep 5
 "$program"
 case "$name $tool" in
@@ -106,5 +109,38 @@ runs(10)
 # An unknown tool is refused before anything runs.
 sweep(2 output DNNGRAPH_SANITIZE_TOOLS=leakcheck)
 runs(10)
+# Split into units, two at a time: a program listing suites a and b (b with cases one and two)
+# and a top-level case c; each unit a pair of its own, named program:unit, run with --run_test.
+file(MAKE_DIRECTORY ${WORK_DIR}/split ${WORK_DIR}/split-out)
+write_executable(${WORK_DIR}/split/gpu_split_test [=[#!/bin/sh
+case "$*" in *--list_content*) printf 'a*\n    x*\nb*\n    one*\n    two*\nc*\n' >&2; exit 0 ;; esac
+echo "gpu_split_test ran $*"
+]=])
+foreach(split_mode suite case)
+  file(REMOVE ${WORK_DIR}/runs.txt)
+  run_script(gpu-sanitize 0 output ${CMAKE_COMMAND} -E env DNNGRAPH_BUNDLE=${WORK_DIR}/split
+    DNNGRAPH_CUDNN_LIB=${WORK_DIR}/cudnn COMPUTE_SANITIZER=${WORK_DIR}/compute-sanitizer
+    OUT=${WORK_DIR}/split-out/${split_mode} DNNGRAPH_SANITIZE_CUDNN_VERSION=91900
+    DNNGRAPH_SANITIZE_TOOLS=memcheck DNNGRAPH_SANITIZE_SPLIT=${split_mode}
+    DNNGRAPH_SANITIZE_JOBS=2 bash ${SCRIPT})
+  if(split_mode STREQUAL "suite")
+    set(units a b c)
+  else()
+    set(units a/x b/one b/two c)
+  endif()
+  list(LENGTH units count)
+  runs(${count})
+  foreach(unit IN LISTS units)
+    expect("${output}" "gpu_split_test:${unit} +memcheck +0 +rc 0")
+    file(READ ${WORK_DIR}/runs.txt ran)
+    expect("${ran}" "gpu_split_test memcheck ${unit}\n")
+  endforeach()
+  expect("${output}" "${count} pairs, 0 with errors, 0 left")
+endforeach()
+run_script(gpu-sanitize 2 output ${CMAKE_COMMAND} -E env DNNGRAPH_BUNDLE=${WORK_DIR}/split
+  DNNGRAPH_CUDNN_LIB=${WORK_DIR}/cudnn COMPUTE_SANITIZER=${WORK_DIR}/compute-sanitizer
+  OUT=${WORK_DIR}/split-out/bad DNNGRAPH_SANITIZE_SPLIT=test bash ${SCRIPT})
+expect("${output}" "DNNGRAPH_SANITIZE_SPLIT=test: suite or case")
+
 # Passed: leave no stub executables named gpu_* in the build tree for scripts/gpu-bundle to find.
 file(REMOVE_RECURSE ${WORK_DIR})
