@@ -705,15 +705,21 @@ int main(int argc, char* argv[]) {
   const double warm_up = std::min(60.0, seconds / 4);
   std::vector<Sample> samples;
   std::atomic<bool> done{false};
+  // GPU memory: the process's own where nvidia-smi lists it, else the device's (every
+  // process's), decided at the first sample and kept for the run; written by the sampler alone.
+  bool gpu_own = false;
   std::thread sampler([&] {
     int tick = 0;
     while (!done) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       if (++tick % 50 != 0) continue;
+      if (samples.empty()) {
+        gpu_own = dnngraph_bench::gpu_own_mib() >= 0;
+      }
       Sample sample{
           .second = tick / 5,
           .rss_mib = dnngraph_bench::rss_kib() >> 10,
-          .gpu_mib = dnngraph_bench::gpu_used_mib(),
+          .gpu_mib = gpu_own ? dnngraph_bench::gpu_own_mib() : dnngraph_bench::gpu_used_mib(),
           .malloc_mib = dnngraph_bench::malloc_in_use_mib(),
           .live_plans = dnngraph::backend::live_count(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR),
           .live_descriptors = dnngraph::backend::live_count_all()};
@@ -735,11 +741,12 @@ int main(int argc, char* argv[]) {
       }
       samples.push_back(sample);
       say("  t=%3d s builds %lld executes %lld checked %lld failures %lld | RSS %lld MiB malloc "
-          "%lld MiB GPU %lld MiB | descriptors %lld plans %lld | revision/size%s\n",
+          "%lld MiB GPU (%s) %lld MiB | descriptors %lld plans %lld | revision/size%s\n",
           sample.second, static_cast<long long>(builds), static_cast<long long>(executes),
           static_cast<long long>(checked), static_cast<long long>(failures),
           static_cast<long long>(sample.rss_mib), static_cast<long long>(sample.malloc_mib),
-          static_cast<long long>(sample.gpu_mib), static_cast<long long>(sample.live_descriptors),
+          gpu_own ? "process" : "device", static_cast<long long>(sample.gpu_mib),
+          static_cast<long long>(sample.live_descriptors),
           static_cast<long long>(sample.live_plans), caches.c_str());
     }
   });
@@ -785,6 +792,7 @@ int main(int argc, char* argv[]) {
       {"rss_mib", to_json(rss)},
       {"malloc_mib", to_json(malloced)},
       {"gpu_mib", to_json(gpu)},
+      {"gpu_scope", gpu_own ? "process" : "device"},
       {"judged_from_second", judged.empty() ? -1 : judged.front().second},
       {"caches_still_growing", caches_still_growing},
       // After every worker's graphs are gone: what is left is the caches' and the probe's.

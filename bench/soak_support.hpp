@@ -1,9 +1,13 @@
 // What the kernel cache soaks share: one line of output at a time, the process's RSS, its heap
-// in use and the device's used memory. Needs no dnngraph header.
+// in use, its GPU memory and the device's. Needs no dnngraph header.
 #pragma once
 
 #include <cuda_runtime_api.h>
 #include <malloc.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
 
 #include <cstdarg>
 #include <cstddef>
@@ -42,6 +46,32 @@ inline std::int64_t rss_kib() {
 inline std::int64_t malloc_in_use_mib() {
   const struct mallinfo2 info = mallinfo2();
   return static_cast<std::int64_t>((info.uordblks + info.hblkhd) >> 20);
+}
+
+// This process's memory on its GPUs in MiB, as nvidia-smi lists the compute processes; -1 when
+// nvidia-smi is missing or does not list this process (a container whose pids the driver does not
+// see): then only the device-wide reading below is left, which counts every other process on the
+// device too (session 24's 9.28.1 soak read a sanitizer job's memory as its own growth).
+inline std::int64_t gpu_own_mib() {
+  // NOLINTNEXTLINE(cert-env33-c): a fixed command line, no input of the user's in it
+  FILE* pipe = popen(
+      "nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null",
+      "r");
+  if (pipe == nullptr) {
+    return -1;
+  }
+  std::int64_t own = -1;
+  std::array<char, 256> line{};
+  while (std::fgets(line.data(), static_cast<int>(line.size()), pipe) != nullptr) {
+    long pid = 0;
+    long long mib = 0;
+    // NOLINTNEXTLINE(cert-err34-c): two numbers or not this process's line; both are checked
+    if (std::sscanf(line.data(), "%ld, %lld", &pid, &mib) == 2 && pid == getpid()) {
+      own = std::max<std::int64_t>(own, 0) + mib;
+    }
+  }
+  pclose(pipe);
+  return own;
 }
 
 // Memory in use on the current device, every process's (cudaMemGetInfo); -1 if unread.
