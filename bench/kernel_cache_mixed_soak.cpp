@@ -713,13 +713,12 @@ int main(int argc, char* argv[]) {
     while (!done) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       if (++tick % 50 != 0) continue;
-      if (samples.empty()) {
-        gpu_own = dnngraph_bench::gpu_own_mib() >= 0;
-      }
+      const std::int64_t own_mib = samples.empty() || gpu_own ? dnngraph_bench::gpu_own_mib() : -1;
+      gpu_own = samples.empty() ? own_mib >= 0 : gpu_own;
       Sample sample{
           .second = tick / 5,
           .rss_mib = dnngraph_bench::rss_kib() >> 10,
-          .gpu_mib = gpu_own ? dnngraph_bench::gpu_own_mib() : dnngraph_bench::gpu_used_mib(),
+          .gpu_mib = gpu_own ? own_mib : dnngraph_bench::gpu_used_mib(),
           .malloc_mib = dnngraph_bench::malloc_in_use_mib(),
           .live_plans = dnngraph::backend::live_count(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR),
           .live_descriptors = dnngraph::backend::live_count_all()};

@@ -301,23 +301,20 @@ int run_row(const char* self, bool isolated, Row& row) {
   return code;
 }
 
-// "361.2 368.0 380.4": every run's load + first build (or cold build), in run order.
-std::string runs_text(const std::vector<StepResult>& runs, bool first) {
+// Every run's load + first build (`first`) or cold build, in run order, joined by `separator`:
+// "361.2 368.0 380.4" for the table, "361.234,368.012,380.407" for the JSON line.
+std::string runs_joined(const std::vector<StepResult>& runs, bool first, const char* separator,
+                        const char* format, const char* failed) {
   std::string text;
   for (const StepResult& r : runs) {
-    text += (text.empty() ? "" : " ") +
-            (r.ok ? fixed(first ? r.first_ms() : r.ms, "%.1f") : std::string("failed"));
+    text += (&r == runs.data() ? "" : separator) +
+            (r.ok ? fixed(first ? r.first_ms() : r.ms, format) : std::string(failed));
   }
   return text;
 }
 
 std::string runs_json(const std::vector<StepResult>& runs, bool first) {
-  std::string text = "[";
-  for (const StepResult& r : runs) {
-    text += (text.size() > 1 ? "," : "") +
-            (r.ok ? fixed(first ? r.first_ms() : r.ms) : std::string("null"));
-  }
-  return text + "]";
+  return "[" + runs_joined(runs, first, ",", "%.3f", "null") + "]";
 }
 
 // "10", or "10 asked, 7 reached" when a save step's fill fell short ("?": the step failed).
@@ -424,8 +421,9 @@ void print_rows(const std::vector<Row>& rows, bool isolated) {
                 rows.front().repeat);
     for (const Row& r : rows) {
       std::printf("%s, entries %s: load + first build %s; cold %s\n", name_of(r.topology),
-                  entries_text(r).c_str(), runs_text(r.loads, true).c_str(),
-                  runs_text(r.colds, false).c_str());
+                  entries_text(r).c_str(),
+                  runs_joined(r.loads, true, " ", "%.1f", "failed").c_str(),
+                  runs_joined(r.colds, false, " ", "%.1f", "failed").c_str());
     }
   }
   std::printf("\n");
@@ -456,10 +454,9 @@ std::optional<Options> parse_options(int argc, char* argv[]) {
       {"--repeat",
        [&options](std::string_view text) {
          const auto count = entry_count(text);
-         if (count && *count <= 20) {
-           options.repeat = static_cast<int>(*count);
-         }
-         return count && *count <= 20;
+         const bool read = count && *count <= 20;
+         options.repeat = read ? static_cast<int>(*count) : options.repeat;
+         return read;
        }},
   }};
   const bool read = dnngraph_bench::parse_table_options(argc, argv, options.isolated, lists);

@@ -16,3 +16,10 @@ function(expect text pattern)
     message(FATAL_ERROR "expected /${pattern}/ in:\n${text}")
   endif()
 endfunction()
+
+# expect_no(<text> <pattern>): fails the test when the text has what the pattern matches.
+function(expect_no text pattern)
+  if(text MATCHES "${pattern}")
+    message(FATAL_ERROR "expected no /${pattern}/ in:\n${text}")
+  endif()
+endfunction()
