@@ -21,6 +21,7 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -99,6 +100,17 @@ struct Device {
     return host;
   }
 };
+
+// The kernel cache probes' graph settings: BFloat16 tensors, Float intermediates and compute,
+// dynamic shapes on, kernels kept in `cache`.
+inline void set_dynamic_bf16(fe::graph::Graph& graph,
+                             const std::shared_ptr<fe::KernelCache>& cache) {
+  graph.set_io_data_type(fe::DataType_t::BFLOAT16)
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT)
+      .set_dynamic_shape_enabled(true)
+      .set_kernel_cache(cache);
+}
 
 // Packed (row-major) strides of dims, their element count, and the memory offset of the element
 // whose row-major index is `logical` in a tensor of those dims and strides.

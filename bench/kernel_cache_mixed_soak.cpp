@@ -6,10 +6,14 @@
 // so the process keeps a table topology -> cache, as users share caches. Static attention (sdpa
 // forward, bf16, causal or not) is built per shape by the thread, on no cache: no cuDNN serves
 // dynamic-shape attention (docs/known-issues.md, sdpa-dynamic-shape).
-//   bench_kernel_cache_mixed_soak THREADS SECONDS [--topologies NAME,NAME...]
+//   bench_kernel_cache_mixed_soak THREADS SECONDS [--topologies NAME,NAME...] [--shape-pool N]
 // --topologies runs only those (the names the lines print: matmul_bias_relu, matmul_bias_gelu,
 // matmul_bias_silu, conv_bias_relu, layernorm_training, layernorm_inference, sdpa_static), to
-// tell which of them a growth comes from.
+// tell which of them a growth comes from. --shape-pool N (1 to 100000) draws each dynamic
+// topology's shapes from N fixed ones (the same ranges, the same N for every thread and run)
+// instead of the whole range (matmul 2,048 shapes each, conv 5,476, layernorm 600): cuDNN 9.28.1
+// keeps host and device memory for each new shape a dynamic graph meets (bench_shape_memory_probe,
+// session 25), so growth is judged after the last new shape as after the caches' last change.
 // At start the main thread builds each topology once (each attention shape): what the loaded
 // cuDNN refuses is printed as "refused: <topology>: <error>" and left out, not a failure. Every
 // 10 s one line: counts, RSS, malloc's bytes in use, device memory, live cuDNN descriptors (all,
@@ -18,7 +22,8 @@
 // Growth rule: judged on the samples after warm-up (the first 60 s, or the first quarter of a
 // shorter run) and after the last change of the caches' total entry count: a cache that gains an
 // entry holds a compiled kernel more, which is what it is for, not a leak (on cuDNN 9.28.1 a
-// dynamic layernorm keeps one entry per row count). Those samples are cut in thirds; memory grew
+// dynamic layernorm keeps one entry per row count); with --shape-pool also after the last shape
+// of the pool met for the first time. Those samples are cut in thirds; memory grew
 // when the last third's maximum exceeds the first third's by more than the larger of 10% and a
 // floor, 64 MiB for RSS and malloc in use, 256 MiB for the device (read device-wide; up to 8
 // threads hold buffers and workspaces of tens of MiB at any moment). Maxima, not means: the
@@ -49,6 +54,7 @@ import dnngraph;
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -62,6 +68,7 @@ import dnngraph;
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -130,10 +137,25 @@ struct Soak {
   std::vector<Topology> running;                    // not refused at start
   std::vector<dnngraph::test::SdpaCase> attention;  // the attention shapes not refused
   std::atomic<std::int64_t> handle_failures{0};     // threads that got no Handle
+  // --shape-pool: N shapes per dynamic topology (0: the whole range), which of them have been
+  // met (a flag per topology and pool index), and how many.
+  std::int64_t shape_pool = 0;
+  std::array<std::vector<std::atomic<bool>>, topology_count> met;
+  std::atomic<std::int64_t> shapes_met{0};
 };
 
 std::int64_t pick(Rng& rng, std::int64_t lo, std::int64_t hi) {
   return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+}
+
+// The generator a round draws its shape from: one seeded from the thread's own, or with
+// --shape-pool one seeded by the topology and an index of the pool, which always gives that
+// index's shape (and counts the index as met the first time).
+Rng shape_source(Soak& soak, Topology t, Rng& rng) {
+  if (soak.shape_pool == 0) return Rng(static_cast<std::uint32_t>(rng()));
+  const std::int64_t index = pick(rng, 0, soak.shape_pool - 1);
+  if (!soak.met[index_of(t)][static_cast<std::size_t>(index)].exchange(true)) soak.shapes_met++;
+  return Rng(static_cast<std::uint32_t>(index_of(t) * 1'000'003 + index));
 }
 
 // ---- Running a built graph ----------------------------------------------------------------
@@ -245,9 +267,9 @@ dnngraph_bench::MatmulShape random_matmul_shape(Rng& rng) {
 }
 
 void matmul_round(Topology t, const dnngraph::Handle& handle, const Soak& soak, Rng& rng,
-                  Round& round) {
+                  Rng& shapes, Round& round) {
   using dnngraph_bench::to_bf16;
-  const dnngraph_bench::MatmulShape s = random_matmul_shape(rng);
+  const dnngraph_bench::MatmulShape s = random_matmul_shape(shapes);
   round.shape = "[b " + std::to_string(s.b) + " m " + std::to_string(s.m) + " n " +
                 std::to_string(s.n) + " k " + std::to_string(s.k) + "]";
   const PointwiseMode activation = activation_of(t);
@@ -305,9 +327,12 @@ Graph conv_graph(const dnngraph::test::ConvCase& c, const Soak& soak) {
   return g;
 }
 
-void conv_round(const dnngraph::Handle& handle, const Soak& soak, Rng& rng, Round& round) {
+void conv_round(const dnngraph::Handle& handle, const Soak& soak, Rng& rng, Rng& shapes,
+                Round& round) {
   using namespace dnngraph::test;
-  const ConvCase c = conv_case(pick(rng, 1, 4), pick(rng, 4, 40), pick(rng, 4, 40));
+  const std::int64_t n = pick(shapes, 1, 4);
+  const std::int64_t h = pick(shapes, 4, 40);
+  const ConvCase c = conv_case(n, h, pick(shapes, 4, 40));
   round.shape = dnngraph::to_string(c.problem.x_dims);
   Graph g = conv_graph(c, soak);
   if (!round.built(g.build(handle, {dnngraph::HeuristicMode::A, dnngraph::HeuristicMode::Fallback}),
@@ -373,10 +398,10 @@ constexpr dnngraph::test::Tolerance norm_y_tolerance{.abs = 3e-2, .rel = 1e-2};
 constexpr dnngraph::test::Tolerance norm_statistic_tolerance{.abs = 1e-5, .rel = 5e-4};
 
 void layernorm_round(Topology t, const dnngraph::Handle& handle, const Soak& soak, Rng& rng,
-                     Round& round) {
+                     Rng& shapes, Round& round) {
   using namespace dnngraph::test;
   const bool training = t == Topology::LayernormTraining;
-  const std::int64_t rows = pick(rng, 1, 600);
+  const std::int64_t rows = pick(shapes, 1, 600);
   round.shape = "[rows " + std::to_string(rows) + "]";
   Graph g = layernorm_graph(
       rows, training ? dnngraph::NormFwdPhase::Training : dnngraph::NormFwdPhase::Inference,
@@ -517,13 +542,16 @@ void worker(int id, double seconds, Soak& soak) {
     const Topology t = soak.running[static_cast<std::size_t>(
         pick(rng, 0, static_cast<std::int64_t>(soak.running.size()) - 1))];
     Round round{t, id, "", soak.tallies[index_of(t)]};
+    Rng shapes = shape_source(soak, t, rng);
     switch (t) {
       case Topology::MatmulRelu:
       case Topology::MatmulGelu:
-      case Topology::MatmulSilu: matmul_round(t, *handle, soak, rng, round); break;
-      case Topology::ConvRelu: conv_round(*handle, soak, rng, round); break;
+      case Topology::MatmulSilu: matmul_round(t, *handle, soak, rng, shapes, round); break;
+      case Topology::ConvRelu: conv_round(*handle, soak, rng, shapes, round); break;
       case Topology::LayernormTraining:
-      case Topology::LayernormInference: layernorm_round(t, *handle, soak, rng, round); break;
+      case Topology::LayernormInference:
+        layernorm_round(t, *handle, soak, rng, shapes, round);
+        break;
       case Topology::Attention: attention_round(*handle, soak, rng, round); break;
     }
   }
@@ -597,15 +625,20 @@ struct Sample {
   int second = 0;
   std::int64_t rss_mib = 0, gpu_mib = 0, malloc_mib = 0;
   std::int64_t cache_entries = 0;  // every shared cache's size together
+  std::int64_t shapes_met = 0;     // --shape-pool: the pools' shapes met so far
   std::int64_t live_plans = 0, live_descriptors = 0;
 };
 
-// The samples the growth rule judges: after warm-up and after the caches' last size change.
+// The samples the growth rule judges: after warm-up, after the caches' last size change and
+// after the last shape of a pool met for the first time.
 std::span<const Sample> judged_samples(std::span<const Sample> samples, double warm_up) {
   std::size_t from = 0;
   while (from < samples.size() && samples[from].second < warm_up) ++from;
   for (std::size_t i = 1; i < samples.size(); ++i) {
-    if (samples[i].cache_entries != samples[i - 1].cache_entries) from = std::max(from, i);
+    if (samples[i].cache_entries != samples[i - 1].cache_entries ||
+        samples[i].shapes_met != samples[i - 1].shapes_met) {
+      from = std::max(from, i);
+    }
   }
   return samples.subspan(from);
 }
@@ -659,17 +692,29 @@ int main(int argc, char* argv[]) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : 8;
   const double seconds = argc > 2 ? std::atof(argv[2]) : 600.0;
   std::vector<Topology> chosen(all_topologies.begin(), all_topologies.end());
-  if (argc > 3) {
-    const auto named = argc == 5 && std::string_view(argv[3]) == "--topologies"
-                           ? topologies_named(argv[4])
-                           : std::nullopt;
-    if (!named || named->empty()) {
-      std::fprintf(stderr,
-                   "usage: bench_kernel_cache_mixed_soak THREADS SECONDS [--topologies "
-                   "NAME,NAME...]\n");
-      return 2;
+  std::int64_t shape_pool = 0;
+  bool usage = false;
+  for (int i = 3; i < argc && !usage; i += 2) {
+    const std::string_view option = argv[i];
+    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (value != nullptr && option == "--topologies") {
+      const auto named = topologies_named(value);
+      usage = !named || named->empty();
+      if (!usage) chosen = *named;
+    } else if (value != nullptr && option == "--shape-pool") {
+      const std::string_view text = value;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), shape_pool);
+      usage = ec != std::errc() || end != text.data() + text.size() || shape_pool < 1 ||
+              shape_pool > 100'000;
+    } else {
+      usage = true;
     }
-    chosen = *named;
+  }
+  if (usage) {
+    std::fprintf(stderr,
+                 "usage: bench_kernel_cache_mixed_soak THREADS SECONDS [--topologies "
+                 "NAME,NAME...] [--shape-pool 1-100000]\n");
+    return 2;
   }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -688,6 +733,9 @@ int main(int argc, char* argv[]) {
       cudnn.c_str(), threads, seconds,
       std::string(dnngraph::KernelCache::introspection_path()).c_str(), executes_per_graph);
   Soak soak;
+  soak.shape_pool = shape_pool;
+  for (auto& met : soak.met)
+    met = std::vector<std::atomic<bool>>(static_cast<std::size_t>(shape_pool));
   const boost::json::object refused = probe(*handle, soak, chosen);
   if (soak.running.empty()) {
     std::printf("nothing to run: every topology refused\n");
@@ -695,7 +743,11 @@ int main(int argc, char* argv[]) {
   }
   std::string running;
   for (const Topology t : soak.running) running += std::string(" ") + name_of(t);
-  std::printf("running:%s (%zu attention shapes)\n", running.c_str(), soak.attention.size());
+  std::printf("running:%s (%zu attention shapes)%s\n", running.c_str(), soak.attention.size(),
+              shape_pool == 0 ? ""
+                              : (", shapes of each dynamic topology from a pool of " +
+                                 std::to_string(shape_pool))
+                                    .c_str());
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> pool;
@@ -738,7 +790,9 @@ int main(int argc, char* argv[]) {
                     std::to_string(cache->revision().value_or(-1)) + "/" + std::to_string(size);
         }
       }
+      sample.shapes_met = soak.shapes_met;
       samples.push_back(sample);
+      if (shape_pool > 0) caches += " | pool shapes met " + std::to_string(sample.shapes_met);
       say("  t=%3d s builds %lld executes %lld checked %lld failures %lld | RSS %lld MiB malloc "
           "%lld MiB GPU (%s) %lld MiB | descriptors %lld plans %lld | revision/size%s\n",
           sample.second, static_cast<long long>(builds), static_cast<long long>(executes),
@@ -759,7 +813,8 @@ int main(int argc, char* argv[]) {
   const Growth rss = growth_of(judged, &Sample::rss_mib, 64);
   const Growth malloced = growth_of(judged, &Sample::malloc_mib, 64);
   const Growth gpu = growth_of(judged, &Sample::gpu_mib, 256);
-  // Caches that changed size within the last 3 samples leave nothing to judge growth on.
+  // Caches that changed size (or pool shapes met first) within the last 3 samples leave nothing
+  // to judge growth on.
   const bool caches_still_growing = judged.size() < 3 && samples.size() >= 3;
   bool clean = !rss.grew && !malloced.grew && !gpu.grew && !caches_still_growing;
   boost::json::object per_topology;
@@ -794,6 +849,8 @@ int main(int argc, char* argv[]) {
       {"gpu_scope", gpu_own ? "process" : "device"},
       {"judged_from_second", judged.empty() ? -1 : judged.front().second},
       {"caches_still_growing", caches_still_growing},
+      {"shape_pool", shape_pool},
+      {"pool_shapes_met", soak.shapes_met.load()},
       // After every worker's graphs are gone: what is left is the caches' and the probe's.
       {"live_descriptors_after_join", dnngraph::backend::live_count_all()},
       {"live_plans_after_join",

@@ -146,11 +146,7 @@ Row run_row(cudnnHandle_t handle, const std::shared_ptr<fe::KernelCache>& cache,
   row.rss_before = rss_bytes();
 
   fe::graph::Graph graph;
-  graph.set_io_data_type(fe::DataType_t::BFLOAT16)
-      .set_intermediate_data_type(fe::DataType_t::FLOAT)
-      .set_compute_data_type(fe::DataType_t::FLOAT)
-      .set_dynamic_shape_enabled(true)
-      .set_kernel_cache(cache);
+  dnngraph_bench::set_dynamic_bf16(graph, cache);
 
   const Dims x_dim = {rows, kChannels, 1, 1};
   const Dims x_stride = {kChannels, 1, kChannels, kChannels};

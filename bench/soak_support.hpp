@@ -43,10 +43,11 @@ inline std::int64_t rss_kib() {
 // Bytes malloc has handed out and not had back, in MiB (glibc's mallinfo2: in-use arena chunks
 // plus mmapped ones): what the process's heap holds, without the pages the allocator keeps free,
 // so RSS growth with flat malloc use is the allocator's or a mapping's, not a leak of the heap.
-inline std::int64_t malloc_in_use_mib() {
+inline std::int64_t malloc_in_use_bytes() {
   const struct mallinfo2 info = mallinfo2();
-  return static_cast<std::int64_t>((info.uordblks + info.hblkhd) >> 20);
+  return static_cast<std::int64_t>(info.uordblks + info.hblkhd);
 }
+inline std::int64_t malloc_in_use_mib() { return malloc_in_use_bytes() >> 20; }
 
 // This process's memory on its GPUs in MiB, as nvidia-smi lists the compute processes; -1 when
 // nvidia-smi is missing or does not list this process (a container whose pids the driver does not
