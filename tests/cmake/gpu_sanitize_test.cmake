@@ -33,6 +33,7 @@ name=$(basename "$program")
 unit=""
 for a in "$@"; do case "$a" in --run_test=*) unit=" ${a#--run_test=}" ;; esac; done
 echo "$name $tool$unit" >> "$(dirname "$0")/runs.txt"
+[ "${DNNGRAPH_TEST_UNDER_SANITIZER:-}" = 1 ] || echo "$name $tool$unit" >> "$(dirname "$0")/untold.txt"
 [ "$name" = gpu_slow_test ] && sleep 5
 "$program"
 case "$name $tool" in
@@ -139,6 +140,12 @@ run_script(gpu-sanitize 2 output ${CMAKE_COMMAND} -E env DNNGRAPH_BUNDLE=${WORK_
   DNNGRAPH_CUDNN_LIB=${WORK_DIR}/cudnn COMPUTE_SANITIZER=${WORK_DIR}/compute-sanitizer
   OUT=${WORK_DIR}/split-out/bad DNNGRAPH_SANITIZE_SPLIT=test bash ${SCRIPT})
 expect("${output}" "DNNGRAPH_SANITIZE_SPLIT=test: suite or case")
+
+# Every program ran told it is under a tool (its timing loops run once: timing_runs).
+if(EXISTS ${WORK_DIR}/untold.txt)
+  file(READ ${WORK_DIR}/untold.txt untold)
+  message(FATAL_ERROR "ran without DNNGRAPH_TEST_UNDER_SANITIZER=1:\n${untold}")
+endif()
 
 # Passed: leave no stub executables named gpu_* in the build tree for scripts/gpu-bundle to find.
 file(REMOVE_RECURSE ${WORK_DIR})

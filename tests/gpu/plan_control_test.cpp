@@ -34,6 +34,7 @@ namespace {
 
 using dnngraph::test::describe;
 using dnngraph::test::require_cuda;
+using dnngraph::test::timing_runs;
 
 using dnngraph::BehaviorNote;
 using dnngraph::DataType;
@@ -330,7 +331,7 @@ BOOST_AUTO_TEST_CASE(every_candidate_builds_at_its_index_with_right_numbers_and_
     BOOST_REQUIRE(first.has_value());
     const std::int64_t count = g.plan_count().value_or(0);
     BOOST_REQUIRE(count >= 1);
-    const double first_ms = bench.median_ms(g, 3, 20);
+    const double first_ms = bench.median_ms(g, timing_runs(3, 0), timing_runs(20));
     std::vector<EngineChoice> seen;
     double best_ms = first_ms;
     std::int64_t best = first->plan_index;
@@ -352,9 +353,9 @@ BOOST_AUTO_TEST_CASE(every_candidate_builds_at_its_index_with_right_numbers_and_
                  "candidate " << i << " repeats " << info->describe());
       seen.push_back(info->choice());
       bench.check(g, "candidate " + std::to_string(i));
-      const double ms = bench.median_ms(g, 3, 20);
-      BOOST_TEST_MESSAGE(p.name << ": candidate " << i << ": " << ms << " ms median of 20, "
-                                << info->describe());
+      const double ms = bench.median_ms(g, timing_runs(3, 0), timing_runs(20));
+      BOOST_TEST_MESSAGE(p.name << ": candidate " << i << ": " << ms << " ms median of "
+                                << timing_runs(20) << ", " << info->describe());
       if (ms < best_ms) {
         best_ms = ms;
         best = i;
@@ -379,9 +380,9 @@ BOOST_AUTO_TEST_CASE(autotune_keeps_the_fastest_candidate_with_right_numbers) {
     const std::int64_t count = g.plan_count().value_or(0);
     BOOST_REQUIRE(count >= 1);
     DeviceBuffer workspace = require_cuda(DeviceBuffer::allocate(workspace_bytes), "workspace");
-    const auto report = g.autotune(bench.handle(), bench.pack(), workspace.get(),
-                                   static_cast<std::int64_t>(workspace_bytes),
-                                   {.warmup = 3, .iterations = 20, .max_candidates = 8});
+    const auto report = g.autotune(
+        bench.handle(), bench.pack(), workspace.get(), static_cast<std::int64_t>(workspace_bytes),
+        {.warmup = timing_runs(3, 0), .iterations = timing_runs(20), .max_candidates = 8});
     BOOST_REQUIRE_MESSAGE(report.has_value(), p.name << ": autotune: " << describe(report));
     BOOST_TEST_MESSAGE(p.name << ": autotune of " << count << " candidate(s), first over chosen "
                               << report->speedup_over_first().value_or(0) << "x:\n"
@@ -408,8 +409,9 @@ BOOST_AUTO_TEST_CASE(autotune_keeps_the_fastest_candidate_with_right_numbers) {
     bench.check(g, "autotuned");
 
     // No workspace: a candidate that needs some is skipped, saying so.
-    const auto lean = g.autotune(bench.handle(), bench.pack(), nullptr, 0,
-                                 {.warmup = 1, .iterations = 5, .max_candidates = 8});
+    const auto lean = g.autotune(
+        bench.handle(), bench.pack(), nullptr, 0,
+        {.warmup = timing_runs(1, 0), .iterations = timing_runs(5), .max_candidates = 8});
     if (!lean) {
       BOOST_TEST_MESSAGE(p.name << ": autotune without workspace: " << describe(lean));
       BOOST_CHECK((lean.error().code == ErrorCode::NoEngine));
@@ -431,10 +433,11 @@ BOOST_AUTO_TEST_CASE(autotune_keeps_the_fastest_candidate_with_right_numbers) {
 
 // execute() under CUDA stream capture: once warmed with the same buffers, the call records cuDNN's
 // work into a graph without allocating or synchronizing (global capture mode turns such a call,
-// from any thread, into an error), and the instantiated graph replays 1,000 times with the
-// right numbers. (Host time per replay against execute(): bench_execute_overhead.)
+// from any thread, into an error), and the instantiated graph replays 1,000 times (10 under
+// compute-sanitizer: timing_runs) with the right numbers. (Host time per replay against execute():
+// bench_execute_overhead.)
 BOOST_AUTO_TEST_CASE(execute_is_captured_in_a_cuda_graph_and_replays_right) {
-  constexpr int replays = 1000;
+  const int replays = timing_runs(1000, 10);
   for (const Problem& p : problems()) {
     Bench bench(p);
     cudaStream_t stream = nullptr;

@@ -3,12 +3,24 @@
 // <boost/test/unit_test.hpp>.
 #pragma once
 
+#include <algorithm>
+#include <cstdlib>
 #include <expected>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
 namespace dnngraph::test {
+
+// How many times a timing loop runs: `runs`, or at most `under_tool` under compute-sanitizer
+// (scripts/gpu-sanitize sets DNNGRAPH_TEST_UNDER_SANITIZER=1). The tools check every launch of a
+// kernel alike, and racecheck runs cuDNN's kernels thousands of times slower: session 25's
+// plan_control cases that time every candidate 23 times ran past 1,500 s under it.
+inline int timing_runs(int runs, int under_tool = 1) {
+  const char* flag = std::getenv("DNNGRAPH_TEST_UNDER_SANITIZER");  // NOLINT(concurrency-mt-unsafe)
+  return flag != nullptr && std::string_view(flag) == "1" ? std::min(runs, under_tool) : runs;
+}
 
 // "ok" or "CODE: message".
 template <class T>
