@@ -11,9 +11,10 @@
 // matmul_bias_silu, conv_bias_relu, layernorm_training, layernorm_inference, sdpa_static), to
 // tell which of them a growth comes from. --shape-pool N (1 to 100000) draws each dynamic
 // topology's shapes from N fixed ones (the same ranges, the same N for every thread and run)
-// instead of the whole range (matmul 2,048 shapes each, conv 5,476, layernorm 600): cuDNN 9.28.1
-// keeps host and device memory for each new shape a dynamic graph meets (bench_shape_memory_probe,
-// session 25), so growth is judged after the last new shape as after the caches' last change.
+// instead of the whole range (matmul 2,048 shapes each, conv 5,476, layernorm 600), and growth
+// is judged after the last new shape as after the caches' last change: session 25's 9.28.1 soak
+// grew with the shapes it met while every cache kept one entry (docs/kernel-cache.md), and a
+// pool tells a cost per new shape from one per build (bench_shape_memory_probe asks which library).
 // At start the main thread builds each topology once (each attention shape): what the loaded
 // cuDNN refuses is printed as "refused: <topology>: <error>" and left out, not a failure. Every
 // 10 s one line: counts, RSS, malloc's bytes in use, device memory, live cuDNN descriptors (all,
@@ -149,10 +150,10 @@ std::int64_t pick(Rng& rng, std::int64_t lo, std::int64_t hi) {
 }
 
 // The generator a round draws its shape from: one seeded from the thread's own, or with
-// --shape-pool one seeded by the topology and an index of the pool, which always gives that
-// index's shape (and counts the index as met the first time).
+// --shape-pool for a dynamic topology one seeded by the topology and an index of the pool, which
+// always gives that index's shape (and counts the index as met the first time).
 Rng shape_source(Soak& soak, Topology t, Rng& rng) {
-  if (soak.shape_pool == 0) return Rng(static_cast<std::uint32_t>(rng()));
+  if (soak.shape_pool == 0 || !is_dynamic(t)) return Rng(static_cast<std::uint32_t>(rng()));
   const std::int64_t index = pick(rng, 0, soak.shape_pool - 1);
   if (!soak.met[index_of(t)][static_cast<std::size_t>(index)].exchange(true)) soak.shapes_met++;
   return Rng(static_cast<std::uint32_t>(index_of(t) * 1'000'003 + index));
