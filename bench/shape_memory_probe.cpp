@@ -225,10 +225,11 @@ void one(const Runner& run, const MatmulShape& s, std::mt19937& rng, Pass& pass)
   pass.build_ms.push_back(out.build_ms);
   pass.hits += out.hit ? 1 : 0;
   if (!out.error.empty()) {
-    if (++pass.failures <= 3)
+    if (++pass.failures <= 3) {  // the first few failures of a pass, by shape
       std::printf("# [b %lld m %lld n %lld k %lld] %s\n", static_cast<long long>(s.b),
                   static_cast<long long>(s.m), static_cast<long long>(s.n),
                   static_cast<long long>(s.k), out.error.c_str());
+    }
     return;
   }
   std::uniform_int_distribution<std::int64_t> pick_b(0, s.b - 1), pick_i(0, s.m - 1),
