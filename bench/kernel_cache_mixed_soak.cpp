@@ -41,6 +41,7 @@ import dnngraph;
 
 // backend::live_count: how many cuDNN descriptors dnngraph holds, a diagnostic the public API
 // does not offer (bench/side_by_side.cpp reads the backend layer too).
+#include "arguments.hpp"
 #include "backend/descriptor.hpp"
 #include "bf16_matmul.hpp"
 #include "matmul_graph.hpp"
@@ -55,7 +56,6 @@ import dnngraph;
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -69,7 +69,6 @@ import dnngraph;
 #include <span>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -138,12 +137,20 @@ struct Soak {
   std::vector<Topology> running;                    // not refused at start
   std::vector<dnngraph::test::SdpaCase> attention;  // the attention shapes not refused
   std::atomic<std::int64_t> handle_failures{0};     // threads that got no Handle
-  // --shape-pool: N shapes per dynamic topology (0: the whole range), which of them have been
-  // met (a flag per topology and pool index), and how many.
+  // --shape-pool: N shapes per dynamic topology (0: the whole range) and which of them have been
+  // met (a flag per topology and pool index).
   std::int64_t shape_pool = 0;
   std::array<std::vector<std::atomic<bool>>, topology_count> met;
-  std::atomic<std::int64_t> shapes_met{0};
 };
+
+// How many of the pools' shapes have been met so far (0 without a pool).
+std::int64_t shapes_met(const Soak& soak) {
+  std::int64_t count = 0;
+  for (const auto& flags : soak.met) {
+    for (const std::atomic<bool>& flag : flags) count += flag ? 1 : 0;
+  }
+  return count;
+}
 
 std::int64_t pick(Rng& rng, std::int64_t lo, std::int64_t hi) {
   return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
@@ -151,11 +158,11 @@ std::int64_t pick(Rng& rng, std::int64_t lo, std::int64_t hi) {
 
 // The generator a round draws its shape from: one seeded from the thread's own, or with
 // --shape-pool for a dynamic topology one seeded by the topology and an index of the pool, which
-// always gives that index's shape (and counts the index as met the first time).
+// always gives that index's shape (and marks the index met).
 Rng shape_source(Soak& soak, Topology t, Rng& rng) {
   if (soak.shape_pool == 0 || !is_dynamic(t)) return Rng(static_cast<std::uint32_t>(rng()));
   const std::int64_t index = pick(rng, 0, soak.shape_pool - 1);
-  if (!soak.met[index_of(t)][static_cast<std::size_t>(index)].exchange(true)) soak.shapes_met++;
+  soak.met[index_of(t)][static_cast<std::size_t>(index)] = true;
   return Rng(static_cast<std::uint32_t>(index_of(t) * 1'000'003 + index));
 }
 
@@ -703,10 +710,9 @@ int main(int argc, char* argv[]) {
       usage = !named || named->empty();
       if (!usage) chosen = *named;
     } else if (value != nullptr && option == "--shape-pool") {
-      const std::string_view text = value;
-      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), shape_pool);
-      usage = ec != std::errc() || end != text.data() + text.size() || shape_pool < 1 ||
-              shape_pool > 100'000;
+      const auto pool = dnngraph_bench::whole_number(value, 1, 100'000);
+      shape_pool = pool.value_or(0);
+      usage = !pool;
     } else {
       usage = true;
     }
@@ -791,7 +797,7 @@ int main(int argc, char* argv[]) {
                     std::to_string(cache->revision().value_or(-1)) + "/" + std::to_string(size);
         }
       }
-      sample.shapes_met = soak.shapes_met;
+      sample.shapes_met = shapes_met(soak);
       samples.push_back(sample);
       if (shape_pool > 0) caches += " | pool shapes met " + std::to_string(sample.shapes_met);
       say("  t=%3d s builds %lld executes %lld checked %lld failures %lld | RSS %lld MiB malloc "
@@ -851,7 +857,7 @@ int main(int argc, char* argv[]) {
       {"judged_from_second", judged.empty() ? -1 : judged.front().second},
       {"caches_still_growing", caches_still_growing},
       {"shape_pool", shape_pool},
-      {"pool_shapes_met", soak.shapes_met.load()},
+      {"pool_shapes_met", shapes_met(soak)},
       // After every worker's graphs are gone: what is left is the caches' and the probe's.
       {"live_descriptors_after_join", dnngraph::backend::live_count_all()},
       {"live_plans_after_join",

@@ -32,13 +32,13 @@
 // Exit 77 without a CUDA device, 1 when a step failed, 2 for a bad command line.
 import dnngraph;
 
+#include "arguments.hpp"
 #include "child_steps.hpp"
 #include "persist_graphs.hpp"
 #include "timing.hpp"
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -440,10 +440,7 @@ struct Options {
 };
 
 std::optional<std::int64_t> entry_count(std::string_view text) {
-  std::int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  const bool whole = error == std::errc() && end == text.data() + text.size();
-  return whole && value >= 1 && value <= 1000 ? std::optional(value) : std::nullopt;
+  return dnngraph_bench::whole_number(text, 1, 1000);
 }
 
 std::optional<Options> parse_options(int argc, char* argv[]) {
@@ -453,10 +450,9 @@ std::optional<Options> parse_options(int argc, char* argv[]) {
       {"--topologies", dnngraph_bench::list_into(options.topologies, topology_named)},
       {"--repeat",
        [&options](std::string_view text) {
-         const auto count = entry_count(text);
-         const bool read = count && *count <= 20;
-         options.repeat = read ? static_cast<int>(*count) : options.repeat;
-         return read;
+         const auto count = dnngraph_bench::whole_number(text, 1, 20);
+         options.repeat = count ? static_cast<int>(*count) : options.repeat;
+         return count.has_value();
        }},
   }};
   const bool read = dnngraph_bench::parse_table_options(argc, argv, options.isolated, lists);

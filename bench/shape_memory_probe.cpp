@@ -18,6 +18,7 @@
 // Exit 0 when every build, execute and check passed, 1 otherwise, 2 for a bad command line, 77
 // without a CUDA device.
 #include "api/dnngraph.hpp"
+#include "bench/arguments.hpp"
 #include "bench/frontend_probe.hpp"
 #include "bench/matmul_graph.hpp"
 #include "bench/soak_support.hpp"
@@ -26,7 +27,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -190,16 +190,14 @@ struct Memory {
   std::int64_t rss_kib = 0;
   std::int64_t malloc_kib = 0;
   std::int64_t gpu_mib = -1;
+  bool gpu_own = false;  // gpu_mib is this process's (nvidia-smi lists it), else the device's
 };
-
-bool gpu_is_own = true;  // set once: nvidia-smi lists this process
 
 Memory memory_now() {
   cudaDeviceSynchronize();
   const std::int64_t own = dnngraph_bench::gpu_own_mib();
-  gpu_is_own = own >= 0;
   return {dnngraph_bench::rss_kib(), dnngraph_bench::malloc_in_use_bytes() >> 10,
-          own >= 0 ? own : dnngraph_bench::gpu_used_mib()};
+          own >= 0 ? own : dnngraph_bench::gpu_used_mib(), own >= 0};
 }
 
 struct Pass {
@@ -246,15 +244,6 @@ void one(const Runner& run, const MatmulShape& s, std::mt19937& rng, Pass& pass)
   }
 }
 
-std::optional<int> number(std::string_view text, int lo, int hi) {
-  int value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < lo || value > hi) {
-    return std::nullopt;
-  }
-  return value;
-}
-
 std::string pass_json(const Pass& p) {
   char text[512];
   std::snprintf(text, sizeof text,
@@ -271,17 +260,17 @@ std::string pass_json(const Pass& p) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string_view> args(argv + 1, argv + argc);
-  std::optional<int> shapes = 512;
-  std::optional<int> passes = 2;
+  std::optional<std::int64_t> shapes = 512;
+  std::optional<std::int64_t> passes = 2;
   bool ok_args = !args.empty() && (args[0] == "dnngraph" || args[0] == "frontend");
   for (std::size_t i = 1; ok_args && i < args.size(); i += 2) {
     const std::string_view value = i + 1 < args.size() ? args[i + 1] : std::string_view();
     ok_args = !value.empty() && (args[i] == "--shapes" || args[i] == "--passes");
     if (!ok_args) break;
     if (args[i] == "--shapes") {
-      shapes = number(value, 1, 2047);
+      shapes = dnngraph_bench::whole_number(value, 1, 2047);
     } else {
-      passes = number(value, 0, 20);
+      passes = dnngraph_bench::whole_number(value, 0, 20);
     }
   }
   if (!ok_args || !shapes || !passes) {
@@ -291,11 +280,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string_view library = args[0];
+  const auto shape_count = static_cast<int>(*shapes);  // 1-2047 and 0-20: checked above
+  const auto pass_count = static_cast<int>(*passes);
   std::printf(
       "# shape memory probe: %.*s, cuDNN %zu (cudnn-frontend %d headers), %d shapes, %d "
       "passes again\n",
       static_cast<int>(library.size()), library.data(), cudnnGetVersion(), CUDNN_FRONTEND_VERSION,
-      *shapes, *passes);
+      shape_count, pass_count);
   if (!dnngraph_bench::cuda_device_present()) return 77;
 
   Runner run;
@@ -317,14 +308,14 @@ int main(int argc, char** argv) {
     run = std::cref(*frontend_run);
   }
 
-  const std::vector<MatmulShape> order = shapes_in_order(static_cast<std::size_t>(*shapes) + 1);
+  const std::vector<MatmulShape> order = shapes_in_order(static_cast<std::size_t>(shape_count) + 1);
   std::mt19937 rng(7);  // NOLINT(cert-msc32-c,cert-msc51-cpp): reproducible data
   Pass warm_up;
   warm_up.before = memory_now();
   one(run, order[0], rng, warm_up);
   warm_up.after = memory_now();
   std::vector<Pass> all;
-  for (int p = 0; p <= *passes; ++p) {
+  for (int p = 0; p <= pass_count; ++p) {
     Pass pass;
     pass.before = memory_now();
     for (std::size_t i = 1; i < order.size(); ++i) one(run, order[i], rng, pass);
@@ -362,9 +353,9 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"library\":\"%.*s\",\"cudnn\":%zu,\"shapes\":%d,\"passes_again\":%d,"
       "\"gpu_scope\":\"%s\",\"warm_up\":%s,\"new\":%s,\"again\":%s,\"ok\":%s}\n",
-      static_cast<int>(library.size()), library.data(), cudnnGetVersion(), *shapes, *passes,
-      gpu_is_own ? "process" : "device", pass_json(warm_up).c_str(), pass_json(all[0]).c_str(),
-      pass_json(again).c_str(), failures == 0 ? "true" : "false");
+      static_cast<int>(library.size()), library.data(), cudnnGetVersion(), shape_count, pass_count,
+      all.back().after.gpu_own ? "process" : "device", pass_json(warm_up).c_str(),
+      pass_json(all[0]).c_str(), pass_json(again).c_str(), failures == 0 ? "true" : "false");
   frontend_run.reset();
   dnngraph_run.reset();
   if (fe_handle != nullptr) cudnnDestroy(fe_handle);
