@@ -1,18 +1,25 @@
-// Memory per shape, dnngraph against cudnn-frontend (issue 33). Session 25's mixed soak on cuDNN
-// 9.28.1 without layernorm grew for all its 420 s (RSS 355 -> 1,623 MiB, malloc in use 82 -> 1,347
-// MiB, the process's GPU memory 608 -> 750 MiB) while each dynamic topology's cache kept one entry
-// and served every build; on 9.19 the same soak stays flat, and session 24's 9.28.1 soak, whose
-// threads had met nearly every shape of the range by then, grew little late in its run. This
-// probe tells a cost per new shape (bounded by the shapes a server meets) from a cost per build
-// (a leak), and dnngraph's from cuDNN's, with the same work through each library in turn:
-// one thread builds the soak's matmul_bias_relu (bf16 Y = ReLU(A x B + bias), Float compute,
-// dynamic shapes, heuristics A) on one kernel cache for a warm-up shape and then N distinct shapes
-// of the soak's range (b 1-4; m, n, k 64-512 in steps of 64; a fixed order), executes each once
-// and checks 16 elements against the CPU; then the same N shapes again, P times. Memory is read
-// after the warm-up and after each pass: RSS, malloc in use, the process's GPU memory (nvidia-smi;
-// device-wide when it does not list the process).
-//   bench_shape_memory_probe dnngraph|frontend [--shapes N] [--passes P]
-//       N 1 to 2047 (default 512), P 0 to 20 (default 2)
+// Memory per build, dnngraph against cudnn-frontend (issue 33): the same work through each
+// library in turn, one thread, to tell a cost per new shape (bounded by the shapes a server
+// meets) from a cost per build (a leak), and dnngraph's from cuDNN's. Three graphs (--graph):
+// - matmul (the default): the mixed soak's matmul_bias_relu (bf16 Y = ReLU(A x B + bias), Float
+//   compute, heuristics A), dynamic shapes on one kernel cache; shapes of the soak's range (b 1-4;
+//   m, n, k 64-512 in steps of 64), 16 elements of Y checked against the CPU per build;
+// - matmul_static: the same graph static, on no cache: each build compiles its kernel;
+// - sdpa: the soak's sdpa_static, static attention (bf16 forward, Float compute, no stats,
+//   causal top-left or not, heuristics A then Fallback, no cache: no cuDNN serves dynamic-shape
+//   attention); b 1, 2, 4; h 1, 2, 4, 8; s 64-512 in steps of 32; d 64, 128; 4 rows of O
+//   checked against the CPU per build.
+// A warm-up shape, then N distinct shapes in a fixed order, executed once each, then the same N
+// again P times. Memory is read after the warm-up and after each pass: RSS, malloc in use, the
+// process's GPU memory (nvidia-smi; device-wide when it does not list the process).
+// Session 26 on the H200 (docs/known-issues.md, docs/kernel-cache.md): cuDNN 9.28.1
+// keeps ~476 KiB of host and 32-64 KiB of GPU memory per static matmul build and ~815-830 KiB and
+// 85 KiB per static attention build, the same shapes again alike, through dnngraph and the
+// frontend alike; 9.19.0 keeps none, and the dynamic matmul served by the kernel cache none on
+// either version.
+//   bench_shape_memory_probe dnngraph|frontend [--graph matmul|matmul_static|sdpa] [--shapes N]
+//       [--passes P]  N 1 to 2047 for the matmuls, 1 to 719 for sdpa (default 512), P 0 to 20
+//       (default 2)
 // Prints "# ..." lines (one per pass: builds, cache hits (dnngraph's plan_info; the frontend has
 // no such query), the median build, memory before and after, KiB per build) and one JSON line.
 // Exit 0 when every build, execute and check passed, 1 otherwise, 2 for a bad command line, 77
@@ -27,6 +34,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -64,9 +72,9 @@ std::vector<MatmulShape> shapes_in_order(std::size_t count) {
 }
 
 // One build's inputs on the host (multiples of 1/8, exact in bf16) and the output read back.
-struct Data {
+struct MatmulData {
   std::vector<std::uint16_t> a, b, bias, y;
-  Data(const MatmulShape& s, std::mt19937& rng) {
+  MatmulData(const MatmulShape& s, std::mt19937& rng) {
     const auto eighths = [&](std::int64_t count, int range) {
       std::uniform_int_distribution<int> pick(-range, range);
       std::vector<std::uint16_t> v(static_cast<std::size_t>(count));
@@ -80,79 +88,127 @@ struct Data {
   }
 };
 
-// Device copies of the inputs and a NaN-filled Y, as a uid -> pointer pack (A 1, B 2, Y 3, bias 4).
-struct DeviceData {
-  dnngraph_bench::DeviceBuffer a, b, bias, y;
-  explicit DeviceData(const Data& d)
-      : a(d.a.size() * 2), b(d.b.size() * 2), bias(d.bias.size() * 2), y(d.y.size() * 2) {}
-  [[nodiscard]] std::string upload(const Data& d) const {
-    if (a.p == nullptr || b.p == nullptr || bias.p == nullptr || y.p == nullptr) {
+// Device copies of a build's bf16 inputs and its output (NaN until written), as a uid -> pointer
+// pack; the output read back into its host vector.
+class DeviceData {
+ public:
+  using Input = std::pair<std::int64_t, const std::vector<std::uint16_t>*>;
+  DeviceData(std::vector<Input> inputs, std::int64_t output_uid, std::vector<std::uint16_t>& output)
+      : inputs_(std::move(inputs)), output_uid_(output_uid), output_(output) {
+    for (const auto& [uid, host] : inputs_) {
+      buffers_.push_back(std::make_unique<dnngraph_bench::DeviceBuffer>(host->size() * 2));
+    }
+    buffers_.push_back(std::make_unique<dnngraph_bench::DeviceBuffer>(output.size() * 2));
+  }
+  [[nodiscard]] std::string upload() const {
+    if (std::ranges::any_of(buffers_, [](const auto& buffer) { return buffer->p == nullptr; })) {
       return "cudaMalloc failed";
     }
-    const bool ok =
-        cudaMemcpy(a.p, d.a.data(), d.a.size() * 2, cudaMemcpyHostToDevice) == cudaSuccess &&
-        cudaMemcpy(b.p, d.b.data(), d.b.size() * 2, cudaMemcpyHostToDevice) == cudaSuccess &&
-        cudaMemcpy(bias.p, d.bias.data(), d.bias.size() * 2, cudaMemcpyHostToDevice) ==
-            cudaSuccess &&
-        cudaMemset(y.p, 0xFF, d.y.size() * 2) == cudaSuccess;
-    return ok ? "" : "upload failed";
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      const std::vector<std::uint16_t>& host = *inputs_[i].second;
+      if (cudaMemcpy(buffers_[i]->p, host.data(), host.size() * 2, cudaMemcpyHostToDevice) !=
+          cudaSuccess) {
+        return "upload failed";
+      }
+    }
+    return cudaMemset(buffers_.back()->p, 0xFF, output_.size() * 2) == cudaSuccess
+               ? ""
+               : "upload failed";
   }
   [[nodiscard]] std::unordered_map<std::int64_t, void*> pack() const {
-    return {{1, a.p}, {2, b.p}, {3, y.p}, {4, bias.p}};
+    std::unordered_map<std::int64_t, void*> pack{{output_uid_, buffers_.back()->p}};
+    for (std::size_t i = 0; i < inputs_.size(); ++i) pack.emplace(inputs_[i].first, buffers_[i]->p);
+    return pack;
   }
-  [[nodiscard]] std::string download(Data& d) const {
-    return cudaMemcpy(d.y.data(), y.p, d.y.size() * 2, cudaMemcpyDeviceToHost) == cudaSuccess
+  [[nodiscard]] std::string download() const {
+    return cudaMemcpy(output_.data(), buffers_.back()->p, output_.size() * 2,
+                      cudaMemcpyDeviceToHost) == cudaSuccess
                ? ""
                : "download failed";
   }
+
+ private:
+  std::vector<Input> inputs_;
+  std::int64_t output_uid_;
+  std::vector<std::uint16_t>& output_;
+  std::vector<std::unique_ptr<dnngraph_bench::DeviceBuffer>> buffers_;  // the inputs', the output's
 };
 
 // What one build of a shape came to.
 struct Outcome {
   std::string error;  // what failed, "" when built and ran
   double build_ms = 0;
-  bool hit = false;  // dnngraph: the plan came from the kernel cache
+  bool hit = false;    // dnngraph: the plan came from the kernel cache
+  bool wrong = false;  // ran, and a checked element is off the CPU's
 };
 
-// ---- the two libraries, the same graph ------------------------------------------------------
+// The rest of a build once built: upload, execute on a workspace of the size the graph asks,
+// read the output back. `execute` runs the graph on a pack; "" or what failed.
+template <class Execute>
+void upload_run_download(const DeviceData& device, Execute execute, Outcome& out) {
+  if (out.error = device.upload(); !out.error.empty()) return;
+  if (out.error = execute(device.pack()); !out.error.empty()) return;
+  out.error = device.download();
+}
 
+// dnngraph's execute of a built graph, as the probe's libraries share it.
+std::string dnngraph_execute(const dnngraph::Graph& g, const dnngraph::Handle& handle,
+                             const std::unordered_map<std::int64_t, void*>& pack) {
+  const dnngraph_bench::DeviceBuffer workspace(
+      static_cast<std::size_t>(std::max<std::int64_t>(g.get_workspace_size().value_or(0), 1)));
+  if (auto ran = g.execute(handle, pack, workspace.p); !ran) {
+    return "execute: " + ran.error().message;
+  }
+  return cudaDeviceSynchronize() == cudaSuccess ? "" : "synchronize failed";
+}
+
+// ---- matmul + bias + ReLU: the two libraries, the same graph --------------------------------
+
+DeviceData matmul_device(MatmulData& d) {
+  return DeviceData({{1, &d.a}, {2, &d.b}, {4, &d.bias}}, 3, d.y);
+}
+
+// `dynamic`: dynamic shapes on one kernel cache (--graph matmul), else a static graph and no
+// cache (--graph matmul_static), each build compiling its own kernel as a static attention does.
 struct DnngraphRun {
   dnngraph::Handle handle;
+  bool dynamic = true;
   std::shared_ptr<dnngraph::KernelCache> cache = std::make_shared<dnngraph::KernelCache>();
 
-  Outcome operator()(const MatmulShape& s, Data& d) const {
+  Outcome operator()(const MatmulShape& s, MatmulData& d) const {
     Outcome out;
     dnngraph::Graph g =
         dnngraph_bench::matmul_graph(s, true, dnngraph::PointwiseMode::ReluFwd, cache);
+    if (!dynamic) g.set_dynamic_shape_enabled(false).set_kernel_cache(nullptr);
     const auto start = Clock::now();
     auto built = g.build(handle, {dnngraph::HeuristicMode::A});
     out.build_ms = ms_since(start);
     if (!built) return {.error = "build: " + built.error().message};
     const auto info = g.plan_info();
     out.hit = info && info->kernel_cache_hit;
-    const DeviceData device(d);
-    if (out.error = device.upload(d); !out.error.empty()) return out;
-    const dnngraph_bench::DeviceBuffer workspace(
-        static_cast<std::size_t>(std::max<std::int64_t>(g.get_workspace_size().value_or(0), 1)));
-    if (auto ran = g.execute(handle, device.pack(), workspace.p); !ran) {
-      return {.error = "execute: " + ran.error().message};
-    }
-    if (cudaDeviceSynchronize() != cudaSuccess) return {.error = "synchronize failed"};
-    out.error = device.download(d);
+    upload_run_download(
+        matmul_device(d), [&](const auto& pack) { return dnngraph_execute(g, handle, pack); }, out);
     return out;
   }
 };
 
 struct FrontendRun {
   cudnnHandle_t handle = nullptr;
+  bool dynamic = true;
   std::shared_ptr<dnngraph_bench::fe::KernelCache> cache =
       std::make_shared<dnngraph_bench::fe::KernelCache>();
 
-  Outcome operator()(const MatmulShape& s, Data& d) const {
+  Outcome operator()(const MatmulShape& s, MatmulData& d) const {
     namespace fe = dnngraph_bench::fe;
     Outcome out;
     fe::graph::Graph graph;
-    dnngraph_bench::set_dynamic_bf16(graph, cache);
+    if (dynamic) {
+      dnngraph_bench::set_dynamic_bf16(graph, cache);
+    } else {
+      graph.set_io_data_type(fe::DataType_t::BFLOAT16)
+          .set_intermediate_data_type(fe::DataType_t::FLOAT)
+          .set_compute_data_type(fe::DataType_t::FLOAT);
+    }
     const auto tensor = [&](const char* name, std::int64_t uid, const dnngraph_bench::Dims& dims) {
       const dnngraph_bench::Dims strides = dnngraph_bench::packed(dims);
       return graph.tensor(fe::graph::Tensor_attributes()
@@ -175,14 +231,202 @@ struct FrontendRun {
     const dnngraph_bench::Built built = dnngraph_bench::build(graph, handle, {fe::HeurMode_t::A});
     out.build_ms = ms_since(start);
     if (!built.ok) return {.error = "build: " + built.error};
-    const DeviceData device(d);
-    if (out.error = device.upload(d); !out.error.empty()) return out;
-    auto pack = device.pack();
-    if (out.error = dnngraph_bench::execute(graph, handle, pack); !out.error.empty()) return out;
-    out.error = device.download(d);
+    upload_run_download(
+        matmul_device(d), [&](auto pack) { return dnngraph_bench::execute(graph, handle, pack); },
+        out);
     return out;
   }
 };
+
+// Y checked at 16 random elements against the CPU: false at the first one off.
+bool matmul_right(const MatmulShape& s, const MatmulData& d, std::mt19937& rng) {
+  std::uniform_int_distribution<std::int64_t> pick_b(0, s.b - 1), pick_i(0, s.m - 1),
+      pick_j(0, s.n - 1);
+  for (int c = 0; c < checked_per_build; ++c) {
+    const std::int64_t bi = pick_b(rng), i = pick_i(rng), j = pick_j(rng);
+    const double ref = dnngraph_bench::matmul_reference(s, d.a, d.b, d.bias, true, bi, i, j);
+    const double got =
+        dnngraph_bench::from_bf16(d.y[static_cast<std::size_t>((bi * s.m + i) * s.n + j)]);
+    if (!dnngraph_bench::close_to_reference(got, ref)) return false;
+  }
+  return true;
+}
+
+std::string matmul_text(const MatmulShape& s) {
+  return "[b " + std::to_string(s.b) + " m " + std::to_string(s.m) + " n " + std::to_string(s.n) +
+         " k " + std::to_string(s.k) + "]";
+}
+
+// ---- static attention: the two libraries, the same graph ------------------------------------
+
+struct AttentionShape {
+  std::int64_t b, h, s, d;
+  bool causal;
+  [[nodiscard]] std::vector<std::int64_t> dims() const { return {b, h, s, d}; }
+  [[nodiscard]] float scale() const { return 1.0F / std::sqrt(static_cast<float>(d)); }
+};
+
+// Every attention shape of the range in a fixed shuffled order; the first is the warm-up.
+std::vector<AttentionShape> attention_shapes_in_order(std::size_t count) {
+  std::vector<AttentionShape> all;
+  for (const std::int64_t b : {1, 2, 4}) {
+    for (const std::int64_t h : {1, 2, 4, 8}) {
+      for (std::int64_t s = 64; s <= 512; s += 32) {
+        for (const std::int64_t d : {64, 128}) {
+          for (const bool causal : {false, true}) all.push_back({b, h, s, d, causal});
+        }
+      }
+    }
+  }
+  std::mt19937 rng(26);  // NOLINT(cert-msc32-c,cert-msc51-cpp): a fixed order, the same every run
+  std::ranges::shuffle(all, rng);
+  all.resize(std::min(count, all.size()));
+  return all;
+}
+constexpr std::int64_t attention_shape_count = std::int64_t{3} * 4 * 15 * 2 * 2;  // b h s d causal
+
+// Q, K, V (multiples of 1/8 in [-1, 1], exact in bf16) and O read back; layout b, h, s, d packed.
+struct AttentionData {
+  std::vector<std::uint16_t> q, k, v, o;
+  AttentionData(const AttentionShape& a, std::mt19937& rng) {
+    const auto count = static_cast<std::size_t>(a.b * a.h * a.s * a.d);
+    std::uniform_int_distribution<int> pick(-8, 8);
+    for (auto* x : {&q, &k, &v}) {
+      x->resize(count);
+      for (auto& e : *x) e = dnngraph_bench::to_bf16(static_cast<float>(pick(rng)) / 8.0F);
+    }
+    o.assign(count, 0xFFFF);
+  }
+};
+
+DeviceData attention_device(AttentionData& d) {
+  return DeviceData({{1, &d.q}, {2, &d.k}, {3, &d.v}}, 4, d.o);
+}
+
+struct DnngraphAttention {
+  dnngraph::Handle handle;
+
+  Outcome operator()(const AttentionShape& a, AttentionData& d) const {
+    Outcome out;
+    dnngraph::Graph g;
+    g.set_io_data_type(dnngraph::DataType::BFloat16)
+        .set_compute_data_type(dnngraph::DataType::Float);
+    const auto tensor = [&](const char* name, std::int64_t uid) {
+      return g.tensor(dnngraph::TensorAttributes().set_name(name).set_uid(uid).set_dim(a.dims()));
+    };
+    dnngraph::SdpaAttributes attributes;
+    attributes.set_name("attn").set_attn_scale(a.scale()).set_generate_stats(false);
+    attributes.set_causal_mask(a.causal);
+    auto [o, stats] = g.sdpa(tensor("Q", 1), tensor("K", 2), tensor("V", 3), attributes);
+    o->set_name("O").set_uid(4).set_output(true);
+    const auto start = Clock::now();
+    auto built = g.build(handle, {dnngraph::HeuristicMode::A, dnngraph::HeuristicMode::Fallback});
+    out.build_ms = ms_since(start);
+    if (!built) return {.error = "build: " + built.error().message};
+    upload_run_download(
+        attention_device(d), [&](const auto& pack) { return dnngraph_execute(g, handle, pack); },
+        out);
+    return out;
+  }
+};
+
+struct FrontendAttention {
+  cudnnHandle_t handle = nullptr;
+
+  Outcome operator()(const AttentionShape& a, AttentionData& d) const {
+    namespace fe = dnngraph_bench::fe;
+    Outcome out;
+    fe::graph::Graph graph;
+    graph.set_io_data_type(fe::DataType_t::BFLOAT16)
+        .set_intermediate_data_type(fe::DataType_t::FLOAT)
+        .set_compute_data_type(fe::DataType_t::FLOAT);
+    const dnngraph_bench::Dims dims = a.dims();
+    const dnngraph_bench::Dims strides = dnngraph_bench::packed(dims);
+    const auto tensor = [&](const char* name, std::int64_t uid) {
+      return graph.tensor(
+          fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(dims).set_stride(
+              strides));
+    };
+    auto q = tensor("Q", 1);
+    auto k = tensor("K", 2);
+    auto v = tensor("V", 3);
+    auto [o, stats] = graph.sdpa(q, k, v,
+                                 fe::graph::SDPA_attributes()
+                                     .set_name("attn")
+                                     .set_generate_stats(false)
+                                     .set_causal_mask(a.causal)
+                                     .set_attn_scale(a.scale()));
+    o->set_output(true).set_dim(dims).set_stride(strides).set_uid(4);
+    const auto start = Clock::now();
+    const dnngraph_bench::Built built =
+        dnngraph_bench::build(graph, handle, {fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
+    out.build_ms = ms_since(start);
+    if (!built.ok) return {.error = "build: " + built.error};
+    upload_run_download(
+        attention_device(d),
+        [&](auto pack) { return dnngraph_bench::execute(graph, handle, pack); }, out);
+    return out;
+  }
+};
+
+// 4 random rows of O (every column) against softmax(scale Q K^T) V in double, causal rows
+// seeing keys 0..i: false at the first element off by more than 0.01 + 1% (two bf16 roundings,
+// of P and of O, are within 0.4%), or not written (NaN).
+bool attention_right(const AttentionShape& a, const AttentionData& d, std::mt19937& rng) {
+  std::uniform_int_distribution<std::int64_t> pick_bh(0, a.b * a.h - 1), pick_i(0, a.s - 1);
+  const auto at = [](std::int64_t index) { return static_cast<std::size_t>(index); };
+  const auto value = [&](const std::vector<std::uint16_t>& x, std::int64_t index) {
+    return static_cast<double>(dnngraph_bench::from_bf16(x[at(index)]));
+  };
+  for (int row = 0; row < 4; ++row) {
+    const std::int64_t base = pick_bh(rng) * a.s * a.d;
+    const std::int64_t i = pick_i(rng);
+    const std::int64_t keys = a.causal ? i + 1 : a.s;
+    std::vector<double> p(static_cast<std::size_t>(keys));
+    for (std::int64_t j = 0; j < keys; ++j) {
+      double score = 0;
+      for (std::int64_t t = 0; t < a.d; ++t) {
+        score += value(d.q, base + i * a.d + t) * value(d.k, base + j * a.d + t);
+      }
+      p[at(j)] = score * a.scale();
+    }
+    const double top = *std::ranges::max_element(p);
+    double sum = 0;
+    for (double& x : p) sum += (x = std::exp(x - top));
+    for (std::int64_t t = 0; t < a.d; ++t) {
+      double ref = 0;
+      for (std::int64_t j = 0; j < keys; ++j) ref += p[at(j)] * value(d.v, base + j * a.d + t);
+      ref /= sum;
+      const double got = value(d.o, base + i * a.d + t);
+      if (!(std::abs(got - ref) <= 0.01 + 0.01 * std::abs(ref))) return false;
+    }
+  }
+  return true;
+}
+
+std::string attention_text(const AttentionShape& a) {
+  return "[b " + std::to_string(a.b) + " h " + std::to_string(a.h) + " s " + std::to_string(a.s) +
+         " d " + std::to_string(a.d) + (a.causal ? " causal]" : "]");
+}
+
+// One library over one graph's shapes: shape i built, run and checked. `Library` is one of the
+// runs above; `Inputs`, `right` and `text` are its graph's data, check and shape text.
+using Runner = std::function<Outcome(std::size_t, std::mt19937&)>;
+
+template <class Inputs, class Library, class Shape, class Right, class Text>
+Runner runner(const Library& library, std::vector<Shape> shapes, Right right, Text text) {
+  return [&library, shapes = std::move(shapes), right, text](std::size_t i, std::mt19937& rng) {
+    const Shape& s = shapes[i];
+    Inputs d(s, rng);
+    Outcome out = library(s, d);
+    if (!out.error.empty()) {
+      out.error = text(s) + " " + out.error;
+    } else {
+      out.wrong = !right(s, d, rng);
+    }
+    return out;
+  };
+}
 
 // ---- passes and their memory ----------------------------------------------------------------
 
@@ -213,35 +457,17 @@ struct Pass {
   }
 };
 
-using Runner = std::function<Outcome(const MatmulShape&, Data&)>;
-
-// One build of a shape: run, check 16 elements of Y, count.
-void one(const Runner& run, const MatmulShape& s, std::mt19937& rng, Pass& pass) {
-  Data d(s, rng);
-  const Outcome out = run(s, d);
+// One build of shape i: run, check, count.
+void one(const Runner& run, std::size_t i, std::mt19937& rng, Pass& pass) {
+  const Outcome out = run(i, rng);
   ++pass.builds;
   pass.build_ms.push_back(out.build_ms);
   pass.hits += out.hit ? 1 : 0;
   if (!out.error.empty()) {
-    if (++pass.failures <= 3) {  // the first few failures of a pass, by shape
-      std::printf("# [b %lld m %lld n %lld k %lld] %s\n", static_cast<long long>(s.b),
-                  static_cast<long long>(s.m), static_cast<long long>(s.n),
-                  static_cast<long long>(s.k), out.error.c_str());
-    }
+    if (++pass.failures <= 3) std::printf("# %s\n", out.error.c_str());  // the first few
     return;
   }
-  std::uniform_int_distribution<std::int64_t> pick_b(0, s.b - 1), pick_i(0, s.m - 1),
-      pick_j(0, s.n - 1);
-  for (int c = 0; c < checked_per_build; ++c) {
-    const std::int64_t bi = pick_b(rng), i = pick_i(rng), j = pick_j(rng);
-    const double ref = dnngraph_bench::matmul_reference(s, d.a, d.b, d.bias, true, bi, i, j);
-    const double got =
-        dnngraph_bench::from_bf16(d.y[static_cast<std::size_t>((bi * s.m + i) * s.n + j)]);
-    if (!dnngraph_bench::close_to_reference(got, ref)) {
-      ++pass.wrong;
-      break;
-    }
-  }
+  pass.wrong += out.wrong ? 1 : 0;
 }
 
 std::string pass_json(const Pass& p) {
@@ -262,63 +488,84 @@ int main(int argc, char** argv) {
   const std::vector<std::string_view> args(argv + 1, argv + argc);
   std::optional<std::int64_t> shapes = 512;
   std::optional<std::int64_t> passes = 2;
+  std::string_view graph = "matmul";
   bool ok_args = !args.empty() && (args[0] == "dnngraph" || args[0] == "frontend");
   for (std::size_t i = 1; ok_args && i < args.size(); i += 2) {
     const std::string_view value = i + 1 < args.size() ? args[i + 1] : std::string_view();
-    ok_args = !value.empty() && (args[i] == "--shapes" || args[i] == "--passes");
+    ok_args =
+        !value.empty() && (args[i] == "--shapes" || args[i] == "--passes" || args[i] == "--graph");
     if (!ok_args) break;
     if (args[i] == "--shapes") {
       shapes = dnngraph_bench::whole_number(value, 1, 2047);
-    } else {
+    } else if (args[i] == "--passes") {
       passes = dnngraph_bench::whole_number(value, 0, 20);
+    } else {
+      graph = value;
+      ok_args = graph == "matmul" || graph == "matmul_static" || graph == "sdpa";
     }
   }
-  if (!ok_args || !shapes || !passes) {
+  const bool sdpa = graph == "sdpa";
+  const bool dynamic = graph == "matmul";
+  if (!ok_args || !shapes || !passes || (sdpa && *shapes >= attention_shape_count)) {
     std::fprintf(stderr,
-                 "usage: bench_shape_memory_probe dnngraph|frontend [--shapes 1-2047] "
-                 "[--passes 0-20]\n");
+                 "usage: bench_shape_memory_probe dnngraph|frontend [--graph "
+                 "matmul|matmul_static|sdpa] [--shapes 1-2047 (matmul), 1-%lld (sdpa)] [--passes "
+                 "0-20]\n",
+                 static_cast<long long>(attention_shape_count - 1));
     return 2;
   }
   const std::string_view library = args[0];
   const auto shape_count = static_cast<int>(*shapes);  // 1-2047 and 0-20: checked above
   const auto pass_count = static_cast<int>(*passes);
   std::printf(
-      "# shape memory probe: %.*s, cuDNN %zu (cudnn-frontend %d headers), %d shapes, %d "
+      "# shape memory probe: %.*s, %.*s, cuDNN %zu (cudnn-frontend %d headers), %d shapes, %d "
       "passes again\n",
-      static_cast<int>(library.size()), library.data(), cudnnGetVersion(), CUDNN_FRONTEND_VERSION,
-      shape_count, pass_count);
+      static_cast<int>(library.size()), library.data(), static_cast<int>(graph.size()),
+      graph.data(), cudnnGetVersion(), CUDNN_FRONTEND_VERSION, shape_count, pass_count);
   if (!dnngraph_bench::cuda_device_present()) return 77;
 
-  Runner run;
-  std::optional<DnngraphRun> dnngraph_run;
-  std::optional<FrontendRun> frontend_run;
+  const auto order_size = static_cast<std::size_t>(shape_count) + 1;
+  std::optional<DnngraphRun> dnngraph_matmul;
+  std::optional<FrontendRun> frontend_matmul;
+  std::optional<DnngraphAttention> dnngraph_attention;
+  std::optional<FrontendAttention> frontend_attention;
   cudnnHandle_t fe_handle = nullptr;
+  Runner run;
+  const auto matmul_runner = [&](const auto& library_run) {
+    return runner<MatmulData>(library_run, shapes_in_order(order_size), matmul_right, matmul_text);
+  };
+  const auto attention_runner = [&](const auto& library_run) {
+    return runner<AttentionData>(library_run, attention_shapes_in_order(order_size),
+                                 attention_right, attention_text);
+  };
   if (library == "dnngraph") {
     auto handle = dnngraph::Handle::create();
     if (!handle) {
       std::printf("# no handle: %s\n", handle.error().message.c_str());
       return 1;
     }
-    dnngraph_run.emplace(DnngraphRun{std::move(*handle)});
-    run = std::cref(*dnngraph_run);
+    if (sdpa) {
+      run = attention_runner(dnngraph_attention.emplace(DnngraphAttention{std::move(*handle)}));
+    } else {
+      run = matmul_runner(dnngraph_matmul.emplace(DnngraphRun{std::move(*handle), dynamic}));
+    }
   } else {
     fe_handle = dnngraph_bench::open_handle();
     if (fe_handle == nullptr) return 1;
-    frontend_run.emplace(FrontendRun{fe_handle});
-    run = std::cref(*frontend_run);
+    run = sdpa ? attention_runner(frontend_attention.emplace(FrontendAttention{fe_handle}))
+               : matmul_runner(frontend_matmul.emplace(FrontendRun{fe_handle, dynamic}));
   }
 
-  const std::vector<MatmulShape> order = shapes_in_order(static_cast<std::size_t>(shape_count) + 1);
   std::mt19937 rng(7);  // NOLINT(cert-msc32-c,cert-msc51-cpp): reproducible data
   Pass warm_up;
   warm_up.before = memory_now();
-  one(run, order[0], rng, warm_up);
+  one(run, 0, rng, warm_up);
   warm_up.after = memory_now();
   std::vector<Pass> all;
   for (int p = 0; p <= pass_count; ++p) {
     Pass pass;
     pass.before = memory_now();
-    for (std::size_t i = 1; i < order.size(); ++i) one(run, order[i], rng, pass);
+    for (std::size_t i = 1; i < order_size; ++i) one(run, i, rng, pass);
     pass.after = memory_now();
     std::printf(
         "# pass %d (%s): %d builds, %d cache hits, %d failed, %d wrong, median build %.2f "
@@ -351,13 +598,17 @@ int main(int argc, char** argv) {
   int failures = warm_up.failures + warm_up.wrong;
   for (const Pass& p : all) failures += p.failures + p.wrong;
   std::printf(
-      "{\"library\":\"%.*s\",\"cudnn\":%zu,\"shapes\":%d,\"passes_again\":%d,"
+      "{\"library\":\"%.*s\",\"graph\":\"%.*s\",\"cudnn\":%zu,\"shapes\":%d,\"passes_again\":%d,"
       "\"gpu_scope\":\"%s\",\"warm_up\":%s,\"new\":%s,\"again\":%s,\"ok\":%s}\n",
-      static_cast<int>(library.size()), library.data(), cudnnGetVersion(), shape_count, pass_count,
+      static_cast<int>(library.size()), library.data(), static_cast<int>(graph.size()),
+      graph.data(), cudnnGetVersion(), shape_count, pass_count,
       all.back().after.gpu_own ? "process" : "device", pass_json(warm_up).c_str(),
       pass_json(all[0]).c_str(), pass_json(again).c_str(), failures == 0 ? "true" : "false");
-  frontend_run.reset();
-  dnngraph_run.reset();
+  run = nullptr;
+  frontend_matmul.reset();
+  dnngraph_matmul.reset();
+  frontend_attention.reset();
+  dnngraph_attention.reset();
   if (fe_handle != nullptr) cudnnDestroy(fe_handle);
   return failures == 0 ? 0 : 1;
 }
