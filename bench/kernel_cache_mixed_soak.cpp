@@ -7,14 +7,17 @@
 // forward, bf16, causal or not) is built per shape by the thread, on no cache: no cuDNN serves
 // dynamic-shape attention (docs/known-issues.md, sdpa-dynamic-shape).
 //   bench_kernel_cache_mixed_soak THREADS SECONDS [--topologies NAME,NAME...] [--shape-pool N]
+//       [--keep-static]
 // --topologies runs only those (the names the lines print: matmul_bias_relu, matmul_bias_gelu,
 // matmul_bias_silu, conv_bias_relu, layernorm_training, layernorm_inference, sdpa_static), to
 // tell which of them a growth comes from. --shape-pool N (1 to 100000) draws each dynamic
 // topology's shapes from N fixed ones (the same ranges, the same N for every thread and run)
 // instead of the whole range (matmul 2,048 shapes each, conv 5,476, layernorm 600), and growth
-// is judged after the last new shape as after the caches' last change: session 25's 9.28.1 soak
-// grew with the shapes it met while every cache kept one entry (docs/kernel-cache.md), and a
-// pool tells a cost per new shape from one per build (bench_shape_memory_probe asks which library).
+// is judged after the last new shape as after the caches' last change: a pool tells a cost per
+// new shape from one per build. (On cuDNN 9.28.1 each static attention build keeps about 0.8 MiB
+// of host memory, cuDNN's, so a 9.28.1 run with sdpa_static grows however small the pool:
+// docs/kernel-cache.md, bench_shape_memory_probe.) --keep-static has each thread build each
+// attention shape once and run that graph in its later rounds, as a server should there.
 // At start the main thread builds each topology once (each attention shape): what the loaded
 // cuDNN refuses is printed as "refused: <topology>: <error>" and left out, not a failure. Every
 // 10 s one line: counts, RSS, malloc's bytes in use, device memory, live cuDNN descriptors (all,
@@ -141,6 +144,7 @@ struct Soak {
   // met (a flag per topology and pool index).
   std::int64_t shape_pool = 0;
   std::array<std::vector<std::atomic<bool>>, topology_count> met;
+  bool keep_static = false;  // --keep-static: each thread builds each attention shape once
 };
 
 // How many of the pools' shapes have been met so far (0 without a pool).
@@ -512,16 +516,28 @@ std::string attention_text(const dnngraph::test::SdpaCase& c) {
          std::to_string(c.s_q) + " d " + std::to_string(c.d) + (c.causal ? " causal]" : "]");
 }
 
-void attention_round(const dnngraph::Handle& handle, const Soak& soak, Rng& rng, Round& round) {
+// `kept`: with --keep-static the thread's built graph of each attention shape (empty without),
+// built on the shape's first round and run from then on, as a server on cuDNN 9.28.1 should
+// (each static build keeps memory there: docs/known-issues.md); without, a build every round.
+void attention_round(const dnngraph::Handle& handle, const Soak& soak, Rng& rng, Round& round,
+                     std::vector<std::optional<Graph>>& kept) {
   using namespace dnngraph::test;
-  SdpaCase c = soak.attention[static_cast<std::size_t>(
-      pick(rng, 0, static_cast<std::int64_t>(soak.attention.size()) - 1))];
+  const auto index =
+      static_cast<std::size_t>(pick(rng, 0, static_cast<std::int64_t>(soak.attention.size()) - 1));
+  const SdpaCase& c = soak.attention[index];
   round.shape = attention_text(c);
-  Graph g = attention_graph(c);
-  if (!round.built(g.build(handle, {dnngraph::HeuristicMode::A, dnngraph::HeuristicMode::Fallback}),
-                   g)) {
-    return;
+  std::optional<Graph> this_round;
+  std::optional<Graph>& slot = kept.empty() ? this_round : kept[index];
+  if (!slot) {
+    Graph& fresh = slot.emplace(attention_graph(c));
+    if (!round.built(
+            fresh.build(handle, {dnngraph::HeuristicMode::A, dnngraph::HeuristicMode::Fallback}),
+            fresh)) {
+      slot.reset();
+      return;
+    }
   }
+  const Graph& g = *slot;
   const HostTensor q = random_tensor(c.type, element_count(c.q_dims()), rng);
   const HostTensor k = random_tensor(c.type, element_count(c.kv_dims()), rng);
   const HostTensor v = random_tensor(c.type, element_count(c.kv_dims()), rng);
@@ -545,6 +561,7 @@ void worker(int id, double seconds, Soak& soak) {
     return;
   }
   Rng rng(static_cast<std::uint32_t>(4321 + id));
+  std::vector<std::optional<Graph>> kept(soak.keep_static ? soak.attention.size() : 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < deadline) {
     const Topology t = soak.running[static_cast<std::size_t>(
@@ -560,7 +577,7 @@ void worker(int id, double seconds, Soak& soak) {
       case Topology::LayernormInference:
         layernorm_round(t, *handle, soak, rng, shapes, round);
         break;
-      case Topology::Attention: attention_round(*handle, soak, rng, round); break;
+      case Topology::Attention: attention_round(*handle, soak, rng, round, kept); break;
     }
   }
 }
@@ -701,10 +718,15 @@ int main(int argc, char* argv[]) {
   const double seconds = argc > 2 ? std::atof(argv[2]) : 600.0;
   std::vector<Topology> chosen(all_topologies.begin(), all_topologies.end());
   std::int64_t shape_pool = 0;
+  bool keep_static = false;
   bool usage = false;
-  for (int i = 3; i < argc && !usage; i += 2) {
+  for (int i = 3; i < argc && !usage; ++i) {
     const std::string_view option = argv[i];
-    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (option == "--keep-static") {
+      keep_static = true;
+      continue;
+    }
+    const char* value = i + 1 < argc ? argv[++i] : nullptr;
     if (value != nullptr && option == "--topologies") {
       const auto named = topologies_named(value);
       usage = !named || named->empty();
@@ -720,7 +742,7 @@ int main(int argc, char* argv[]) {
   if (usage) {
     std::fprintf(stderr,
                  "usage: bench_kernel_cache_mixed_soak THREADS SECONDS [--topologies "
-                 "NAME,NAME...] [--shape-pool 1-100000]\n");
+                 "NAME,NAME...] [--shape-pool 1-100000] [--keep-static]\n");
     return 2;
   }
   int devices = 0;
@@ -741,6 +763,7 @@ int main(int argc, char* argv[]) {
       std::string(dnngraph::KernelCache::introspection_path()).c_str(), executes_per_graph);
   Soak soak;
   soak.shape_pool = shape_pool;
+  soak.keep_static = keep_static;
   for (auto& met : soak.met)
     met = std::vector<std::atomic<bool>>(static_cast<std::size_t>(shape_pool));
   const boost::json::object refused = probe(*handle, soak, chosen);
@@ -750,7 +773,8 @@ int main(int argc, char* argv[]) {
   }
   std::string running;
   for (const Topology t : soak.running) running += std::string(" ") + name_of(t);
-  std::printf("running:%s (%zu attention shapes)%s\n", running.c_str(), soak.attention.size(),
+  std::printf("running:%s (%zu attention shapes%s)%s\n", running.c_str(), soak.attention.size(),
+              keep_static ? ", each built once per thread" : "",
               shape_pool == 0 ? ""
                               : (", shapes of each dynamic topology from a pool of " +
                                  std::to_string(shape_pool))
@@ -858,6 +882,7 @@ int main(int argc, char* argv[]) {
       {"caches_still_growing", caches_still_growing},
       {"shape_pool", shape_pool},
       {"pool_shapes_met", shapes_met(soak)},
+      {"keep_static", keep_static},
       // After every worker's graphs are gone: what is left is the caches' and the probe's.
       {"live_descriptors_after_join", dnngraph::backend::live_count_all()},
       {"live_plans_after_join",
