@@ -17,6 +17,7 @@ namespace dnngraph_bench {
 // Y[b, m, n] = A[b, m, k] x B[b, k, n].
 struct MatmulShape {
   std::int64_t b, m, n, k;
+  bool operator==(const MatmulShape&) const = default;
 };
 
 // bf16 is the top half of a float; the test values (multiples of 1/8 up to 2) are exact.

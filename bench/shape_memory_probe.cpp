@@ -5,6 +5,9 @@
 //   compute, heuristics A), dynamic shapes on one kernel cache; shapes of the soak's range (b 1-4;
 //   m, n, k 64-512 in steps of 64), 16 elements of Y checked against the CPU per build;
 // - matmul_static: the same graph static, on no cache: each build compiles its kernel;
+// - matmul_deserialized: that static graph's plan saved once per shape before any reading
+//   (dnngraph's serialize(), the frontend's own), each round's plan taken from its document
+//   (deserialize()), as a server that starts from saved plans does;
 // - sdpa: the soak's sdpa_static, static attention (bf16 forward, Float compute, no stats,
 //   causal top-left or not, heuristics A then Fallback, no cache: no cuDNN serves dynamic-shape
 //   attention); b 1, 2, 4; h 1, 2, 4, 8; s 64-512 in steps of 32; d 64, 128; 4 rows of O
@@ -17,9 +20,9 @@
 // 85 KiB per static attention build, the same shapes again alike, through dnngraph and the
 // frontend alike; 9.19.0 keeps none, and the dynamic matmul served by the kernel cache none on
 // either version.
-//   bench_shape_memory_probe dnngraph|frontend [--graph matmul|matmul_static|sdpa] [--shapes N]
-//       [--passes P]  N 1 to 2047 for the matmuls, 1 to 719 for sdpa (default 512), P 0 to 20
-//       (default 2)
+//   bench_shape_memory_probe dnngraph|frontend [--graph matmul|matmul_static|matmul_deserialized|
+//       sdpa] [--shapes N] [--passes P]  N 1 to 2047 for the matmuls, 1 to 719 for sdpa (default
+//       512), P 0 to 20 (default 2)
 // Prints "# ..." lines (one per pass: builds, cache hits (dnngraph's plan_info; the frontend has
 // no such query), the median build, memory before and after, KiB per build) and one JSON line.
 // Exit 0 when every build, execute and check passed, 1 otherwise, 2 for a bad command line, 77
@@ -168,20 +171,55 @@ DeviceData matmul_device(MatmulData& d) {
   return DeviceData({{1, &d.a}, {2, &d.b}, {4, &d.bias}}, 3, d.y);
 }
 
-// `dynamic`: dynamic shapes on one kernel cache (--graph matmul), else a static graph and no
-// cache (--graph matmul_static), each build compiling its own kernel as a static attention does.
+// How a matmul round gets its plan: dynamic shapes on one kernel cache (--graph matmul); a
+// static graph built with no cache, each build compiling its kernel as a static attention does
+// (--graph matmul_static); or that static graph's plan saved once per shape before the passes
+// and each round's taken from the saved document (--graph matmul_deserialized: what a server
+// that starts from saved plans does; dnngraph's deserialize(), the frontend's own).
+enum class MatmulForm { Dynamic, Static, Deserialized };
+
+// The saved document of shape s among `saved` (filled by prepare() for every shape it runs).
+template <class Document>
+const Document* saved_for(const std::vector<std::pair<MatmulShape, Document>>& saved,
+                          const MatmulShape& s) {
+  const auto at = std::ranges::find(saved, s, &std::pair<MatmulShape, Document>::first);
+  return at == saved.end() ? nullptr : &at->second;
+}
+
 struct DnngraphRun {
   dnngraph::Handle handle;
-  bool dynamic = true;
+  MatmulForm form = MatmulForm::Dynamic;
   std::shared_ptr<dnngraph::KernelCache> cache = std::make_shared<dnngraph::KernelCache>();
+  std::vector<std::pair<MatmulShape, std::string>> saved;  // Deserialized: serialize()'s documents
+
+  [[nodiscard]] dnngraph::Graph graph_of(const MatmulShape& s) const {
+    dnngraph::Graph g =
+        dnngraph_bench::matmul_graph(s, true, dnngraph::PointwiseMode::ReluFwd, cache);
+    if (form != MatmulForm::Dynamic) g.set_dynamic_shape_enabled(false).set_kernel_cache(nullptr);
+    return g;
+  }
+  // Deserialized: each shape built once and its plan serialized; "" or what failed.
+  std::string prepare(const std::vector<MatmulShape>& shapes) {
+    for (const MatmulShape& s : shapes) {
+      dnngraph::Graph g = graph_of(s);
+      if (auto built = g.build(handle, {dnngraph::HeuristicMode::A}); !built) {
+        return "build to save: " + built.error().message;
+      }
+      auto document = g.serialize();
+      if (!document) return "serialize: " + document.error().message;
+      saved.emplace_back(s, std::move(*document));
+    }
+    return "";
+  }
 
   Outcome operator()(const MatmulShape& s, MatmulData& d) const {
     Outcome out;
-    dnngraph::Graph g =
-        dnngraph_bench::matmul_graph(s, true, dnngraph::PointwiseMode::ReluFwd, cache);
-    if (!dynamic) g.set_dynamic_shape_enabled(false).set_kernel_cache(nullptr);
+    dnngraph::Graph g = graph_of(s);
+    const std::string* document = saved_for(saved, s);
+    if (form == MatmulForm::Deserialized && document == nullptr) return {.error = "not saved"};
     const auto start = Clock::now();
-    auto built = g.build(handle, {dnngraph::HeuristicMode::A});
+    auto built = form == MatmulForm::Deserialized ? g.deserialize(handle, *document)
+                                                  : g.build(handle, {dnngraph::HeuristicMode::A});
     out.build_ms = ms_since(start);
     if (!built) return {.error = "build: " + built.error().message};
     const auto info = g.plan_info();
@@ -194,15 +232,14 @@ struct DnngraphRun {
 
 struct FrontendRun {
   cudnnHandle_t handle = nullptr;
-  bool dynamic = true;
+  MatmulForm form = MatmulForm::Dynamic;
   std::shared_ptr<dnngraph_bench::fe::KernelCache> cache =
       std::make_shared<dnngraph_bench::fe::KernelCache>();
+  std::vector<std::pair<MatmulShape, std::vector<std::uint8_t>>> saved;  // serialize()'s blobs
 
-  Outcome operator()(const MatmulShape& s, MatmulData& d) const {
+  void describe(dnngraph_bench::fe::graph::Graph& graph, const MatmulShape& s) const {
     namespace fe = dnngraph_bench::fe;
-    Outcome out;
-    fe::graph::Graph graph;
-    if (dynamic) {
+    if (form == MatmulForm::Dynamic) {
       dnngraph_bench::set_dynamic_bf16(graph, cache);
     } else {
       graph.set_io_data_type(fe::DataType_t::BFLOAT16)
@@ -227,8 +264,39 @@ struct FrontendRun {
     auto y = graph.pointwise(
         added, fe::graph::Pointwise_attributes().set_mode(fe::PointwiseMode_t::RELU_FWD));
     y->set_output(true).set_uid(3).set_data_type(fe::DataType_t::BFLOAT16);
+  }
+  // Deserialized: each shape built once and its plan serialized; "" or what failed.
+  std::string prepare(const std::vector<MatmulShape>& shapes) {
+    for (const MatmulShape& s : shapes) {
+      dnngraph_bench::fe::graph::Graph graph;
+      describe(graph, s);
+      const dnngraph_bench::Built built =
+          dnngraph_bench::build(graph, handle, {dnngraph_bench::fe::HeurMode_t::A});
+      if (!built.ok) return "build to save: " + built.error;
+      std::vector<std::uint8_t> blob;
+      if (auto status = graph.serialize(blob); !status.is_good()) {
+        return "serialize: " + status.get_message();
+      }
+      saved.emplace_back(s, std::move(blob));
+    }
+    return "";
+  }
+
+  Outcome operator()(const MatmulShape& s, MatmulData& d) const {
+    Outcome out;
+    dnngraph_bench::fe::graph::Graph graph;
+    const std::vector<std::uint8_t>* blob = saved_for(saved, s);
+    if (form == MatmulForm::Deserialized && blob == nullptr) return {.error = "not saved"};
+    if (form != MatmulForm::Deserialized) describe(graph, s);
     const auto start = Clock::now();
-    const dnngraph_bench::Built built = dnngraph_bench::build(graph, handle, {fe::HeurMode_t::A});
+    dnngraph_bench::Built built;
+    if (form == MatmulForm::Deserialized) {
+      auto status = graph.deserialize(handle, *blob);
+      built.ok = status.is_good();
+      built.error = status.get_message();
+    } else {
+      built = dnngraph_bench::build(graph, handle, {dnngraph_bench::fe::HeurMode_t::A});
+    }
     out.build_ms = ms_since(start);
     if (!built.ok) return {.error = "build: " + built.error};
     upload_run_download(
@@ -501,16 +569,19 @@ int main(int argc, char** argv) {
       passes = dnngraph_bench::whole_number(value, 0, 20);
     } else {
       graph = value;
-      ok_args = graph == "matmul" || graph == "matmul_static" || graph == "sdpa";
+      ok_args = graph == "matmul" || graph == "matmul_static" || graph == "matmul_deserialized" ||
+                graph == "sdpa";
     }
   }
   const bool sdpa = graph == "sdpa";
-  const bool dynamic = graph == "matmul";
+  const MatmulForm form = graph == "matmul"          ? MatmulForm::Dynamic
+                          : graph == "matmul_static" ? MatmulForm::Static
+                                                     : MatmulForm::Deserialized;
   if (!ok_args || !shapes || !passes || (sdpa && *shapes >= attention_shape_count)) {
     std::fprintf(stderr,
                  "usage: bench_shape_memory_probe dnngraph|frontend [--graph "
-                 "matmul|matmul_static|sdpa] [--shapes 1-2047 (matmul), 1-%lld (sdpa)] [--passes "
-                 "0-20]\n",
+                 "matmul|matmul_static|matmul_deserialized|sdpa] [--shapes 1-2047 (matmul), 1-%lld "
+                 "(sdpa)] [--passes 0-20]\n",
                  static_cast<long long>(attention_shape_count - 1));
     return 2;
   }
@@ -547,15 +618,26 @@ int main(int argc, char** argv) {
     if (sdpa) {
       run = attention_runner(dnngraph_attention.emplace(DnngraphAttention{std::move(*handle)}));
     } else {
-      run = matmul_runner(dnngraph_matmul.emplace(DnngraphRun{std::move(*handle), dynamic}));
+      run = matmul_runner(dnngraph_matmul.emplace(
+          DnngraphRun{.handle = std::move(*handle), .form = form, .saved = {}}));
     }
   } else {
     fe_handle = dnngraph_bench::open_handle();
     if (fe_handle == nullptr) return 1;
     run = sdpa ? attention_runner(frontend_attention.emplace(FrontendAttention{fe_handle}))
-               : matmul_runner(frontend_matmul.emplace(FrontendRun{fe_handle, dynamic}));
+               : matmul_runner(frontend_matmul.emplace(
+                     FrontendRun{.handle = fe_handle, .form = form, .saved = {}}));
   }
 
+  if (!sdpa && form == MatmulForm::Deserialized) {  // the plans saved before any reading
+    const std::vector<MatmulShape> shapes = shapes_in_order(order_size);
+    const std::string failed =
+        dnngraph_matmul ? dnngraph_matmul->prepare(shapes) : frontend_matmul->prepare(shapes);
+    if (!failed.empty()) {
+      std::printf("# saving the plans: %s\n", failed.c_str());
+      return 1;
+    }
+  }
   std::mt19937 rng(7);  // NOLINT(cert-msc32-c,cert-msc51-cpp): reproducible data
   Pass warm_up;
   warm_up.before = memory_now();
