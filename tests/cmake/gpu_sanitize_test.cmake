@@ -136,6 +136,22 @@ foreach(split_mode suite case)
   endforeach()
   expect("${output}" "${count} pairs, 0 with errors, 0 left")
 endforeach()
+# Only the units a regular expression names: b's cases, not a/x or c (neither run nor left).
+file(REMOVE ${WORK_DIR}/runs.txt)
+run_script(gpu-sanitize 0 output ${CMAKE_COMMAND} -E env DNNGRAPH_BUNDLE=${WORK_DIR}/split
+  DNNGRAPH_CUDNN_LIB=${WORK_DIR}/cudnn COMPUTE_SANITIZER=${WORK_DIR}/compute-sanitizer
+  OUT=${WORK_DIR}/split-out/only DNNGRAPH_SANITIZE_CUDNN_VERSION=91900
+  DNNGRAPH_SANITIZE_TOOLS=memcheck DNNGRAPH_SANITIZE_SPLIT=case
+  "DNNGRAPH_SANITIZE_UNITS=:b/(one|two)$" bash ${SCRIPT})
+runs(2)
+expect("${output}" "gpu_split_test:b/one +memcheck +0")
+expect("${output}" "gpu_split_test:b/two +memcheck +0")
+expect_no("${output}" "gpu_split_test:(a/x|c) ")
+expect("${output}" "2 pairs, 0 with errors, 0 left")
+run_script(gpu-sanitize 2 output ${CMAKE_COMMAND} -E env DNNGRAPH_BUNDLE=${WORK_DIR}/split
+  DNNGRAPH_CUDNN_LIB=${WORK_DIR}/cudnn COMPUTE_SANITIZER=${WORK_DIR}/compute-sanitizer
+  OUT=${WORK_DIR}/split-out/bad "DNNGRAPH_SANITIZE_UNITS=(" bash ${SCRIPT})
+expect("${output}" "DNNGRAPH_SANITIZE_UNITS=\\(: not a regular expression")
 run_script(gpu-sanitize 2 output ${CMAKE_COMMAND} -E env DNNGRAPH_BUNDLE=${WORK_DIR}/split
   DNNGRAPH_CUDNN_LIB=${WORK_DIR}/cudnn COMPUTE_SANITIZER=${WORK_DIR}/compute-sanitizer
   OUT=${WORK_DIR}/split-out/bad DNNGRAPH_SANITIZE_SPLIT=test bash ${SCRIPT})
