@@ -4,7 +4,7 @@
 // grouped-query h_k 2), d 128 (what Hopper's FP8 backward takes), s 128 and 256, causal and not,
 // a padding mask, BSHD memory, dO and the gradients in Fp8E4M3 and in Fp8E5M2. Checks dQ, dK,
 // dV element by element and the four amax. A graph cuDNN has no engine for is a finding (skipped
-// with the Error), never a pass. Not run on a GPU yet.
+// with the Error), never a pass.
 //
 // Inputs: Q, K, V, dO are FP8 numbers drawn uniformly from [-4, 4] (rounded to their format),
 // their descales powers of two (Q, K: 1/2; V, dO: 1/4), so the dequantized inputs the reference
