@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -179,6 +180,7 @@ struct PlanChoice {
   std::optional<std::int64_t> engine;
   std::map<fe::KnobType_t, std::int64_t> knobs;
   bool zero_workspace = false;  // memset the workspace to 0 before execute (else as allocated)
+  bool every = false;           // --every: each config of the ranked list in turn (build_and_check)
 };
 
 // A knob type's name as the frontend serializes it (KERNEL_CFG, TILE_M, ...), and the type of
@@ -248,14 +250,20 @@ inline bool parse_engine(const std::string& text, PlanChoice& choice) {
 // Reads the plan options off a probe's command line, leaving the other arguments in `rest`:
 // --heuristics A|B|Fallback|A,Fallback (default A,Fallback, as dnngraph's GPU tests), --index N
 // (the candidate at N of that ranked list), --engine TEXT (parse_engine; no heuristics query),
-// --zero-workspace. nullopt after a line saying what was wrong.
+// --zero-workspace, and where `every_allowed` (a probe that runs through build_and_check)
+// --every. nullopt after a line saying what was wrong.
 inline std::optional<PlanChoice> parse_plan_choice(int argc, char** argv,
-                                                   std::vector<std::string>& rest) {
+                                                   std::vector<std::string>& rest,
+                                                   bool every_allowed = false) {
   PlanChoice choice;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--zero-workspace") {
       choice.zero_workspace = true;
+      continue;
+    }
+    if (arg == "--every" && every_allowed) {
+      choice.every = true;
       continue;
     }
     if (arg != "--heuristics" && arg != "--index" && arg != "--engine") {
@@ -299,6 +307,10 @@ inline std::optional<PlanChoice> parse_plan_choice(int argc, char** argv,
     std::printf("--engine and --index: one or the other\n");
     return std::nullopt;
   }
+  if (choice.every && (choice.engine || choice.index)) {
+    std::printf("--every builds each candidate in turn: not with --index or --engine\n");
+    return std::nullopt;
+  }
   return choice;
 }
 
@@ -313,8 +325,9 @@ inline std::string describe(const PlanChoice& choice) {
     for (const fe::HeurMode_t mode : choice.modes) {
       text += std::string(text.back() == ' ' ? "" : ", ") + mode_name(mode);
     }
-    text += choice.index ? ", candidate #" + std::to_string(*choice.index)
-                         : std::string(", the first that builds");
+    text += choice.index   ? ", candidate #" + std::to_string(*choice.index)
+            : choice.every ? std::string(", every candidate in turn")
+                           : std::string(", the first that builds");
   }
   return text + (choice.zero_workspace ? ", workspace zeroed" : "");
 }
@@ -404,13 +417,61 @@ inline bool build_and_print(fe::graph::Graph& graph, cudnnHandle_t handle,
   return ok;
 }
 
-// A probe's main over its cases: reads the plan options and the case names (2 when wrong),
-// prints "# cudnn-frontend V, cuDNN V: <what>; <plan choice>", exits 77 without a CUDA device,
-// then runs each chosen case on one handle: 0 when every run returned true, else 1.
+// With the choice's `every` unset: build_and_print, then `check` (on the built graph: executes,
+// prints its comparison, returns whether right) and the line's end; true when both held. With
+// `every`: each engine config of the ranked list at its index, on a graph `describe` makes for
+// it, then `check`: one line per candidate, printed and flushed as it ends with its seconds, so
+// that under a tool the candidate that never ends is the one after the last line. A candidate
+// cuDNN refuses at its build is shown, not a failure (a ranked config may fail to finalize);
+// true when some config was offered and every built one checked right.
+template <class Describe, class Check>
+bool build_and_check(cudnnHandle_t handle, const PlanChoice& choice, Describe describe,
+                     Check check) {
+  if (!choice.every) {
+    fe::graph::Graph graph;
+    describe(graph);
+    const bool ok = build_and_print(graph, handle, choice) && check(graph);
+    std::printf("\n");
+    return ok;
+  }
+  bool all = true;
+  std::int64_t count = 1;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    PlanChoice at = choice;
+    at.index = i;
+    fe::graph::Graph graph;
+    describe(graph);
+    const Built built = build_chosen(graph, handle, at);
+    if (i == 0) {
+      count = built.configs;
+      all = count > 0;
+    }
+    std::printf("  candidate %lld of %lld: ", static_cast<long long>(i),
+                static_cast<long long>(count));
+    if (built.ok) {
+      std::printf("%s, workspace %lld B; ", built.engine.c_str(),
+                  static_cast<long long>(built.workspace));
+      all = check(graph) && all;
+    } else {
+      std::printf("not built: %s", built.error.c_str());
+    }
+    const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
+    std::printf(" (%.1f s)\n", seconds.count());
+    std::fflush(stdout);
+  }
+  return all;
+}
+
+// A probe's main over its cases: reads the plan options (--every where `every_allowed`) and the
+// case names (2 when wrong), prints "# cudnn-frontend V, cuDNN V: <what>; <plan choice>", exits
+// 77 without a CUDA device, then runs each chosen case on one handle: 0 when every run returned
+// true, else 1.
 template <class Case, std::size_t N, class Run>
-int run_cases(int argc, char** argv, const char* what, const std::array<Case, N>& cases, Run run) {
+int run_cases(int argc, char** argv, const char* what, const std::array<Case, N>& cases, Run run,
+              bool every_allowed = false) {
   std::vector<std::string> names;
-  const std::optional<PlanChoice> choice = parse_plan_choice(argc, argv, names);
+  const std::optional<PlanChoice> choice = parse_plan_choice(argc, argv, names, every_allowed);
   const auto chosen = select_cases(cases, names);
   if (!choice || !chosen) {
     return 2;

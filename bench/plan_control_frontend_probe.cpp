@@ -8,9 +8,8 @@
 // in [-1, 1] rounded to Half (every byte written), Y filled with 0xFF (NaN); each build executed
 // once and Y compared with a CPU reference in double within the test's 1e-2 + 1e-2 |y|.
 //   --every   each engine config the heuristics offer (A then Fallback unless --heuristics says
-//             otherwise), built at its index on a graph of its own, executed and checked: one line
-//             per candidate, printed and flushed as it ends with its seconds, so that under a tool
-//             the candidate that never ends is the one after the last line:
+//             otherwise) in turn, a line each as it ends (frontend_probe.hpp, build_and_check):
+//             under a tool, the candidate that never ends is the one after the last line:
 //               compute-sanitizer --tool racecheck bundle/bench_plan_control_frontend_probe --every
 // Without --every, the plan options of frontend_probe.hpp (--heuristics, --index N, --engine
 // "engine N, knobs {...}" as the test's log prints a candidate, --zero-workspace) choose one.
@@ -21,7 +20,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -64,8 +62,6 @@ const std::array<Case, 2> kCases{{
      {2, 64, 16, 16},
      205},
 }};
-
-bool every = false;  // --every
 
 // Channels-last strides of a logical NCHW (KCRS) tensor; packed row-major for a matmul's.
 Dims strides_of(const Case& c, const Dims& dims) {
@@ -197,66 +193,16 @@ bool execute_and_check(fe::graph::Graph& graph, cudnnHandle_t handle, const Data
 bool run(cudnnHandle_t handle, const Case& c, const dnngraph_bench::PlanChoice& choice) {
   std::printf("%s: %s\n", c.key, c.name);
   const Data d = make_data(c);
-  if (!every) {
-    fe::graph::Graph graph;
-    describe(graph, c);
-    if (!dnngraph_bench::build_and_print(graph, handle, choice)) {
-      return false;
-    }
-    const bool ok = execute_and_check(graph, handle, d, choice.zero_workspace);
-    std::printf("\n");
-    return ok;
-  }
-  bool all = true;
-  std::int64_t count = 1;
-  for (std::int64_t i = 0; i < count; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    dnngraph_bench::PlanChoice at = choice;
-    at.index = i;
-    fe::graph::Graph graph;
-    describe(graph, c);
-    const dnngraph_bench::Built built = dnngraph_bench::build_chosen(graph, handle, at);
-    if (i == 0) {
-      count = built.configs;
-    }
-    std::printf("  candidate %lld of %lld: ", static_cast<long long>(i),
-                static_cast<long long>(count));
-    if (built.ok) {
-      std::printf("%s, workspace %lld B; ", built.engine.c_str(),
-                  static_cast<long long>(built.workspace));
-      all = execute_and_check(graph, handle, d, choice.zero_workspace) && all;
-    } else {
-      // A ranked candidate may fail to finalize (cuDNN decides then): shown, not a failure.
-      std::printf("not built: %s", built.error.c_str());
-      all = built.configs > 0 && all;
-    }
-    const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
-    std::printf(" (%.1f s)\n", seconds.count());
-    std::fflush(stdout);
-  }
-  return all;
+  return dnngraph_bench::build_and_check(
+      handle, choice, [&](fe::graph::Graph& graph) { describe(graph, c); },
+      [&](fe::graph::Graph& graph) {
+        return execute_and_check(graph, handle, d, choice.zero_workspace);
+      });
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<char*> args;
-  bool pinned = false;
-  for (int i = 0; i < argc; ++i) {
-    const std::string arg = argv[i];
-    pinned = pinned || arg == "--index" || arg == "--engine";
-    if (i > 0 && arg == "--every") {
-      every = true;
-    } else {
-      args.push_back(argv[i]);
-    }
-  }
-  if (every && pinned) {
-    std::printf("--every builds each candidate in turn: not with --index or --engine\n");
-    return 2;
-  }
-  return dnngraph_bench::run_cases(static_cast<int>(args.size()), args.data(),
-                                   every ? "gpu_plan_control_test's problems, every candidate"
-                                         : "gpu_plan_control_test's problems",
-                                   kCases, run);
+  return dnngraph_bench::run_cases(argc, argv, "gpu_plan_control_test's problems", kCases, run,
+                                   /*every_allowed=*/true);
 }
