@@ -13,9 +13,9 @@
 //               compute-sanitizer --tool racecheck bundle/bench_plan_control_frontend_probe --every
 // Without --every, the plan options of frontend_probe.hpp (--heuristics, --index N, --engine
 // "engine N, knobs {...}" as the test's log prints a candidate, --zero-workspace) choose one.
-// Arguments: case names (matmul, conv; default both). Exit 0 when every candidate built (or was
-// refused by cuDNN at its build) and every built one agreed; 1 otherwise; 2 for a bad command
-// line; 77 without a CUDA device.
+// Arguments: case names (matmul, conv; default both). Exit 0 when each case's plan built, ran
+// and agreed (with --every: every candidate cuDNN built agreed; one it refused at its build is
+// shown, not counted); 1 otherwise; 2 for a bad command line; 77 without a CUDA device.
 #include "frontend_probe.hpp"
 
 #include <algorithm>
