@@ -35,10 +35,12 @@ import dnngraph;
 #include "arguments.hpp"
 #include "child_steps.hpp"
 #include "persist_graphs.hpp"
+#include "rank_test.hpp"
 #include "timing.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -361,6 +363,22 @@ std::optional<bool> no_slower(const StepResult& warm, const StepResult& cold) {
   return warm.first_ms() <= cold.ms;
 }
 
+// With the load and cold steps run several times (--repeat 2 or more): the one-sided exact rank
+// test's p-value that load + first build is slower than cold (rank_test.hpp); nullopt with one
+// run each or a failed run. "Measurably slower" is p < 0.05 (5 and 5 runs, all the loads slower
+// than every cold: p = 1/252).
+std::optional<double> slower_p(const Row& r) {
+  if (r.loads.size() < 2 || r.colds.size() < 2 || !std::ranges::all_of(r.loads, &StepResult::ok) ||
+      !std::ranges::all_of(r.colds, &StepResult::ok)) {
+    return std::nullopt;
+  }
+  std::vector<double> loads, colds;
+  for (const StepResult& s : r.loads) loads.push_back(s.first_ms());
+  for (const StepResult& s : r.colds) colds.push_back(s.ms);
+  return dnngraph_bench::rank_p_greater(loads, colds);
+}
+constexpr double measurably = 0.05;
+
 const char* verdict_text(std::optional<bool> verdict) {
   if (!verdict) {
     return "no result (a step failed)";
@@ -396,6 +414,10 @@ std::string json_line(const Row& r, bool isolated) {
   json.add("cold_runs_ms", runs_json(r.colds, false));
   json.add("load_no_slower", JsonLine::flag(no_slower(r.load, r.cold)));
   json.add("store_load_no_slower", JsonLine::flag(no_slower(r.store_load, r.cold)));
+  const std::optional<double> p = slower_p(r);
+  json.add("load_slower_p", p ? fixed(*p, "%.4f") : std::string("null"));
+  json.add("load_measurably_slower",
+           JsonLine::flag(p ? std::optional(*p < measurably) : std::nullopt));
   return json.text();
 }
 
@@ -420,10 +442,15 @@ void print_rows(const std::vector<Row>& rows, bool isolated) {
     std::printf("\nload and cold: medians of %d runs each (above); every run, in order:\n",
                 rows.front().repeat);
     for (const Row& r : rows) {
-      std::printf("%s, entries %s: load + first build %s; cold %s\n", name_of(r.topology),
-                  entries_text(r).c_str(),
-                  runs_joined(r.loads, true, " ", "%.1f", "failed").c_str(),
-                  runs_joined(r.colds, false, " ", "%.1f", "failed").c_str());
+      const std::optional<double> p = slower_p(r);
+      const std::string slower =
+          p ? fixed(*p, *p < measurably ? "yes (p = %.4f)" : "no (p = %.4f)") : "no result";
+      std::printf(
+          "%s, entries %s: load + first build %s; cold %s; measurably slower (rank test, "
+          "p < %.2f): %s\n",
+          name_of(r.topology), entries_text(r).c_str(),
+          runs_joined(r.loads, true, " ", "%.1f", "failed").c_str(),
+          runs_joined(r.colds, false, " ", "%.1f", "failed").c_str(), measurably, slower.c_str());
     }
   }
   std::printf("\n");
@@ -484,9 +511,35 @@ int table(const char* self, bool isolated, const Options& options) {
       [isolated](const std::vector<Row>& done) { print_rows(done, isolated); });
 }
 
+// --rank-test-check (CTest, no GPU): rank_test.hpp's p-values against ones counted by hand.
+int rank_test_check() {
+  struct Known {
+    std::vector<double> slower, faster;
+    double p;
+  };
+  const std::array<Known, 5> known{{
+      {{6, 7, 8, 9, 10}, {1, 2, 3, 4, 5}, 1.0 / 252},  // every load slower: 1 arrangement of 252
+      {{1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}, 1.0},        // every load faster
+      {{4, 5, 6}, {1, 2, 3}, 1.0 / 20},
+      {{1, 3, 5}, {2, 4, 6}, 16.0 / 20},  // U = 3 of 9; U 0-9 counted 1 1 2 3 3 3 3 2 1 1
+      {{2, 3}, {1, 2}, 1.0 / 6},  // U = 3.5 with a tie: compared as U >= 4 (U 0-4: 1 1 2 1 1)
+  }};
+  bool all = true;
+  for (const Known& k : known) {
+    const double p = dnngraph_bench::rank_p_greater(k.slower, k.faster);
+    const bool right = std::abs(p - k.p) < 1e-12;
+    std::printf("rank test: p %.6f, expected %.6f: %s\n", p, k.p, right ? "right" : "WRONG");
+    all = all && right;
+  }
+  return all ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  if (argc == 2 && std::string_view(argv[1]) == "--rank-test-check") {
+    return rank_test_check();
+  }
   if (argc == 5 && is_step(argv[1])) {
     const auto topo = topology_named(argv[2]);
     const auto entries = entry_count(argv[4]);
