@@ -5,6 +5,7 @@
 #include "backend/features.hpp"
 #include "backend/version.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 
@@ -75,7 +76,23 @@ bool dynamic_row_norm_backward(const GraphTraits& graph, const Candidate& /*cand
   return graph.row_norm_backward && graph.dynamic_shape;
 }
 
-constexpr std::array<KnownIssue, 20> table{{
+// cuDNN 9.28.1 on the H200 (session 28): BFloat16 NHWC max pooling 2x2 stride 2 of [2, 16, 9, 11]
+// and average pooling excluding padding 3x3 stride 2 padding 1 of [2, 8, 7, 9] returned success
+// with 586 of 640 and 317 of 320 outputs wrong (values near 1e38) through the pooling engine
+// without the TensorCore note: engine 3 (KERNEL_CFG 0, or no knobs), heuristics A's first, with
+// every library of the wheel; engine 2 with the runtime-fusion libraries alone (the ids move with
+// the libraries loaded; the notes do not). Every engine with the note (engine 2 with every
+// library; engine 1, 5 knob settings, with the subset) ran both exact, and the Half twins ran
+// exact through every engine. cudnn-frontend 1.32's own resample node, each candidate in turn:
+// the same on 9.28.1, and on 9.19.0 (engine 3 wrong, engine 2 exact), where dnngraph still
+// refuses BFloat16 pooling (resample-bfloat16-wrong) until its own run there is measured.
+bool bfloat16_resample_without_tensor_core(const GraphTraits& graph, const Candidate& candidate) {
+  return graph.bfloat16_resample &&
+         std::ranges::find(candidate.numerical_notes, NumericalNote::TensorCore) ==
+             candidate.numerical_notes.end();
+}
+
+constexpr std::array<KnownIssue, 21> table{{
     {Defect::Engine7ChannelsFirstConvFprop, "engine7-channels-first-conv-fprop", 0, 0, 92700, 92700,
      "conv_fprop with a channels-first (NCHW/NCDHW) input through engine 7 with a workspace "
      "returns success and wrong numbers (measured on cuDNN 9.27.0, H200; channels-last is exact)",
@@ -195,10 +212,13 @@ constexpr std::array<KnownIssue, 20> table{{
      "stride 2, 586 of 640 outputs wrong; average pooling excluding padding 3x3, 317 of 320 wrong "
      "(values near 1e38); the Half and Float twins exact (measured on cuDNN 9.19.0, H200, "
      "tests/gpu/resample_test.cpp; the same with cudnn-frontend 1.32's own resample node, "
-     "bench/resample_frontend_probe.cpp)",
-     "below 9.27 (measured exact there) validate() refuses BFloat16 pooled tensors (X, Y, dY, dX) "
-     "of resample and resample_backward (detail/nodes/resample.cpp); the backward was not measured "
-     "in BFloat16 and is refused with it",
+     "bench/resample_frontend_probe.cpp, which in session 28 showed it is the engine without the "
+     "TensorCore note, ranked first, and the other engine exact)",
+     "below 9.27 validate() refuses BFloat16 pooled tensors (X, Y, dY, dX) of resample and "
+     "resample_backward (detail/nodes/resample.cpp) until dnngraph's own run of the engines with "
+     "the note is measured there. 9.27 and 9.28.1's runtime-fusion libraries ran both graphs "
+     "exact through their first-ranked engine; from 9.27 plan choice skips the engines that pool "
+     "BFloat16 wrong (resample-bfloat16-without-tensor-core)",
      nullptr, nullptr},
     {Defect::ResampleAfterPointwiseUnwritten, "resample-after-pointwise-unwritten", 0, 0, 91900,
      92700,
@@ -251,6 +271,21 @@ constexpr std::array<KnownIssue, 20> table{{
      "rmsnorm_backward node in a dynamic-shape graph, so build() answers NoEngine naming this "
      "entry; build the backward static per row count (dnngraph.torch does)",
      dynamic_row_norm_backward, nullptr},
+    {Defect::ResampleBfloat16WithoutTensorCore, "resample-bfloat16-without-tensor-core", 92700, 0,
+     92801, 92801,
+     "resample (pooling) in BFloat16 through an engine without the TensorCore numerical note "
+     "returns success and wrong values: NHWC max pooling 2x2 stride 2 of [2, 16, 9, 11], 586 of "
+     "640 outputs wrong; average pooling excluding padding 3x3 stride 2 padding 1 of [2, 8, 7, "
+     "9], 317 of 320 wrong (values near 1e38) (measured on cuDNN 9.28.1, H200, "
+     "tests/gpu/resample_test.cpp: engine 3, ranked first, with every library of the pip wheel; "
+     "engine 2, ranked fifth, with the runtime-fusion libraries alone; every engine with the note "
+     "exact, the Half twins exact through every engine; cudnn-frontend 1.32's own resample node "
+     "the same on 9.28.1 and on 9.19.0, bench/resample_frontend_probe.cpp --every)",
+     "plan choice skips engines without the TensorCore note for a graph with a resample or "
+     "resample_backward node on BFloat16 tensors; where no other engine is offered build() "
+     "answers NoEngine naming this entry. Below 9.27 BFloat16 pooling is refused outright "
+     "(resample-bfloat16-wrong)",
+     bfloat16_resample_without_tensor_core, nullptr},
 }};
 
 constexpr bool table_in_defect_order() {

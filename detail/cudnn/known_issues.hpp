@@ -29,13 +29,17 @@ struct GraphTraits {
   bool sdpa_outside_override_form = false;
   bool rng = false;                // a random-number (rng) node
   bool row_norm_backward = false;  // a layernorm_backward or rmsnorm_backward node
+  bool bfloat16_resample = false;  // a resample or resample_backward node on BFloat16 tensors
 };
 
-// A candidate as plan choice sees it: the engine config, and the workspace its plan needs
-// (-1 before the plan is finalized).
+// A candidate as plan choice sees it: the engine config, the workspace its plan needs (-1 before
+// the plan is finalized) and its engine's numerical notes.
 struct Candidate {
   const EngineChoice& choice;
   std::int64_t workspace = -1;
+  // What cuDNN says of the engine. The `{}` lets callers leave it out (`Candidate{choice, -1}`)
+  // without clang's -Wmissing-field-initializers.
+  std::span<const NumericalNote> numerical_notes = {};  // NOLINT(readability-redundant-member-init)
 };
 
 // One per entry of the table, in table order.
@@ -60,6 +64,7 @@ enum class Defect {
   KernelCacheLoadedNormCrash,
   Engine4ChannelsFirstConv,
   DynamicRowNormBackward,
+  ResampleBfloat16WithoutTensorCore,
 };
 
 // Versions in the cudnnGetVersion() encoding, e.g. 92700 for 9.27.0.

@@ -40,6 +40,16 @@ cudnnPaddingMode_t padding_mode(ResampleMode mode) {
 
 }  // namespace
 
+void ResampleNodeBase::note_traits(GraphTraits& traits) const {
+  for (const auto* tensors : {&inputs(), &outputs()}) {
+    for (const TensorPtr& t : *tensors) {
+      if (t != nullptr && t->data_type() == DataType::BFloat16) {
+        traits.bfloat16_resample = true;
+      }
+    }
+  }
+}
+
 Result<void> ResampleNodeBase::check_pooled(const char* role, const TensorAttributes& t) const {
   const std::size_t rank = t.dim().size();
   if (rank != 4 && rank != 5) {
@@ -58,7 +68,7 @@ Result<void> ResampleNodeBase::check_pooling_type(const char* role,
                       describe() + ": " + role + " " + t.describe() +
                           " is BFloat16; cuDNN before 9.27 pools BFloat16 wrong (most of Y "
                           "wrong, also through cudnn-frontend; known issue "
-                          "resample-bfloat16-wrong): use Half or Float, or cuDNN 9.27");
+                          "resample-bfloat16-wrong): use Half or Float, or cuDNN 9.27 or later");
   }
   return check_data_type(describe(), ConvTensor{role, t, t.dim()},
                          {DataType::Half, DataType::BFloat16, DataType::Float});

@@ -37,6 +37,11 @@ struct ResampleWindow {
 
 // The base of both pooling nodes: their settings, the checks they share and the descriptor.
 class ResampleNodeBase : public Node {
+ public:
+  // bfloat16_resample when a tensor the node reads or writes is BFloat16 (the table skips the
+  // engines that pool BFloat16 wrong: known issue resample-bfloat16-without-tensor-core).
+  void note_traits(GraphTraits& traits) const override;
+
  protected:
   ResampleNodeBase(std::string name, ResampleSettings settings, std::vector<TensorPtr> inputs,
                    std::vector<TensorPtr> outputs)
@@ -49,8 +54,8 @@ class ResampleNodeBase : public Node {
                                            const GraphContext& context);
   // t is [N, C, spatial...] of rank 4 or 5, in Half, BFloat16 or Float.
   [[nodiscard]] Result<void> check_pooled(const char* role, const TensorAttributes& t) const;
-  // A pooled tensor's data type: Half, BFloat16 or Float; BFloat16 is refused where cuDNN pools
-  // it wrong (below 9.27: known issue resample-bfloat16-wrong).
+  // A pooled tensor's data type: Half, BFloat16 or Float; BFloat16 is refused below 9.27 (known
+  // issue resample-bfloat16-wrong; from 9.27 plan choice skips the engines that pool it wrong).
   [[nodiscard]] Result<void> check_pooling_type(const char* role, const TensorAttributes& t) const;
   // [N, C, out...] for an input of `dims` (t's, or those dX will have): out = floor((in + pre +
   // post - window) / stride) + 1, an error where it would be below 1 or overflow int64.

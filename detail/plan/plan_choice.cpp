@@ -213,7 +213,7 @@ class PlanSearch {
   [[nodiscard]] Result<std::optional<ChosenPlan>> attempt(const Ranked& candidate,
                                                           bool only_if_held = false) {
     missed_ = false;
-    if (refused(candidate.label, Candidate{candidate.choice})) {
+    if (refused(candidate.label, Candidate{candidate.choice, -1, candidate.notes.numerical})) {
       ++attempts_;
       return std::optional<ChosenPlan>{};
     }
@@ -236,7 +236,8 @@ class PlanSearch {
     if (!workspace) {
       return std::unexpected(cudnn_error(workspace.error(), "build: workspace size"));
     }
-    if (refused(candidate.label, Candidate{candidate.choice, *workspace})) {
+    if (refused(candidate.label,
+                Candidate{candidate.choice, *workspace, candidate.notes.numerical})) {
       return std::optional<ChosenPlan>{};
     }
     if (auto why = over_workspace(policy_, *workspace)) {

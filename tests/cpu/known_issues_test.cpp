@@ -6,10 +6,13 @@
 #include "backend/features.hpp"
 #include "detail/cudnn/known_issues.hpp"
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 
 using dnngraph::EngineChoice;
+using dnngraph::NumericalNote;
 using dnngraph::detail::Candidate;
 using dnngraph::detail::Defect;
 using dnngraph::detail::GraphTraits;
@@ -202,4 +205,38 @@ BOOST_AUTO_TEST_CASE(engine4_with_a_workspace_on_any_channels_first_conv_is_refu
   GraphTraits overrides = dgrad;  // a later shape's workspace is unknown at build
   overrides.override_shapes = true;
   BOOST_TEST(known_issue_for(overrides, Candidate{engine4}, 92801) != nullptr);
+}
+
+BOOST_AUTO_TEST_CASE(a_bfloat16_pooling_engine_without_the_tensor_core_note_is_refused_from_9_27) {
+  const EngineChoice engine2{2, {}};
+  const EngineChoice engine3{3, {}};
+  const std::array<NumericalNote, 1> tensor_core{NumericalNote::TensorCore};
+  const std::array<NumericalNote, 1> other{NumericalNote::ReducedPrecisionReduction};
+  GraphTraits pooling;
+  pooling.bfloat16_resample = true;
+  for (std::int64_t version : {92700, 92801, 100000}) {
+    // Before the plan exists (no workspace known) and after; no notes, or others.
+    for (std::int64_t workspace : {-1, 0}) {
+      for (std::span<const NumericalNote> notes :
+           {std::span<const NumericalNote>{}, std::span<const NumericalNote>{other}}) {
+        const auto* issue = known_issue_for(pooling, Candidate{engine3, workspace, notes}, version);
+        BOOST_TEST_REQUIRE(issue != nullptr);
+        BOOST_TEST((issue->defect == Defect::ResampleBfloat16WithoutTensorCore));
+        const std::string text = dnngraph::detail::describe(*issue);
+        BOOST_TEST(text.find("resample-bfloat16-without-tensor-core") != std::string::npos, text);
+        BOOST_TEST(
+            text.find("measured on cuDNN 9.28.1; applies from cuDNN 9.27.0") != std::string::npos,
+            text);
+      }
+    }
+  }
+  // An engine with the note (whatever its id: the ids move with the libraries loaded) is kept;
+  // so is every engine of a graph without BFloat16 pooling; below 9.27 validate() refuses
+  // BFloat16 pooling before plan choice (resample-bfloat16-wrong).
+  BOOST_TEST(known_issue_for(pooling, Candidate{engine2, 0, tensor_core}, 92801) == nullptr);
+  BOOST_TEST(known_issue_for(pooling, Candidate{engine3, 0, tensor_core}, 92801) == nullptr);
+  BOOST_TEST(known_issue_for(GraphTraits{}, Candidate{engine3, 0}, 92801) == nullptr);
+  BOOST_TEST(known_issue_for(pooling, Candidate{engine3, 0}, 91900) == nullptr);
+  BOOST_TEST(dnngraph::detail::workaround_needed(Defect::ResampleBfloat16Wrong) ==
+             (dnngraph::backend::loaded_version() < 92700));
 }

@@ -374,7 +374,8 @@ class PlausibleGraph {
 
   // Pooling, or its backward from the forward's Index (max) or its X and Y.
   std::vector<TensorPtr> resample() {
-    // cuDNN 9.19 pools BFloat16 wrong: dnngraph refuses it (known issue resample-bfloat16-wrong).
+    // Half or Float: BFloat16 pooling is refused below 9.27 and depends on plan choice from 9.27
+    // (known issues resample-bfloat16-wrong, resample-bfloat16-without-tensor-core): GPU tests.
     g_.set_io_data_type(in_.ConsumeBool() ? DataType::Half : DataType::Float);
     const Dims x = image_dims(between(1, 32));
     Dims window;
