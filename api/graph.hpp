@@ -396,8 +396,11 @@ class Graph {
   // document has none. Refused before anything is made when the document is not one
   // serialize() wrote (InvalidJson), the loaded cuDNN or the handle's GPU differ from the
   // document's (InvalidState, naming both), or the graph's key differs (InvalidAttribute,
-  // naming both). plan_info() then says deserialized; build_plan_at and autotune rank under
-  // the document's heuristics mode. cuDNN's plan document puts no kernel into a kernel cache.
+  // naming both); NoEngine when the known-issues table rules the document's engine config out
+  // for this graph on the loaded cuDNN, as build()'s plan choice would (a plan saved before the
+  // entry existed: docs/known-issues.md). plan_info() then says deserialized; build_plan_at and
+  // autotune rank under the document's heuristics mode. cuDNN's plan document puts no kernel
+  // into a kernel cache.
   [[nodiscard]] Result<void> deserialize(const Handle& handle, std::string_view document);
 
   // After build(): how many candidates the plan policy's filters left, in heuristics order of

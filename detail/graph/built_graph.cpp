@@ -23,7 +23,9 @@
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <span>
+#include <string>
 #include <unordered_map>
 
 namespace dnngraph::detail {
@@ -306,6 +308,24 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::load(const GraphView& grap
   if (!topology) {
     return std::unexpected(topology.error());
   }
+  // The known-issues table as build()'s plan choice applies it, on the document's engine config
+  // and notes: a plan saved before an entry existed (or on a cuDNN it did not cover then) is
+  // refused, not run. Once before the plan exists, once with its workspace.
+  const GraphTraits traits = build_traits(graph, request, topology->dynamic);
+  const auto ruled_out = [&](std::int64_t workspace) -> std::optional<Error> {
+    const KnownIssue* issue =
+        known_issue_for(traits, Candidate{document.engine, workspace, document.numerical_notes},
+                        backend::loaded_version());
+    if (issue == nullptr) {
+      return std::nullopt;
+    }
+    return Error{ErrorCode::NoEngine,
+                 "deserialize: the document's engine config (" + to_string(document.engine) +
+                     ") is ruled out for this graph by " + describe(*issue) + "; build() instead"};
+  };
+  if (auto refused = ruled_out(-1)) {
+    return std::unexpected(std::move(*refused));
+  }
   auto plan = document.cudnn_plan ? plan_from_document(request.handle, *document.cudnn_plan)
                                   : plan_for_choice(topology->graph, request.handle,
                                                     document.engine, topology->cache.get());
@@ -315,6 +335,9 @@ Result<std::unique_ptr<const BuiltGraph>> BuiltGraph::load(const GraphView& grap
   auto workspace = plan->workspace_size();
   if (!workspace) {
     return std::unexpected(cudnn_error(workspace.error(), "deserialize: workspace size"));
+  }
+  if (auto refused = ruled_out(*workspace)) {
+    return std::unexpected(std::move(*refused));
   }
   if (topology->cache) {  // as build() does: a known config, taken first once the cache holds it
     KernelCacheAccess::remember(*topology->cache, document.engine);
