@@ -361,25 +361,23 @@ Graph bfloat16_max_pooling() {
 // before the entry resample-bfloat16-without-tensor-core existed) is refused naming the entry,
 // not run. Made here from a plan of an engine with the note by taking the note out of the
 // document (dnngraph's notes are not digested; cuDNN's plan is). Skipped with the Error where
-// BFloat16 pooling does not build (refused below 9.27).
-BOOST_AUTO_TEST_CASE(a_plan_the_known_issues_table_rules_out_is_refused_naming_the_entry) {
-  const Handle handle = new_handle();
-  Graph saved = bfloat16_max_pooling();
-  const auto built =
-      saved.build(handle, {dnngraph::HeuristicMode::A, dnngraph::HeuristicMode::Fallback});
-  if (!built) {
-    BOOST_TEST_MESSAGE("BFloat16 pooling does not build here: " << describe(built));
-    BOOST_TEST((built.error().code == ErrorCode::UnsupportedDataType ||
-                built.error().code == ErrorCode::NoEngine));
-    return;
-  }
-  const auto document = saved.serialize();
+// BFloat16 pooling does not build (refused below 9.27, or no engine with the note).
+BOOST_AUTO_TEST_CASE(a_plan_the_known_issues_table_rules_out_is_refused_naming_the_entry,
+                     *dnngraph::test::builds_or_skips("bfloat16 max pooling", bfloat16_max_pooling,
+                                                      [](const dnngraph::Error& e) {
+                                                        return e.code ==
+                                                               ErrorCode::UnsupportedDataType;
+                                                      })) {
+  const auto saved = dnngraph::test::take_case("bfloat16 max pooling", bfloat16_max_pooling);
+  BOOST_REQUIRE_MESSAGE(saved->built.has_value(), "build: " << describe(saved->built));
+  const Handle& handle = *saved->handle;
+  const auto document = saved->graph.serialize();
   BOOST_REQUIRE_MESSAGE(document.has_value(), "serialize: " << describe(document));
   std::string without = *document;
   const std::string note = "\"TensorCore\"";
   auto at = without.find(note, without.find("\"numerical_notes\""));
   BOOST_REQUIRE_MESSAGE(at != std::string::npos, "the plan's engine has no TensorCore note: "
-                                                     << saved.plan_info()->describe());
+                                                     << saved->graph.plan_info()->describe());
   std::size_t length = note.size();
   if (without[at + length] == ',') {
     ++length;  // the note was followed by another
