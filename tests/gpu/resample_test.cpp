@@ -1,6 +1,7 @@
 // Pooling on the GPU against a CPU reference in double: resample forward (max, average including
-// padding, average excluding padding; Half and Float; odd spatial sizes; 3x3 windows with stride
-// 2 and padding 1, which overlap, and 2x2 windows with stride 2; one NCHW and one 3-D case), the
+// padding, average excluding padding; Half, BFloat16 and Float; odd spatial sizes; 3x3 windows
+// with stride 2 and padding 1, which overlap, and 2x2 windows with stride 2; NCHW and 3-D cases;
+// BFloat16 through every candidate the library offers), the
 // max-pooling Index, resample_backward (max from the forward's Index, average with dY alone and
 // with X and Y; dX accumulates where windows overlap), and pooling fused with a pointwise node
 // before or after it. X holds distinct values in each (n, c) plane, so a maximum is never tied.
@@ -457,12 +458,23 @@ void check_every_candidate(const PoolCase& c) {
     Run run;
     run.upload(uid_x, c.type, x);
     DeviceBuffer* y = run.output(uid_y, bytes_of(c.type, c.y_dims()));
+    const bool index = c.kind == Kind::ForwardIndex;
+    DeviceBuffer* idx =
+        index ? run.output(uid_index, bytes_of(DataType::Int8, c.y_dims())) : nullptr;
     run.execute(taken, what);
     check(what + " Y", *y, c.type, want.y, tolerance(c));
+    if (index) {
+      check(what + " Index", *idx, DataType::Int8, want.index, {});
+    }
     ++ran;
   }
   BOOST_TEST(ran >= 1, c.text() << ": none of " << count << " candidates built");
 }
+
+// A test case that builds `the_case`'s forward graph in its precondition and checks every
+// candidate the library offers for it against the reference (check_every_candidate).
+#define DNNGRAPH_EVERY_CANDIDATE_CASE(test_name, the_case) \
+  BOOST_AUTO_TEST_CASE(test_name, *builds_forward(the_case)) { check_every_candidate(the_case); }
 
 namespace cases {
 // The geometries: overlapping 3x3 windows, and 2x2 windows that tile.
@@ -517,6 +529,18 @@ const PoolCase max_bwd_index_bf16 = make("max pooling backward from the forward'
                                          Kind::BackwardFromIndex, MaxPool, bf16, odd, k3s2p1, 719);
 const PoolCase avg_excl_bwd_bf16 = make("average pooling backward from dY", Kind::BackwardAlone,
                                         AvgPoolExcludePadding, bf16, odd, k3s2p1, 720);
+// BFloat16 beyond the two graphs the TensorCore rule was found on: overlapping max windows,
+// average including padding, channels-first, 3-D, and max pooling that writes its Index.
+const PoolCase max_bf16_overlap =
+    make("max pooling", Kind::Forward, MaxPool, bf16, odd, k3s2p1, 721);
+const PoolCase avg_incl_bf16 =
+    make("average pooling", Kind::Forward, AvgPoolIncludePadding, bf16, odd, k3s2p1, 722);
+const PoolCase avg_excl_nchw_bf16 = make("average pooling", Kind::Forward, AvgPoolExcludePadding,
+                                         bf16, {2, 3, 7, 9}, k3s2p1, 723, false);
+const PoolCase avg_excl_3d_bf16 = make("average pooling", Kind::Forward, AvgPoolExcludePadding,
+                                       bf16, {1, 4, 5, 7, 6}, k3s2p1_3d, 724);
+const PoolCase max_index_bf16 =
+    make("max pooling with its index", Kind::ForwardIndex, MaxPool, bf16, odd, k3s2p1, 725);
 const PoolCase avg_excl_bwd_nchw =
     make("average pooling backward from X and Y", Kind::BackwardFromXY, AvgPoolExcludePadding, fp32,
          {2, 3, 7, 9}, k3s2p1, 716, false);
@@ -542,14 +566,30 @@ DNNGRAPH_REFERENCE_CASE(float_average_2x2_stride_2_matches_reference, cases::avg
 // (resample-bfloat16-without-tensor-core).
 DNNGRAPH_REFERENCE_CASE(bfloat16_max_pooling_2x2_stride_2_matches_reference, cases::max_bf16)
 DNNGRAPH_REFERENCE_CASE(bfloat16_average_excluding_padding_matches_reference, cases::avg_excl_bf16)
-BOOST_AUTO_TEST_CASE(every_bfloat16_max_pooling_candidate_matches_reference,
-                     *builds_forward(cases::max_bf16)) {
-  check_every_candidate(cases::max_bf16);
-}
-BOOST_AUTO_TEST_CASE(every_bfloat16_average_pooling_candidate_matches_reference,
-                     *builds_forward(cases::avg_excl_bf16)) {
-  check_every_candidate(cases::avg_excl_bf16);
-}
+DNNGRAPH_EVERY_CANDIDATE_CASE(every_bfloat16_max_pooling_candidate_matches_reference,
+                              cases::max_bf16)
+DNNGRAPH_EVERY_CANDIDATE_CASE(every_bfloat16_average_pooling_candidate_matches_reference,
+                              cases::avg_excl_bf16)
+// The same rule over other BFloat16 poolings: the chosen plan, then every candidate.
+DNNGRAPH_REFERENCE_CASE(bfloat16_max_pooling_3x3_stride_2_matches_reference,
+                        cases::max_bf16_overlap)
+DNNGRAPH_EVERY_CANDIDATE_CASE(every_bfloat16_overlapping_max_pooling_candidate_matches_reference,
+                              cases::max_bf16_overlap)
+DNNGRAPH_REFERENCE_CASE(bfloat16_average_including_padding_matches_reference, cases::avg_incl_bf16)
+DNNGRAPH_EVERY_CANDIDATE_CASE(every_bfloat16_average_including_padding_candidate_matches_reference,
+                              cases::avg_incl_bf16)
+DNNGRAPH_REFERENCE_CASE(bfloat16_nchw_average_excluding_padding_matches_reference,
+                        cases::avg_excl_nchw_bf16)
+DNNGRAPH_EVERY_CANDIDATE_CASE(every_bfloat16_nchw_average_pooling_candidate_matches_reference,
+                              cases::avg_excl_nchw_bf16)
+DNNGRAPH_REFERENCE_CASE(bfloat16_3d_average_excluding_padding_matches_reference,
+                        cases::avg_excl_3d_bf16)
+DNNGRAPH_EVERY_CANDIDATE_CASE(every_bfloat16_3d_average_pooling_candidate_matches_reference,
+                              cases::avg_excl_3d_bf16)
+DNNGRAPH_REFERENCE_CASE(bfloat16_max_pooling_index_is_the_position_in_the_window,
+                        cases::max_index_bf16)
+DNNGRAPH_EVERY_CANDIDATE_CASE(every_bfloat16_max_pooling_with_index_candidate_matches_reference,
+                              cases::max_index_bf16)
 DNNGRAPH_REFERENCE_CASE(float_nchw_average_excluding_padding_matches_reference,
                         cases::avg_excl_nchw)
 DNNGRAPH_REFERENCE_CASE(float_3d_average_excluding_padding_matches_reference, cases::avg_excl_3d)
