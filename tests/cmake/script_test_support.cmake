@@ -1,4 +1,5 @@
-# What the CMake script tests of scripts/ share (gpu_sanitize_test.cmake, gpu_jobs_test.cmake).
+# What the CMake script tests of scripts/ share (gpu_sanitize_test.cmake, gpu_jobs_test.cmake,
+# gpu_run_test.cmake).
 
 # run_script(<label> <expected exit code> <output variable> <command...>): runs the command and
 # fails the test, with its output, when it exits with another code; the variable gets its
