@@ -418,7 +418,9 @@ class Graph {
   // smallest median GPU time. Returns the table. The outputs in variant_pack are overwritten.
   // Candidates are built as build_plan_at builds them (a runtime-compiled engine compiles; with
   // a kernel cache, into it). When none can be timed the graph keeps the plan it had and the
-  // error (NoEngine) carries the table. Pin the result across processes with PlanPolicy::engine
+  // error (NoEngine) carries the table; an execute error of the caller's pack or workspace (a
+  // missing uid, a null pointer) ends it at once with that error, the plan kept. Pin the result
+  // across processes with PlanPolicy::engine
   // (the chosen row's choice). Needs the CUDA driver (libcuda.so.1), loaded on first use.
   [[nodiscard]] Result<AutotuneReport> autotune(
       const Handle& handle, const std::unordered_map<std::int64_t, void*>& variant_pack,
@@ -449,6 +451,8 @@ class Graph {
 
   // Runs the built plan. variant_pack maps the uid of every non-virtual tensor to its device
   // buffer; workspace holds at least get_workspace_size() bytes (may be null when that is 0).
+  // A tensor edited since build() (set_dim, set_value, ...) is refused, InvalidState naming it:
+  // the plan would run as built; build() again.
   [[nodiscard]] Result<void> execute(const Handle& handle,
                                      const std::unordered_map<std::int64_t, void*>& variant_pack,
                                      void* workspace) const;
@@ -489,7 +493,8 @@ class Graph {
   void invalidate() noexcept;
   // Success when validate() succeeded last and no tensor, node or graph setting changed since;
   // what check_overrides, execute and get_workspace_size with overrides read is then what was
-  // validated (and built). The error names `call` and the first changed tensor.
+  // validated (and built). execute() asks it on every call. The error names `call` and the
+  // first changed tensor.
   [[nodiscard]] Result<void> check_validated(std::string_view call) const;
 
   std::string name_;

@@ -142,6 +142,12 @@ Result<AutotuneReport> Graph::autotune(const Handle& handle,
         restore();
         return std::unexpected(times.error());
       }
+      if (times.error().code != ErrorCode::CudnnFailure) {
+        // The caller's pack or workspace (a missing uid, a null pointer, a graph edited since
+        // build), not this candidate: every other would fail the same way, after its build.
+        restore();
+        return make_error(times.error().code, "autotune: " + times.error().message);
+      }
       row.skipped = "execute failed: " + text_of(times.error());
       built_.reset();
       report.rows.push_back(std::move(row));

@@ -246,14 +246,14 @@ Result<void> Graph::execute(const Handle& handle,
   if (handle.empty()) {
     return make_error(ErrorCode::InvalidHandle, "execute: the Handle is empty");
   }
+  // Every call: a tensor edited since build() (dims, a by-value scalar, ...) would not take
+  // effect, so the plan would run as built on buffers meant for the edit.
+  if (auto ok = check_validated("execute"); !ok) {
+    return ok;
+  }
   const detail::Overrides overrides{override_uids, override_shapes, override_strides};
-  if (!overrides.empty()) {
-    if (!built_->override_enabled()) {
-      return std::unexpected(overrides_not_enabled("execute"));
-    }
-    if (auto ok = check_validated("execute"); !ok) {
-      return ok;
-    }
+  if (!overrides.empty() && !built_->override_enabled()) {
+    return std::unexpected(overrides_not_enabled("execute"));
   }
   auto ran =
       built_->execute(handle.native(), variant_pack, workspace, overrides, Builder::view(*this));

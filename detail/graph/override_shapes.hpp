@@ -20,7 +20,11 @@ struct Overrides {
   std::span<const std::vector<std::int64_t>> shapes;
   std::span<const std::vector<std::int64_t>> strides;
 
-  [[nodiscard]] bool empty() const noexcept { return uids.empty(); }
+  // No overrides at all. Shapes or strides given without uids are overrides too (lists of
+  // different lengths, refused), never a call at the build shapes.
+  [[nodiscard]] bool empty() const noexcept {
+    return uids.empty() && shapes.empty() && strides.empty();
+  }
 };
 
 // Dims and strides of every tensor under one set of overrides.

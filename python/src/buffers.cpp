@@ -265,8 +265,13 @@ void check_cuda_array_interface(PyObject* interface, const Argument& what, const
     }
   } else {
     ints_of(given, what, "__cuda_array_interface__ strides", strides);
-    for (std::int64_t& stride : strides) {
-      stride /= itemsize;
+    for (std::size_t i = 0; i < strides.size(); ++i) {
+      if (strides[i] % itemsize != 0) {  // byte strides: whole elements only, never rounded
+        invalid(what, "__cuda_array_interface__ stride " + std::to_string(i) + " is " +
+                          std::to_string(strides[i]) + " bytes, not a multiple of the item size " +
+                          std::to_string(itemsize));
+      }
+      strides[i] /= itemsize;
     }
   }
   check_dims(what, "a __cuda_array_interface__ buffer", dims, strides, want);
@@ -521,16 +526,22 @@ std::int64_t buffer_bytes(nb::handle object, const char* what) {
   return int64_from(numel.ptr(), {what}, 0) * int64_from(size.ptr(), {what}, 0);
 }
 
+std::optional<std::int64_t> torch_bytes(nb::handle object) {
+  PyTypeObject* torch = torch_tensor_type();
+  if (object.is_none() || torch == nullptr || PyObject_TypeCheck(object.ptr(), torch) == 0) {
+    return std::nullopt;
+  }
+  return buffer_bytes(object, "workspace");
+}
+
 void* workspace_pointer(nb::handle object, std::int64_t needed) {
   if (object.is_none()) {
     return nullptr;
   }
   void* address = device_pointer(object, "workspace");
-  PyTypeObject* torch = torch_tensor_type();
-  if (needed > 0 && torch != nullptr && PyObject_TypeCheck(object.ptr(), torch)) {
-    const std::int64_t bytes = buffer_bytes(object, "workspace");
-    if (bytes < needed) {
-      raise(ErrorCode::InvalidAttribute, "workspace: a torch tensor of " + std::to_string(bytes) +
+  if (needed > 0) {
+    if (const auto bytes = torch_bytes(object); bytes && *bytes < needed) {
+      raise(ErrorCode::InvalidAttribute, "workspace: a torch tensor of " + std::to_string(*bytes) +
                                              " bytes, where the plan needs " +
                                              std::to_string(needed) + " (get_workspace_size())");
     }

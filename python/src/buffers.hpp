@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -45,6 +46,10 @@ struct BufferLayout {
 // optional_device_pointer() of execute()'s workspace: a torch tensor of fewer than `needed` bytes
 // raises InvalidAttribute (needed < 0: not known, not checked).
 [[nodiscard]] void* workspace_pointer(nanobind::handle object, std::int64_t needed);
+
+// The bytes a torch tensor holds; nullopt for any other buffer (None, an int pointer,
+// __cuda_array_interface__, __dlpack__: their extent is not checked).
+[[nodiscard]] std::optional<std::int64_t> torch_bytes(nanobind::handle object);
 
 // The bytes a buffer object holds: a torch tensor's numel() * element_size(); raises
 // InvalidAttribute naming `what` for anything else (give the size explicitly then).

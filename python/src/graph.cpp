@@ -1001,7 +1001,23 @@ void def_run(nb::class_<PyGraph>& cls) {
             const OverrideLists o = buffers.overrides(uids, shapes, strides);
             const auto& pack = buffers.variant_pack(variant_pack, g.layouts, o);
             void* ws = workspace_pointer(workspace, -1);  // the overrides' size is not known here
-            run_unlocked(g, [&](Graph& gr) {
+            const std::optional<std::int64_t> ws_bytes = torch_bytes(workspace);
+            run_unlocked(g, [&](Graph& gr) -> Result<void> {
+              if (ws_bytes) {
+                // What these overrides need (memoized per set, as execute() asks it): a torch
+                // workspace must hold it, as it must hold the build shapes' without overrides.
+                auto needed = gr.get_workspace_size(handle, o.uids, o.shapes, o.strides);
+                if (!needed) {
+                  return std::unexpected(needed.error());
+                }
+                if (*needed > *ws_bytes) {
+                  return std::unexpected(Error{
+                      ErrorCode::InvalidAttribute,
+                      "workspace: a torch tensor of " + std::to_string(*ws_bytes) +
+                          " bytes, where the plan needs " + std::to_string(*needed) +
+                          " for these overrides (get_workspace_size(handle, the override lists))"});
+                }
+              }
               return gr.execute(handle, pack, ws, o.uids, o.shapes, o.strides);
             });
           },
@@ -1021,7 +1037,8 @@ void def_run(nb::class_<PyGraph>& cls) {
           "holds (torch, __cuda_array_interface__, __dlpack__) must have its tensor's dims,\n"
           "strides (those of size-1 dims aside) and data type, else dnngraph.Error\n"
           "(ShapeMismatch / InvalidAttribute); a torch workspace must hold\n"
-          "get_workspace_size() bytes. Int pointers are taken unchecked. The GIL is released\n"
+          "get_workspace_size() bytes (with overrides: for those lists). Int pointers are taken\n"
+          "unchecked; so are the extents of other workspace objects. The GIL is released\n"
           "while cuDNN is called.");
 }
 

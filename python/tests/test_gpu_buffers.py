@@ -149,3 +149,24 @@ def test_a_workspace_too_small_is_refused(cuda, built):
         g.execute(handle, buffers(torch), ws)
     assert caught.value.code is ErrorCode.InvalidAttribute
     assert f"{size - 1} bytes" in caught.value.message
+
+
+class ByteStrides:
+    """A __cuda_array_interface__ of a torch tensor's memory with strides (bytes) as given."""
+
+    def __init__(self, tensor, strides):
+        self._tensor = tensor
+        self.__cuda_array_interface__ = dict(tensor.__cuda_array_interface__, strides=strides)
+
+
+def test_cuda_array_interface_strides_of_part_elements_are_refused(cuda, built):
+    # 3 bytes between bf16 values is no layout of whole elements; it used to truncate to 1.
+    torch = cuda
+    g, handle = built
+    b, m, n, k = SHAPE
+    pack = buffers(torch)
+    pack[1] = ByteStrides(pack[1], (m * k * 2, k * 2, 3))
+    with pytest.raises(dnngraph.Error) as caught:
+        g.execute(handle, pack, None)
+    assert caught.value.code is ErrorCode.InvalidAttribute
+    assert "stride 2 is 3 bytes, not a multiple of the item size 2" in caught.value.message

@@ -53,3 +53,59 @@ def test_override_lists_are_checked_before_cudnn_sees_them(cuda):
                   override_shapes=[[1, 300, 512], [1, 256, 264], [1, 300, 264]],
                   override_strides=[[153600, 512, 1], [67584, 264, 1], [79200, 264, 1]])
     assert caught.value.code is ErrorCode.ShapeMismatch
+
+
+def test_shapes_without_uids_are_refused_not_ignored(cuda):
+    # Without override_uids the lists differ in length: refused, never a run at the build shape.
+    # The buffers are the build shape's, so the pack passes its own checks and the lists decide.
+    torch = cuda
+    handle = dnngraph.Handle()
+    g = matmul_graph(*CACHE_SHAPE, relu=False, override_shape=True)
+    g.build(handle, [HeuristicMode.A])
+    b, m, n, k = CACHE_SHAPE
+    pack = {1: torch.zeros((b, m, k), dtype=torch.bfloat16, device="cuda"),
+            2: torch.zeros((b, k, n), dtype=torch.bfloat16, device="cuda"),
+            3: torch.zeros((b, m, n), dtype=torch.bfloat16, device="cuda")}
+    shapes = [[b, 512, k], [b, k, n], [b, 512, n]]
+    strides = [[512 * k, k, 1], [k * n, n, 1], [512 * n, n, 1]]
+    ws = torch.empty(max(g.get_workspace_size(), 1), dtype=torch.uint8, device="cuda")
+    for call in (lambda: g.get_workspace_size(handle, override_shapes=shapes,
+                                              override_strides=strides),
+                 lambda: g.execute(handle, pack, ws, override_shapes=shapes,
+                                   override_strides=strides),
+                 lambda: g.execute(handle, pack, ws, override_shapes=shapes)):
+        with pytest.raises(dnngraph.Error) as caught:
+            call()
+        assert caught.value.code is ErrorCode.InvalidAttribute
+        assert "the lists differ in length: 0 uids" in caught.value.message
+
+
+def test_a_torch_workspace_too_small_for_the_overrides_is_refused(cuda):
+    torch = cuda
+    handle = dnngraph.Handle()
+    g = matmul_graph(*CACHE_SHAPE, relu=False, override_shape=True)
+    g.build(handle, [HeuristicMode.A])
+    needs = {}
+    for shape in RUN_SHAPES:
+        b, m, n, k = shape
+        lists = ([1, 2, 3], [[b, m, k], [b, k, n], [b, m, n]],
+                 [[m * k, k, 1], [k * n, n, 1], [m * n, n, 1]])
+        needs[shape] = (g.get_workspace_size(handle, *lists), lists)
+    shape, (needed, lists) = max(needs.items(), key=lambda item: item[1][0])
+    if needed == 0:
+        pytest.skip(f"no run shape's plan needs a workspace here ({needs and 'all 0 bytes'})")
+    b, m, n, k = shape
+    pack = {1: torch.zeros((b, m, k), dtype=torch.bfloat16, device="cuda"),
+            2: torch.zeros((b, k, n), dtype=torch.bfloat16, device="cuda"),
+            3: torch.zeros((b, m, n), dtype=torch.bfloat16, device="cuda")}
+    small = torch.empty(needed - 1, dtype=torch.uint8, device="cuda")
+    with pytest.raises(dnngraph.Error) as caught:
+        g.execute(handle, pack, small, override_uids=lists[0], override_shapes=lists[1],
+                  override_strides=lists[2])
+    assert caught.value.code is ErrorCode.InvalidAttribute
+    assert f"a torch tensor of {needed - 1} bytes" in caught.value.message
+    assert f"needs {needed} for these overrides" in caught.value.message
+    # The size it asked for runs.
+    g.execute(handle, pack, torch.empty(needed, dtype=torch.uint8, device="cuda"),
+              override_uids=lists[0], override_shapes=lists[1], override_strides=lists[2])
+    torch.cuda.synchronize()

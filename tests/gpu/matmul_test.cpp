@@ -1,6 +1,6 @@
 // Matmul graphs on the GPU: results of matmul, matmul + bias + ReLU/GELU, batched and broadcast
-// matmul against a CPU reference in double; and execute() refusing bad variant packs and a null
-// workspace before anything reaches cuDNN.
+// matmul against a CPU reference in double; and execute() refusing bad variant packs, a null
+// workspace and a graph edited since its build before anything reaches cuDNN.
 #include <boost/test/unit_test.hpp>
 
 #include "support/device_buffer.hpp"
@@ -9,6 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -472,6 +473,50 @@ BOOST_AUTO_TEST_CASE(a_pack_naming_an_unknown_uid_is_refused_naming_the_uid) {
   BOOST_TEST(dnngraph::to_string(ran.error().code) != dnngraph::to_string(ErrorCode::CudnnFailure));
   BOOST_CHECK_MESSAGE(contains(ran.error().message, "uid 99"),
                       "message should name uid 99: " << ran.error().message);
+}
+
+// A tensor edited after build() would not take effect (the plan runs as built, on buffers meant
+// for the edit): execute() refuses it naming the tensor, and runs again once built again.
+BOOST_AUTO_TEST_CASE(a_tensor_edited_after_build_is_refused_until_built_again) {
+  using dnngraph::TensorAttributes;
+  Handle handle = require_handle();
+  Graph g;
+  g.set_io_data_type(DataType::Half).set_compute_data_type(DataType::Float);
+  auto a = g.tensor(TensorAttributes().set_name("A").set_uid(uid_a).set_dim({1, 64, 64}));
+  auto b = g.tensor(TensorAttributes().set_name("B").set_uid(uid_b).set_dim({1, 64, 64}));
+  g.matmul(a, b)->set_output(true).set_name("Y").set_uid(uid_y);
+  require_built(g.build(handle, {HeuristicMode::A, HeuristicMode::Fallback}), "64 x 64 x 64");
+  const auto first_workspace = g.get_workspace_size();
+  BOOST_REQUIRE_MESSAGE(first_workspace.has_value(), describe(first_workspace));
+  const auto bytes = static_cast<std::size_t>(64 * 64 * 2);
+  DeviceBuffer da = require_cuda(DeviceBuffer::allocate(bytes), "A");
+  DeviceBuffer db = require_cuda(DeviceBuffer::allocate(bytes), "B");
+  DeviceBuffer dy = require_cuda(DeviceBuffer::allocate(bytes), "Y");
+  DeviceBuffer ws = require_cuda(
+      DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*first_workspace, 1))),
+      "workspace");
+  const std::unordered_map<std::int64_t, void*> pack{
+      {uid_a, da.get()}, {uid_b, db.get()}, {uid_y, dy.get()}};
+  BOOST_REQUIRE_MESSAGE(g.execute(handle, pack, ws.get()).has_value(), "the built graph runs");
+
+  a->set_dim({1, 32, 64});  // half the rows
+  const auto refused = g.execute(handle, pack, ws.get());
+  BOOST_TEST_MESSAGE("execute after A->set_dim: " << describe(refused));
+  BOOST_REQUIRE(!refused.has_value());
+  BOOST_TEST(dnngraph::to_string(refused.error().code) ==
+             dnngraph::to_string(ErrorCode::InvalidState));
+  BOOST_CHECK_MESSAGE(contains(refused.error().message, "'A' (uid 1)") &&
+                          contains(refused.error().message, "changed after"),
+                      "message should name 'A' (uid 1) as changed: " << refused.error().message);
+
+  require_built(g.build(handle, {HeuristicMode::A, HeuristicMode::Fallback}), "32 x 64 x 64");
+  const auto second_workspace = g.get_workspace_size();
+  BOOST_REQUIRE_MESSAGE(second_workspace.has_value(), describe(second_workspace));
+  DeviceBuffer ws2 = require_cuda(DeviceBuffer::allocate(static_cast<std::size_t>(
+                                      std::max<std::int64_t>(*second_workspace, 1))),
+                                  "workspace");
+  const auto ran = g.execute(handle, pack, ws2.get());
+  BOOST_TEST(ran.has_value(), "built again, it runs: " << describe(ran));
 }
 
 // Needs a plan that asks for a workspace. Which plan cuDNN picks is up to its heuristics, so try

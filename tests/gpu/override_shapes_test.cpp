@@ -14,6 +14,7 @@
 #include <random>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "support/dnngraph.hpp"
@@ -264,4 +265,47 @@ BOOST_AUTO_TEST_CASE(overrides_on_a_graph_built_without_them_are_refused) {
                        dims, strides);
   BOOST_TEST_REQUIRE(!ran.has_value());
   BOOST_TEST((ran.error().code == dnngraph::ErrorCode::InvalidState));
+}
+
+// Shapes or strides given without uids are overrides too: lists of different lengths, refused by
+// execute() and get_workspace_size() alike, never a run at the build shapes on buffers meant for
+// the listed ones; on a graph built without overrides, the not-enabled refusal.
+BOOST_AUTO_TEST_CASE(shapes_and_strides_without_uids_are_refused_not_ignored) {
+  auto handle = dnngraph::Handle::create();
+  BOOST_TEST_REQUIRE(handle.has_value());
+  const std::vector<std::int64_t> no_uids;
+  const std::vector<Dims> dims{Dims{1, 512, 1024}};
+  const std::vector<Dims> strides{Dims{524288, 1024, 1}};
+  std::vector<std::uint16_t> unused(16);
+  auto dev = DeviceBuffer::copy_of(unused);
+  BOOST_TEST_REQUIRE(dev.has_value());
+  const std::unordered_map<std::int64_t, void*> pack{
+      {1, dev->get()}, {2, dev->get()}, {3, dev->get()}};
+  for (const bool overrides : {true, false}) {
+    auto g = cache_shape_graph(half, overrides);
+    const auto built = g.build(*handle, {dnngraph::HeuristicMode::A});
+    BOOST_TEST_REQUIRE(built.has_value(), (built ? "" : built.error().message));
+    for (const auto& [shapes, strides_given] :
+         {std::pair{dims, strides}, std::pair{dims, std::vector<Dims>{}},
+          std::pair{std::vector<Dims>{}, strides}}) {
+      const auto ws = g.get_workspace_size(*handle, no_uids, shapes, strides_given);
+      const auto ran = g.execute(*handle, pack, nullptr, no_uids, shapes, strides_given);
+      BOOST_TEST_REQUIRE(!ws.has_value());
+      BOOST_TEST_REQUIRE(!ran.has_value());
+      BOOST_TEST_MESSAGE("overrides " << overrides << ", " << shapes.size() << " shapes, "
+                                      << strides_given.size()
+                                      << " strides: " << ran.error().message);
+      for (const dnngraph::Error& e : {ws.error(), ran.error()}) {
+        if (overrides) {
+          BOOST_TEST((e.code == dnngraph::ErrorCode::InvalidAttribute));
+          BOOST_TEST(e.message.find("the lists differ in length: 0 uids") != std::string::npos,
+                     e.message);
+        } else {
+          BOOST_TEST((e.code == dnngraph::ErrorCode::InvalidState));
+          BOOST_TEST(e.message.find("set_override_shape_enabled(true)") != std::string::npos,
+                     e.message);
+        }
+      }
+    }
+  }
 }

@@ -431,6 +431,36 @@ BOOST_AUTO_TEST_CASE(autotune_keeps_the_fastest_candidate_with_right_numbers) {
   }
 }
 
+// A pack missing a uid is the caller's error, not a candidate's: autotune answers MissingTensor
+// at the first candidate instead of building every one and calling it NoEngine; the graph keeps
+// its plan.
+BOOST_AUTO_TEST_CASE(autotune_of_a_pack_missing_a_uid_answers_missing_tensor_and_keeps_the_plan) {
+  const std::vector<Problem> all = problems();
+  const Problem& p = all.front();
+  Bench bench(p);
+  Graph g = p.make();
+  const auto built = bench.build(g);
+  BOOST_REQUIRE_MESSAGE(built.has_value(), describe(built));
+  const auto before = g.plan_info();
+  BOOST_REQUIRE(before.has_value());
+  auto pack = bench.pack();
+  BOOST_REQUIRE(!pack.empty());
+  const std::int64_t missing = pack.begin()->first;
+  pack.erase(pack.begin());
+  const auto report = g.autotune(bench.handle(), pack, nullptr, 0,
+                                 {.warmup = 1, .iterations = 1, .max_candidates = 8});
+  BOOST_REQUIRE_MESSAGE(!report.has_value(), "autotune ran without uid " << missing);
+  BOOST_TEST_MESSAGE("autotune without uid " << missing << ": " << describe(report));
+  BOOST_TEST((report.error().code == ErrorCode::MissingTensor));
+  BOOST_TEST(contains(report.error().message, "autotune: "), report.error().message);
+  BOOST_TEST(contains(report.error().message, "uid " + std::to_string(missing)),
+             report.error().message);
+  const auto after = g.plan_info();
+  BOOST_REQUIRE(after.has_value());
+  BOOST_TEST(after->describe() == before->describe());
+  bench.check(g, "kept after the refused autotune");
+}
+
 // execute() under CUDA stream capture: once warmed with the same buffers, the call records cuDNN's
 // work into a graph without allocating or synchronizing (global capture mode turns such a call,
 // from any thread, into an error), and the instantiated graph replays 1,000 times (10 under
