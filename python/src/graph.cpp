@@ -39,13 +39,20 @@ using Dims = std::vector<std::int64_t>;
 // A node operand: a tensor of the graph, or a number that becomes a Float scalar by value.
 using Operand = std::variant<Tensor, double>;
 
-struct PyGraph {
-  Graph graph;
-  std::mutex mutex;  // guards graph: held by whichever Python thread is using it
-  // What the last successful build's execute() takes: each uid's buffer layout and the plan's
-  // workspace bytes. Written and read with the GIL held.
+// What the last successful build's execute() takes: each uid's buffer layout and the plan's
+// workspace bytes.
+struct BuiltLayouts {
   std::vector<BufferLayout> layouts;
   std::int64_t workspace = -1;
+};
+
+struct PyGraph {
+  Graph graph;
+  std::mutex mutex;  // guards graph and built: held by whichever Python thread is using them
+  // Replaced, under the mutex, by the call that built (never changed in place). A call that
+  // checks buffers outside the lock holds a copy of the pointer: the layouts it reads stay
+  // alive, and once locked it can tell whether another thread built meanwhile.
+  std::shared_ptr<const BuiltLayouts> built;  // guarded by mutex
 };
 
 // Locks g's mutex; while another thread holds it, waits with the GIL released.
@@ -61,13 +68,6 @@ std::unique_lock<std::mutex> lock(PyGraph& g) {
 // Runs call(graph) with the GIL released and the graph locked (the lock is dropped before the
 // GIL is taken back), then unwraps its Result.
 // After a successful build: what execute() checks buffers against (see PyGraph).
-void remember_build(PyGraph& g) {
-  const auto locked = lock(g);
-  g.layouts = buffer_layouts(g.graph);
-  auto workspace = g.graph.get_workspace_size();
-  g.workspace = workspace ? *workspace : -1;
-}
-
 template <class F>
 auto run_unlocked(PyGraph& g, F&& call) {
   auto result = [&] {
@@ -76,6 +76,41 @@ auto run_unlocked(PyGraph& g, F&& call) {
     return call(g.graph);
   }();
   return unwrap(std::move(result));
+}
+
+// run_unlocked for a call that builds (build, deserialize, build_plan_at, autotune): on success
+// the layouts execute() checks buffers against are replaced in the same locked section, so no
+// execute runs the new plan with the old layouts.
+template <class F>
+auto build_unlocked(PyGraph& g, F&& call) {
+  return run_unlocked(g, [&](Graph& gr) {
+    auto result = call(gr);
+    if (result) {
+      auto workspace = gr.get_workspace_size();
+      g.built = std::make_shared<const BuiltLayouts>(
+          BuiltLayouts{buffer_layouts(gr), workspace ? *workspace : -1});
+    }
+    return result;
+  });
+}
+
+// The layouts of the last build, read under the lock (empty before any build).
+std::shared_ptr<const BuiltLayouts> built_layouts(PyGraph& g) {
+  static const auto none = std::make_shared<const BuiltLayouts>();
+  const auto locked = lock(g);
+  return g.built ? g.built : none;
+}
+
+// Inside the locked call: whether the buffers were checked against the current build.
+Result<void> still_built(const PyGraph& g, const std::shared_ptr<const BuiltLayouts>& checked,
+                         const char* call) {
+  if (g.built != nullptr && g.built != checked) {
+    return std::unexpected(Error{ErrorCode::InvalidState,
+                                 std::string(call) +
+                                     ": the graph was built again (on another thread) while this "
+                                     "call checked its buffers; call it again"});
+  }
+  return {};
 }
 
 // A statistic a norm gives only in some phases: None in Python where the graph made none.
@@ -859,8 +894,7 @@ void def_run(nb::class_<PyGraph>& cls) {
       .def(
           "build",
           [](PyGraph& g, const Handle& handle, const std::vector<HeuristicMode>& modes) {
-            run_unlocked(g, [&](Graph& gr) { return gr.build(handle, modes); });
-            remember_build(g);
+            build_unlocked(g, [&](Graph& gr) { return gr.build(handle, modes); });
           },
           "handle"_a, "modes"_a,
           "lower(), then the operation graph, heuristics in the given order and the first\n"
@@ -869,8 +903,7 @@ void def_run(nb::class_<PyGraph>& cls) {
           "build",
           [](PyGraph& g, const Handle& handle, const std::vector<HeuristicMode>& modes,
              const PlanPolicy& policy) {
-            run_unlocked(g, [&](Graph& gr) { return gr.build(handle, modes, policy); });
-            remember_build(g);
+            build_unlocked(g, [&](Graph& gr) { return gr.build(handle, modes, policy); });
           },
           "handle"_a, "modes"_a, "policy"_a,
           "build() under a PlanPolicy: its filters, and the first plan, the one at\n"
@@ -887,8 +920,7 @@ void def_run(nb::class_<PyGraph>& cls) {
       .def(
           "deserialize",
           [](PyGraph& g, const Handle& handle, const std::string& document) {
-            run_unlocked(g, [&](Graph& gr) { return gr.deserialize(handle, document); });
-            remember_build(g);
+            build_unlocked(g, [&](Graph& gr) { return gr.deserialize(handle, document); });
           },
           "handle"_a, "document"_a,
           "Instead of build(): the same graph described again, its plan taken from serialize()'s\n"
@@ -905,8 +937,7 @@ void def_run(nb::class_<PyGraph>& cls) {
       .def(
           "build_plan_at",
           [](PyGraph& g, const Handle& handle, std::int64_t index) {
-            run_unlocked(g, [&](Graph& gr) { return gr.build_plan_at(handle, index); });
-            remember_build(g);
+            build_unlocked(g, [&](Graph& gr) { return gr.build_plan_at(handle, index); });
           },
           "handle"_a, "index"_a,
           "Builds again with the last build's modes and policy, taking candidate `index`.")
@@ -916,7 +947,8 @@ void def_run(nb::class_<PyGraph>& cls) {
              std::optional<std::int64_t> workspace_bytes, std::int64_t warmup,
              std::int64_t iterations, std::int64_t max_candidates) {
             CallBuffers buffers;
-            const auto& pack = buffers.variant_pack(variant_pack, g.layouts);
+            const auto checked = built_layouts(g);
+            const auto& pack = buffers.variant_pack(variant_pack, checked->layouts);
             void* ws = optional_device_pointer(workspace, "workspace");
             std::int64_t bytes = 0;
             if (workspace_bytes) {
@@ -926,10 +958,12 @@ void def_run(nb::class_<PyGraph>& cls) {
             }
             const AutotuneOptions options{
                 .warmup = warmup, .iterations = iterations, .max_candidates = max_candidates};
-            auto report = run_unlocked(
-                g, [&](Graph& gr) { return gr.autotune(handle, pack, ws, bytes, options); });
-            remember_build(g);
-            return report;
+            return build_unlocked(g, [&](Graph& gr) -> Result<AutotuneReport> {
+              if (auto ok = still_built(g, checked, "autotune"); !ok) {
+                return std::unexpected(ok.error());
+              }
+              return gr.autotune(handle, pack, ws, bytes, options);
+            });
           },
           "handle"_a, "variant_pack"_a, "workspace"_a = nb::none(), nb::kw_only(),
           "workspace_bytes"_a = nb::none(), "warmup"_a = 3, "iterations"_a = 20,
@@ -992,17 +1026,26 @@ void def_run(nb::class_<PyGraph>& cls) {
           [](PyGraph& g, const Handle& handle, nb::handle variant_pack, nb::handle workspace,
              nb::handle uids, nb::handle shapes, nb::handle strides) {
             CallBuffers buffers;
+            const auto checked = built_layouts(g);
             if (!any_given(uids, shapes, strides)) {
-              const auto& pack = buffers.variant_pack(variant_pack, g.layouts);
-              void* ws = workspace_pointer(workspace, g.workspace);
-              run_unlocked(g, [&](Graph& gr) { return gr.execute(handle, pack, ws); });
+              const auto& pack = buffers.variant_pack(variant_pack, checked->layouts);
+              void* ws = workspace_pointer(workspace, checked->workspace);
+              run_unlocked(g, [&](Graph& gr) -> Result<void> {
+                if (auto ok = still_built(g, checked, "execute"); !ok) {
+                  return ok;
+                }
+                return gr.execute(handle, pack, ws);
+              });
               return;
             }
             const OverrideLists o = buffers.overrides(uids, shapes, strides);
-            const auto& pack = buffers.variant_pack(variant_pack, g.layouts, o);
+            const auto& pack = buffers.variant_pack(variant_pack, checked->layouts, o);
             void* ws = workspace_pointer(workspace, -1);  // the overrides' size is not known here
             const std::optional<std::int64_t> ws_bytes = torch_bytes(workspace);
             run_unlocked(g, [&](Graph& gr) -> Result<void> {
+              if (auto ok = still_built(g, checked, "execute"); !ok) {
+                return ok;
+              }
               if (ws_bytes) {
                 // What these overrides need (memoized per set, as execute() asks it): a torch
                 // workspace must hold it, as it must hold the build shapes' without overrides.

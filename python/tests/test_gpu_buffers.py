@@ -170,3 +170,33 @@ def test_cuda_array_interface_strides_of_part_elements_are_refused(cuda, built):
         g.execute(handle, pack, None)
     assert caught.value.code is ErrorCode.InvalidAttribute
     assert "stride 2 is 3 bytes, not a multiple of the item size 2" in caught.value.message
+
+
+class RebuildsWhenRead:
+    """A buffer whose __cuda_array_interface__ builds the graph again when execute() reads it:
+    what another thread's build could do between execute's buffer checks and its run."""
+
+    def __init__(self, tensor, graph, handle):
+        self._tensor, self._graph, self._handle = tensor, graph, handle
+
+    @property
+    def __cuda_array_interface__(self):
+        self._graph.build_plan_at(self._handle, 0)
+        return self._tensor.__cuda_array_interface__
+
+
+def test_a_build_while_execute_checks_its_buffers_is_refused(cuda, built):
+    # The buffers were checked against the plan that was replaced: refused, never run against
+    # the new one (nor read from layouts that no longer exist).
+    torch = cuda
+    g, handle = built
+    pack = buffers(torch)
+    ws = torch.empty(max(g.get_workspace_size(), 1), dtype=torch.uint8, device="cuda")
+    with pytest.raises(dnngraph.Error) as caught:
+        g.execute(handle, {1: RebuildsWhenRead(pack[1], g, handle), 2: pack[2], 3: pack[3]}, ws)
+    assert caught.value.code is ErrorCode.InvalidState
+    assert "built again" in caught.value.message
+    ws = torch.empty(max(g.get_workspace_size(), 1), dtype=torch.uint8, device="cuda")
+    g.execute(handle, pack, ws)  # checked against the new build, it runs
+    torch.cuda.synchronize()
+    torch.testing.assert_close(pack[3], reference(torch, pack[1], pack[2]), rtol=BF16_RTOL, atol=0)
