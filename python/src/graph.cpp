@@ -67,7 +67,6 @@ std::unique_lock<std::mutex> lock(PyGraph& g) {
 
 // Runs call(graph) with the GIL released and the graph locked (the lock is dropped before the
 // GIL is taken back), then unwraps its Result.
-// After a successful build: what execute() checks buffers against (see PyGraph).
 template <class F>
 auto run_unlocked(PyGraph& g, F&& call) {
   auto result = [&] {
