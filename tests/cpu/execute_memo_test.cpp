@@ -315,6 +315,23 @@ BOOST_AUTO_TEST_CASE(a_pack_serves_only_the_call_it_was_made_for) {
   BOOST_TEST(!serves(plain, other_ptrs, ws, Overrides{}));
 }
 
+// Shapes or strides given without uids are overrides (execute() refuses their lengths), never the
+// call without overrides: the lists once counted as given only with uids, and such a call ran
+// the build shapes (session 29).
+BOOST_AUTO_TEST_CASE(lists_without_uids_are_overrides_not_a_plain_call) {
+  const std::vector<std::vector<std::int64_t>> lists{{1, 512, 512}};
+  BOOST_TEST(Overrides{}.empty());
+  BOOST_TEST(!(Overrides{{}, lists, {}}.empty()));
+  BOOST_TEST(!(Overrides{{}, {}, lists}.empty()));
+  BOOST_TEST(!(Overrides{{}, lists, lists}.empty()));
+  std::array<int, 4> data{};
+  const std::array<void*, 3> ptrs{&data[0], &data[1], &data[2]};
+  void* ws = &data[3];
+  const PackEntry plain = entry_for(ptrs, ws, nullptr);
+  BOOST_TEST(!serves(plain, ptrs, ws, Overrides{{}, lists, {}}));
+  BOOST_TEST(!serves(plain, ptrs, ws, Overrides{{}, {}, lists}));
+}
+
 BOOST_AUTO_TEST_CASE(a_long_key_is_compared_whole) {
   // 40 overridden tensors of rank 3: a key of 366 values, compared to its last value.
   std::array<int, 1> data{};
