@@ -477,6 +477,22 @@ class PointerSlots {
   std::vector<void*> heap_;
 };
 
+// Every tensor is declared 16-byte aligned to cuDNN (detail/nodes/lowering.cpp), so a pointer
+// off that boundary breaks the plan's premise. bench_alignment_probe measured what cuDNN 9.19.0
+// and 9.28.1 (H200, session 30) do with one, a bf16 matmul + bias + ReLU with A, B, bias or Y
+// moved 2, 4 or 8 bytes: execute() returned success every time, and then either the device
+// reported "misaligned address" at the next synchronize (the CUDA context lost) or, through
+// heuristics Fallback's engine with A or B moved, about 3,000 of 4,096 outputs came back wrong.
+constexpr std::uintptr_t tensor_alignment = 16;
+constexpr const char* misaligned_consequence =
+    "every tensor is declared 16-byte aligned to cuDNN, which returns success on such a "
+    "pointer and then computes wrong values or faults on the device (measured on cuDNN 9.19 "
+    "and 9.28.1): pass an aligned pointer (a copy of the data)";
+
+std::uintptr_t misalignment(const void* pointer) noexcept {
+  return std::bit_cast<std::uintptr_t>(pointer) % tensor_alignment;
+}
+
 }  // namespace
 
 Result<void> BuiltGraph::fill_pointers(const std::unordered_map<std::int64_t, void*>& variant_pack,
@@ -524,6 +540,13 @@ Result<void> BuiltGraph::fill_pointers(const std::unordered_map<std::int64_t, vo
       return make_error(ErrorCode::NullPointer,
                         "execute: the device pointer for tensor " + io_names_[i] + " is null");
     }
+    if (const auto off = misalignment(pointers[i]); off != 0) {
+      return make_error(ErrorCode::InvalidAttribute,
+                        "execute: the device pointer for tensor " + io_names_[i] + " is " +
+                            std::to_string(off) + " byte(s) past a " +
+                            std::to_string(tensor_alignment) + "-byte boundary; " +
+                            misaligned_consequence);
+    }
   }
   return {};
 }
@@ -563,6 +586,18 @@ Result<void> BuiltGraph::check_workspace(cudnnHandle_t handle, void* workspace,
     return make_error(ErrorCode::NullPointer, "execute: the plan needs a workspace of " +
                                                   std::to_string(info_.workspace_size) +
                                                   " bytes, but the workspace pointer is null");
+  }
+  if (tensor_workspace_ > 0 && workspace != nullptr) {
+    // The workspace tensors lie at multiples of 256 bytes into it: aligned when it is.
+    if (const auto off = misalignment(workspace); off != 0) {
+      const auto it = std::ranges::find_if(workspace_offsets_, [](auto o) { return o >= 0; });
+      const auto i = gsl::narrow_cast<std::size_t>(it - workspace_offsets_.begin());
+      return make_error(ErrorCode::InvalidAttribute,
+                        "execute: the workspace pointer is " + std::to_string(off) +
+                            " byte(s) past a " + std::to_string(tensor_alignment) +
+                            "-byte boundary, and tensor " + io_names_[i] +
+                            " lives in the workspace; " + misaligned_consequence);
+    }
   }
   return {};
 }

@@ -120,6 +120,29 @@ def test_a_buffer_of_other_strides_is_refused_before_cudnn(cuda, built, wrap):
     torch.cuda.synchronize()
 
 
+# cuDNN 9.19 and 9.28.1 returned success on a pointer 2, 4 or 8 bytes off a 16-byte boundary,
+# then computed wrong values or faulted (bench_alignment_probe): execute() refuses one, as a
+# torch view, a __cuda_array_interface__ object or a bare int, naming the tensor.
+@pytest.mark.parametrize("wrap", [lambda t: t, CudaArrayInterface, lambda t: t.data_ptr()],
+                         ids=["torch tensor", "__cuda_array_interface__", "int"])
+@pytest.mark.parametrize("uid", [1, 3], ids=["input A", "output Y"])
+def test_a_buffer_off_a_16_byte_boundary_is_refused(cuda, built, wrap, uid):
+    torch = cuda
+    g, handle = built
+    pack = buffers(torch)
+    shape = pack[uid].shape
+    base = torch.zeros(pack[uid].numel() + 4, dtype=torch.bfloat16, device="cuda")
+    pack[uid] = base[4:].view(shape)  # 8 bytes in
+    ws = torch.empty(max(g.get_workspace_size(), 1), dtype=torch.uint8, device="cuda")
+    with pytest.raises(dnngraph.Error) as caught:
+        g.execute(handle, {u: wrap(t) for u, t in pack.items()}, ws)
+    assert caught.value.code is ErrorCode.InvalidAttribute
+    name = "'A' (uid 1)" if uid == 1 else "'Y' (uid 3)"
+    assert name in caught.value.message
+    assert "8 byte(s) past a 16-byte boundary" in caught.value.message
+    assert torch.count_nonzero(base) == 0  # nothing ran
+
+
 def test_a_buffer_of_other_dims_or_type_is_refused(cuda, built):
     torch = cuda
     g, handle = built

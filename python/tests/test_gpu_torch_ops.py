@@ -121,6 +121,38 @@ def test_linear_forward_and_gradients_match_torch(cuda, dt, dtype, activation, b
     compare_linear(torch, dt, getattr(torch, dtype), activation, bias, (3, 37), 256, 192, 11)
 
 
+def off_boundary(torch, t, elements=1):
+    """t's values in a view that starts `elements` in (2 bytes per bfloat16: off 16 bytes)."""
+    base = torch.empty(t.numel() + elements, dtype=t.dtype, device=t.device)
+    view = base[elements:].view(t.shape)
+    view.copy_(t)
+    return view
+
+
+# cuDNN computes wrong values or faults with a pointer off 16 bytes (bench_alignment_probe), and
+# dnngraph refuses one; torch's operators take such views, so dnngraph.torch runs them through
+# an aligned copy: the results and the gradients (written into the op's own aligned outputs)
+# are torch's.
+def test_linear_takes_inputs_off_a_16_byte_boundary_and_matches_torch(cuda, dt):
+    torch = cuda
+    x, w, b, dy = linear_inputs(torch, torch.bfloat16, (5, 33), 256, 192, 41)
+    moved = [off_boundary(torch, t) for t in (x, w, b, dy)]
+    assert all(t.data_ptr() % 16 == 2 for t in moved)
+    leaves = [t.detach().requires_grad_(True) for t in moved[:3]]
+    assert all(t.data_ptr() % 16 == 2 for t in leaves)
+    y = dt.linear(*leaves, activation="gelu")
+    y.backward(moved[3])
+    torch.cuda.synchronize()
+    ref_y, ref_grads = torch_linear(torch, x.float(), w.float(), b.float(), dy.float(), "gelu")
+    io_y, io_grads = torch_linear(torch, x, w, b, dy, "gelu")
+    check(torch, "off-boundary linear y", y.detach(), ref_y, io_y, torch.bfloat16)
+    for name, leaf, want, io in zip(("dx", "dweight", "dbias"), leaves, ref_grads, io_grads):
+        check(torch, f"off-boundary linear {name}", leaf.grad, want, io, torch.bfloat16)
+    # The inputs were read, never written: still the values they were given.
+    for t, original in zip(moved, (x, w, b, dy)):
+        assert torch.equal(t, original)
+
+
 def test_linear_takes_new_batch_sizes_through_the_kernel_cache(cuda, dt):
     torch = cuda
     before = dt.cache_info()

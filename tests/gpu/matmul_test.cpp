@@ -519,6 +519,75 @@ BOOST_AUTO_TEST_CASE(a_tensor_edited_after_build_is_refused_until_built_again) {
   BOOST_TEST(ran.has_value(), "built again, it runs: " << describe(ran));
 }
 
+// Every tensor is declared 16-byte aligned to cuDNN; bench_alignment_probe measured cuDNN 9.19.0
+// and 9.28.1 returning success on pointers 2, 4 or 8 bytes off and then computing wrong values
+// or faulting on the device. execute() refuses such a pointer, naming the tensor, before cuDNN
+// sees it; a pointer 16 bytes into a buffer is aligned and runs (ones x ones: every Y is 64).
+BOOST_AUTO_TEST_CASE(a_pointer_off_a_16_byte_boundary_is_refused_naming_its_tensor) {
+  using dnngraph::TensorAttributes;
+  Handle handle = require_handle();
+  Graph g;
+  g.set_io_data_type(DataType::Half).set_compute_data_type(DataType::Float);
+  auto a = g.tensor(TensorAttributes().set_name("A").set_uid(uid_a).set_dim({1, 64, 64}));
+  auto b = g.tensor(TensorAttributes().set_name("B").set_uid(uid_b).set_dim({1, 64, 64}));
+  g.matmul(a, b)->set_output(true).set_name("Y").set_uid(uid_y);
+  require_built(g.build(handle, {HeuristicMode::A, HeuristicMode::Fallback}), "64 x 64 x 64");
+  const auto workspace = g.get_workspace_size();
+  BOOST_REQUIRE_MESSAGE(workspace.has_value(), describe(workspace));
+  constexpr std::size_t count = std::size_t{64} * 64;
+  constexpr std::size_t slack = 16;
+  constexpr std::uint16_t half_one = 0x3C00, half_64 = 0x5400, nan_bits = 0x7E00;
+  const std::vector<std::uint16_t> ones(count + slack / 2, half_one);
+  DeviceBuffer da = require_cuda(DeviceBuffer::allocate(2 * count + slack), "A");
+  DeviceBuffer db = require_cuda(DeviceBuffer::allocate(2 * count + slack), "B");
+  DeviceBuffer dy = require_cuda(DeviceBuffer::allocate(2 * count + slack), "Y");
+  DeviceBuffer ws = require_cuda(
+      DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*workspace, 1))),
+      "workspace");
+  for (DeviceBuffer* buffer : {&da, &db}) {
+    BOOST_REQUIRE(cudaMemcpy(buffer->get(), ones.data(), ones.size() * 2, cudaMemcpyHostToDevice) ==
+                  cudaSuccess);
+  }
+  const std::vector<std::uint16_t> nans(count + slack / 2, nan_bits);
+  BOOST_REQUIRE(cudaMemcpy(dy.get(), nans.data(), nans.size() * 2, cudaMemcpyHostToDevice) ==
+                cudaSuccess);
+  const auto at = [](DeviceBuffer& buffer, std::size_t offset) {
+    return static_cast<void*>(static_cast<std::byte*>(buffer.get()) + offset);
+  };
+  const std::pair<const char*, std::int64_t> tensors[] = {
+      {"'A' (uid 1)", uid_a}, {"'B' (uid 2)", uid_b}, {"'Y' (uid 4)", uid_y}};
+  for (const auto& [name, uid] : tensors) {
+    for (const std::size_t offset : {2U, 4U, 8U}) {
+      std::unordered_map<std::int64_t, void*> pack{
+          {uid_a, da.get()}, {uid_b, db.get()}, {uid_y, dy.get()}};
+      pack[uid] = at(uid == uid_a ? da : uid == uid_b ? db : dy, offset);
+      const auto refused = g.execute(handle, pack, ws.get());
+      BOOST_TEST_CONTEXT(name << " moved " << offset << " bytes") {
+        BOOST_REQUIRE(!refused.has_value());
+        BOOST_TEST(dnngraph::to_string(refused.error().code) ==
+                   dnngraph::to_string(ErrorCode::InvalidAttribute));
+        BOOST_TEST(contains(refused.error().message, name), refused.error().message);
+        BOOST_TEST(contains(refused.error().message,
+                            std::to_string(offset) + " byte(s) past a 16-byte boundary"),
+                   refused.error().message);
+      }
+    }
+  }
+  BOOST_REQUIRE(cudaDeviceSynchronize() == cudaSuccess);  // nothing reached the device
+  const std::unordered_map<std::int64_t, void*> moved{
+      {uid_a, at(da, slack)}, {uid_b, at(db, slack)}, {uid_y, at(dy, slack)}};
+  const auto ran = g.execute(handle, moved, ws.get());
+  BOOST_REQUIRE_MESSAGE(ran.has_value(), "16 bytes in is aligned: " << describe(ran));
+  BOOST_REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  std::vector<std::uint16_t> y(count + slack / 2);
+  BOOST_REQUIRE(cudaMemcpy(y.data(), dy.get(), y.size() * 2, cudaMemcpyDeviceToHost) ==
+                cudaSuccess);
+  BOOST_TEST(std::ranges::count(std::span(y).first(slack / 2), nan_bits) ==
+             static_cast<std::ptrdiff_t>(slack / 2));  // the refused calls wrote nothing there
+  BOOST_TEST(std::ranges::count(std::span(y).subspan(slack / 2), half_64) ==
+             static_cast<std::ptrdiff_t>(count));
+}
+
 // Needs a plan that asks for a workspace. Which plan cuDNN picks is up to its heuristics, so try
 // shapes that tend to get split-K (small M and N, large K) under each mode; if none of them
 // needs a workspace, fail and list what was tried: the check must never pass unexercised.

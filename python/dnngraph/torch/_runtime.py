@@ -158,8 +158,31 @@ def execute(graph: dnngraph.Graph, h: dnngraph.Handle, device: torch.device,
     per-tensor checks (a few µs each: a linear's forward and backward pass 12 tensors) are not
     made again."""
     ws = workspace(graph, device)
-    graph.execute(h, {uid: t.data_ptr() for uid, t in pack.items()},
+    # Only inputs can be off the boundary: every output is allocated here by torch (aligned).
+    moved = {uid: _aligned_copy(t) for uid, t in pack.items() if t.data_ptr() % ALIGNMENT}
+    graph.execute(h, {uid: moved.get(uid, t).data_ptr() for uid, t in pack.items()},
                   None if ws is None else ws.data_ptr())
+
+
+# dnngraph declares every tensor 16-byte aligned to cuDNN and refuses a pointer that is not
+# (cuDNN 9.19 and 9.28.1 computed wrong values or faulted with one: docs/python.md). A torch
+# view can start anywhere (x[1:] of a [n, 3] bfloat16 tensor is 6 bytes in), and torch's own
+# operators take any tensor: such an input runs through a copy of its memory span, same strides.
+ALIGNMENT = 16
+
+
+def _span(t: Tensor) -> Tensor:
+    """The 1-D run of t's storage from its first element to its last (strides >= 0)."""
+    count = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride())) if t.numel() else 0
+    return t.as_strided((count,), (1,), t.storage_offset())
+
+
+def _aligned_copy(t: Tensor) -> Tensor:
+    """t's span copied into a fresh allocation (aligned: torch's allocator gives 512 bytes), seen
+    with t's sizes and strides."""
+    span = _span(t)
+    copy = torch.empty_like(span, memory_format=torch.contiguous_format).copy_(span)
+    return copy.as_strided(t.shape, t.stride())
 
 
 def run(op: str, kind: str, reference: Tensor, topology: Hashable, shapes: Hashable,
