@@ -401,6 +401,19 @@ Errors run_and_compare(const BackwardCase& c, const Graph& g, const dnngraph::Ha
   if (c.alibi) {
     pack[uid_slopes] = slopes_dev.get();
   }
+  // Without dBias, dQ's Float accumulator lives in the workspace where the loaded cuDNN offers
+  // it (api/graph_attention.cpp), so a workspace off a 16-byte boundary would misalign a tensor
+  // declared aligned: refused before cuDNN sees it.
+  if (!c.dbias() && dnngraph::cudnn_offers(dnngraph::CudnnCapability::SdpaBackwardAccumulator)) {
+    const auto moved = g.execute(handle, pack, static_cast<std::byte*>(workspace.get()) + 8);
+    BOOST_REQUIRE_MESSAGE(!moved.has_value(), c.text() << ": a workspace 8 bytes in ran");
+    BOOST_TEST(dnngraph::to_string(moved.error().code) ==
+               dnngraph::to_string(dnngraph::ErrorCode::InvalidAttribute));
+    BOOST_TEST((moved.error().message.find("workspace pointer is 8 byte(s) past a 16-byte "
+                                           "boundary") != std::string::npos &&
+                moved.error().message.find("lives in the workspace") != std::string::npos),
+               moved.error().message);
+  }
   // Twice: the second run starts from the first one's accumulator, which must not add up.
   for (int run = 0; run < 2; ++run) {
     const auto ran = g.execute(handle, pack, workspace.get());
