@@ -158,10 +158,13 @@ def execute(graph: dnngraph.Graph, h: dnngraph.Handle, device: torch.device,
     per-tensor checks (a few µs each: a linear's forward and backward pass 12 tensors) are not
     made again."""
     ws = workspace(graph, device)
-    # Only inputs can be off the boundary: every output is allocated here by torch (aligned).
-    moved = {uid: _aligned_copy(t) for uid, t in pack.items() if t.data_ptr() % ALIGNMENT}
-    graph.execute(h, {uid: moved.get(uid, t).data_ptr() for uid, t in pack.items()},
-                  None if ws is None else ws.data_ptr())
+    pointers = {uid: t.data_ptr() for uid, t in pack.items()}
+    moved: "dict[int, Tensor]" = {}  # alive until execute() has queued its work
+    if any(p % ALIGNMENT for p in pointers.values()):
+        # Only inputs can be off the boundary: every output is allocated here by torch (aligned).
+        moved = {uid: _aligned_copy(pack[uid]) for uid, p in pointers.items() if p % ALIGNMENT}
+        pointers.update({uid: t.data_ptr() for uid, t in moved.items()})
+    graph.execute(h, pointers, None if ws is None else ws.data_ptr())
 
 
 # dnngraph declares every tensor 16-byte aligned to cuDNN and refuses a pointer that is not
