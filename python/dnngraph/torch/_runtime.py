@@ -168,7 +168,7 @@ def execute(graph: dnngraph.Graph, h: dnngraph.Handle, device: torch.device,
 
 
 # dnngraph declares every tensor 16-byte aligned to cuDNN and refuses a pointer that is not
-# (cuDNN 9.19 and 9.28.1 computed wrong values or faulted with one: docs/python.md). A torch
+# (cuDNN 9.19 and 9.28.1 computed wrong values or faulted with one: docs/operations.md). A torch
 # view can start anywhere (x[1:] of a [n, 3] bfloat16 tensor is 6 bytes in), and torch's own
 # operators take any tensor: such an input runs through a copy of its memory span, same strides.
 ALIGNMENT = 16
