@@ -1,15 +1,21 @@
-// What cuDNN does with a device pointer that is not 16-byte aligned. dnngraph declares every
-// tensor 16-byte aligned (CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT) and does not check the pointers it is
-// given (session 29's review): before it refuses or copies such a buffer, this measures what the
-// loaded cuDNN does with one. A bf16 matmul + bias + ReLU, [1, 64, 64] x [1, 64, 64], built once
-// (static shapes) under one heuristics mode, runs with one buffer (A, B, bias or Y) moved 2, 4 or
-// 8 bytes off a 256-byte boundary (0: the control), every output checked against the CPU. Each
-// case is a process of its own: a misaligned access can leave the CUDA context unusable. One
-// line per case: the plan, what execute() returned, what the device's synchronize returned, and
-// how many of the 4,096 outputs were wrong (not read when the synchronize failed).
+// What cuDNN does with a device pointer that is not 16-byte aligned, and with an output written
+// over an input. dnngraph declares every tensor 16-byte aligned (CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT);
+// session 29's review found it checked neither alignment nor aliasing. A bf16 matmul + bias +
+// ReLU, [1, 64, 64] x [1, 64, 64], built once (static shapes) under one heuristics mode, runs
+// with one buffer (A, B, bias or Y) moved 2, 4 or 8 bytes off a 256-byte boundary (0: the
+// control), every output checked against the CPU. Session 30 measured those (cuDNN 9.19.0 and
+// 9.28.1: success, then a device fault or wrong values), and execute() now refuses such a
+// pointer: the moved cases answer InvalidAttribute. The alias cases (session 30, not yet run)
+// write Y over A or over B of that graph (Y@A, Y@B), and over X of an elementwise
+// Y = ReLU(X + bias) (Y@X): whether cuDNN computes in place, before dnngraph refuses aliasing or
+// allows it where it works. Each case is a process of its own: a misaligned access can leave the
+// CUDA context unusable. One line per case: the plan, what execute() returned, what the device's
+// synchronize returned, and how many of the 4,096 outputs were wrong (not read when the
+// synchronize failed).
 //   bench_alignment_probe                      every case, heuristics A and Fallback
 //   bench_alignment_probe MODE TENSOR OFFSET   one case (what the first form runs): MODE
-//                                              A|Fallback, TENSOR A|B|bias|Y, OFFSET 0 to 255
+//                                              A|Fallback, TENSOR A|B|bias|Y with OFFSET 0 to
+//                                              255, or Y@A|Y@B|Y@X with OFFSET 0
 // Exit 77 without a CUDA device, 1 when a case did not run to its line, 2 for a bad command line.
 import dnngraph;
 
@@ -41,15 +47,24 @@ constexpr std::size_t slack = 256;  // each buffer's room to move its pointer in
 constexpr MatmulShape shape{1, 64, 64, 64};
 constexpr std::array<std::string_view, 4> tensors{"A", "B", "bias", "Y"};
 constexpr std::array<int, 4> offsets{0, 2, 4, 8};
+// Y written over an input's buffer (aligned): over A or B of the matmul, and over X of an
+// elementwise Y = ReLU(X + bias), [1, 64, 64] each: whether cuDNN computes in place.
+constexpr std::array<std::string_view, 3> aliases{"Y@A", "Y@B", "Y@X"};
 
-dnngraph::Graph matmul_bias_relu() {
+// Y = ReLU(A x B + bias), or with_matmul false the elementwise Y = ReLU(X + bias): A or X
+// [1, 64, 64] (uid 1), B [1, 64, 64] (uid 2), bias [1, 1, 64] (uid 4), Y (uid 3); bf16 in and
+// out, Float math.
+dnngraph::Graph bias_relu_graph(bool with_matmul) {
   using namespace dnngraph;
   Graph g;
   g.set_io_data_type(DataType::BFloat16).set_compute_data_type(DataType::Float);
-  auto a = g.tensor(TensorAttributes().set_name("A").set_uid(1).set_dim({1, 64, 64}));
-  auto b = g.tensor(TensorAttributes().set_name("B").set_uid(2).set_dim({1, 64, 64}));
+  auto a = g.tensor(
+      TensorAttributes().set_name(with_matmul ? "A" : "X").set_uid(1).set_dim({1, 64, 64}));
+  auto b = with_matmul ? g.tensor(TensorAttributes().set_name("B").set_uid(2).set_dim({1, 64, 64}))
+                       : nullptr;
   auto bias = g.tensor(TensorAttributes().set_name("bias").set_uid(4).set_dim({1, 1, 64}));
-  auto y = g.pointwise(g.matmul(a, b), bias, PointwiseAttributes().set_mode(PointwiseMode::Add));
+  auto y = g.pointwise(with_matmul ? g.matmul(a, b) : a, bias,
+                       PointwiseAttributes().set_mode(PointwiseMode::Add));
   g.pointwise(y, PointwiseAttributes().set_mode(PointwiseMode::ReluFwd))
       ->set_output(true)
       .set_uid(3)
@@ -78,7 +93,8 @@ int one_case(dnngraph::HeuristicMode mode, std::string_view moved, int offset) {
     std::printf("Handle::create: %s\n", handle.error().message.c_str());
     return 1;
   }
-  dnngraph::Graph g = matmul_bias_relu();
+  const bool elementwise = moved == "Y@X";
+  dnngraph::Graph g = bias_relu_graph(!elementwise);
   if (auto built = g.build(*handle, {mode}); !built) {
     std::printf("%s %s +%d: build: %s\n", std::string(dnngraph::to_string(mode)).c_str(),
                 std::string(moved).c_str(), offset, built.error().message.c_str());
@@ -105,12 +121,17 @@ int one_case(dnngraph::HeuristicMode mode, std::string_view moved, int offset) {
   void* pa = at("A", da.p);
   void* pb = at("B", db.p);
   void* pbias = at("bias", dbias.p);
-  void* py = at("Y", dy.p);
+  void* py = moved == "Y@B" ? pb : moved.starts_with("Y@") ? pa : at("Y", dy.p);
   cudaMemcpy(pa, a.data(), a.size() * 2, cudaMemcpyHostToDevice);
   cudaMemcpy(pb, b.data(), b.size() * 2, cudaMemcpyHostToDevice);
   cudaMemcpy(pbias, bias.data(), bias.size() * 2, cudaMemcpyHostToDevice);
-  cudaMemset(py, 0xFF, y.size() * 2);  // NaN: an output never written counts as wrong
-  const std::unordered_map<std::int64_t, void*> pack{{1, pa}, {2, pb}, {4, pbias}, {3, py}};
+  if (!moved.starts_with("Y@")) {
+    cudaMemset(py, 0xFF, y.size() * 2);  // NaN: an output never written counts as wrong
+  }
+  std::unordered_map<std::int64_t, void*> pack{{1, pa}, {4, pbias}, {3, py}};
+  if (!elementwise) {
+    pack.emplace(2, pb);
+  }
   const auto ran = g.execute(*handle, pack, dws.p);
   const cudaError_t synced = cudaDeviceSynchronize();
   std::string wrong = "not read";
@@ -119,7 +140,11 @@ int one_case(dnngraph::HeuristicMode mode, std::string_view moved, int offset) {
     std::int64_t n = 0;
     for (std::int64_t i = 0; i < shape.m; ++i) {
       for (std::int64_t j = 0; j < shape.n; ++j) {
-        const double ref = dnngraph_bench::matmul_reference(shape, a, b, bias, true, 0, i, j);
+        const double ref =
+            elementwise
+                ? std::max(0.0, double(dnngraph_bench::from_bf16(a[count(i * shape.k + j)])) +
+                                    dnngraph_bench::from_bf16(bias[count(j)]))
+                : dnngraph_bench::matmul_reference(shape, a, b, bias, true, 0, i, j);
         const double got = dnngraph_bench::from_bf16(y[count(i * shape.n + j)]);
         n += dnngraph_bench::close_to_reference(got, ref) ? 0 : 1;
       }
@@ -152,8 +177,19 @@ int in_child(const char* self, std::string_view mode, std::string_view tensor, i
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+// Whether a case ran to its line; says so when it did not.
+bool reported(std::string_view mode, std::string_view tensor, int offset, int code) {
+  if (code != 0) {
+    std::printf("%s %s +%d: the case ended with code %d\n", std::string(mode).c_str(),
+                std::string(tensor).c_str(), offset, code);
+  }
+  return code == 0;
+}
+
 int usage() {
-  std::fprintf(stderr, "usage: bench_alignment_probe [A|Fallback A|B|bias|Y OFFSET(0-255)]\n");
+  std::fprintf(stderr,
+               "usage: bench_alignment_probe [A|Fallback A|B|bias|Y OFFSET(0-255) | "
+               "A|Fallback Y@A|Y@B|Y@X 0]\n");
   return 2;
 }
 
@@ -166,7 +202,9 @@ int main(int argc, char* argv[]) {
     const std::string_view tensor = args[2];
     const auto offset = dnngraph_bench::whole_number(args[3], 0, 255);
     const bool known_tensor = std::ranges::find(tensors, tensor) != tensors.end();
-    if ((mode != "A" && mode != "Fallback") || !known_tensor || !offset) {
+    const bool alias = std::ranges::find(aliases, tensor) != aliases.end();
+    if ((mode != "A" && mode != "Fallback") || !(known_tensor || alias) || !offset ||
+        (alias && *offset != 0)) {
       return usage();
     }
     return one_case(mode == "A" ? dnngraph::HeuristicMode::A : dnngraph::HeuristicMode::Fallback,
@@ -176,7 +214,9 @@ int main(int argc, char* argv[]) {
     return usage();
   }
   // The parent loads neither CUDA nor cuDNN: each case starts clean.
-  std::printf("a misaligned buffer, bf16 matmul + bias + ReLU [1, 64, 64] x [1, 64, 64]\n");
+  std::printf(
+      "a misaligned buffer, bf16 matmul + bias + ReLU [1, 64, 64] x [1, 64, 64]; then Y "
+      "over an input (Y@X: Y = ReLU(X + bias))\n");
   int result = 0;
   for (const std::string_view mode : {"A", "Fallback"}) {
     for (const std::string_view tensor : tensors) {
@@ -188,12 +228,12 @@ int main(int argc, char* argv[]) {
         if (code == exit_skip) {
           return exit_skip;
         }
-        if (code != 0) {
-          std::printf("%s %s +%d: the case ended with code %d\n", std::string(mode).c_str(),
-                      std::string(tensor).c_str(), offset, code);
-          result = 1;
-        }
+        result = reported(mode, tensor, offset, code) ? result : 1;
       }
+    }
+    for (const std::string_view alias : aliases) {
+      const int code = in_child(args[0], mode, alias, 0);
+      result = reported(mode, alias, 0, code) ? result : 1;
     }
   }
   return result;
